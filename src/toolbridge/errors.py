@@ -1,0 +1,109 @@
+"""The exception tree. Everything toolbridge raises derives from `ToolbridgeError`.
+
+```
+ToolbridgeError
+├── ConfigError              a config file is missing, unreadable or invalid (names file, server, key)
+├── ServerError              something went wrong with one MCP server (carries `server`)
+│   ├── ServerStartError     the server could not be started or initialized (command, exit code, stderr)
+│   ├── ServerTimeoutError   connect/initialize or a call took longer than its timeout
+│   └── ConnectionLostError  the session died (process exited, stream closed, connection refused)
+└── ToolError                a tool call could not be made as asked (carries `tool`)
+    ├── UnknownToolError     no tool by that name (carries close `suggestions`)
+    └── ToolArgumentsError   the arguments do not match the tool's input schema
+```
+
+Only bugs and user mistakes raise. Errors a model can fix (unknown tool, bad arguments, a timeout, a
+server that is down) are turned into error `ToolResult`s by the registry, so the model can read them.
+Every message says what was wrong and what to do about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "ConfigError",
+    "ConnectionLostError",
+    "ServerError",
+    "ServerStartError",
+    "ServerTimeoutError",
+    "ToolArgumentsError",
+    "ToolError",
+    "ToolbridgeError",
+    "UnknownToolError",
+]
+
+
+class ToolbridgeError(Exception):
+    """Root of every error toolbridge raises."""
+
+
+class ConfigError(ToolbridgeError):
+    """A configuration file or value is invalid. The message names the file, the server and the key."""
+
+    def __init__(
+        self, message: str, *, path: str | None = None, server: str | None = None, key: str | None = None
+    ) -> None:
+        self.path = path
+        self.server = server
+        self.key = key
+        where = [part for part in (path, f"server {server!r}" if server else None, key) if part]
+        super().__init__(f"{': '.join(where)}: {message}" if where else message)
+
+
+class ServerError(ToolbridgeError):
+    """A problem with one MCP server."""
+
+    def __init__(self, message: str, *, server: str) -> None:
+        self.server = server
+        super().__init__(message)
+
+
+class ServerStartError(ServerError):
+    """The server process could not be started, or it did not complete the MCP handshake."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str,
+        command: str | None = None,
+        exit_code: int | None = None,
+        stderr_tail: str = "",
+    ) -> None:
+        self.command = command
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+        super().__init__(message, server=server)
+
+
+class ServerTimeoutError(ServerError):
+    """Connecting, initializing or a tool call took longer than allowed."""
+
+    def __init__(self, message: str, *, server: str, timeout: float) -> None:
+        self.timeout = timeout
+        super().__init__(message, server=server)
+
+
+class ConnectionLostError(ServerError):
+    """The session to the server died: its process exited, or its stream or connection closed."""
+
+
+class ToolError(ToolbridgeError):
+    """A tool call could not be made as asked."""
+
+    def __init__(self, message: str, *, tool: str) -> None:
+        self.tool = tool
+        super().__init__(message)
+
+
+class UnknownToolError(ToolError):
+    """No tool has that name. `suggestions` holds the closest existing names."""
+
+    def __init__(self, message: str, *, tool: str, suggestions: Sequence[str] = ()) -> None:
+        self.suggestions = list(suggestions)
+        super().__init__(message, tool=tool)
+
+
+class ToolArgumentsError(ToolError):
+    """The arguments do not match the tool's input schema."""

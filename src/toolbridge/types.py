@@ -1,0 +1,140 @@
+"""The neutral tool model used everywhere: what a tool is, a call to it, and what it returned.
+
+Every layer speaks these types. MCP SDK types are converted to them in `toolbridge.mcp`, and each
+model provider converts them to and from its own wire format inside its adapter, nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "NATIVE_SOURCE",
+    "AudioPart",
+    "ContentPart",
+    "ImagePart",
+    "ResourcePart",
+    "TextPart",
+    "ToolAnnotations",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+]
+
+NATIVE_SOURCE = "native"
+"""The `source` of tools implemented in Python inside this process."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextPart(_Model):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(_Model):
+    type: Literal["image"] = "image"
+    data: str
+    """Base64-encoded bytes."""
+    mime_type: str
+
+
+class AudioPart(_Model):
+    type: Literal["audio"] = "audio"
+    data: str
+    """Base64-encoded bytes."""
+    mime_type: str
+
+
+class ResourcePart(_Model):
+    """An embedded resource (or a link to one, when neither `text` nor `blob` is set)."""
+
+    type: Literal["resource"] = "resource"
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+    """Base64-encoded bytes."""
+
+
+ContentPart = Annotated[TextPart | ImagePart | AudioPart | ResourcePart, Field(discriminator="type")]
+
+
+class ToolAnnotations(_Model):
+    """MCP's behaviour hints. They are hints from the server, not guarantees."""
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+    @property
+    def safe_to_retry(self) -> bool:
+        """Whether running the call twice does no harm, so a call lost with its transport may be resent."""
+        return bool(self.read_only_hint or self.idempotent_hint)
+
+
+class ToolSpec(_Model):
+    """A tool's full definition, as the model is told about it."""
+
+    name: str
+    title: str | None = None
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
+    source: str = NATIVE_SOURCE
+    """The id of the MCP server that has the tool, or `native`."""
+
+
+class ToolCall(_Model):
+    """A request to run a tool, as a model wrote it."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str = Field(default_factory=lambda: f"call_{uuid.uuid4().hex[:12]}")
+    source: str | None = None
+    """Where the model says the tool lives; a hint only, routing checks it."""
+
+
+class ToolResult(_Model):
+    """What a tool call produced. Errors a model can fix are results too, with `is_error` set."""
+
+    call_id: str
+    content: list[ContentPart] = Field(default_factory=list)
+    structured_content: dict[str, Any] | None = None
+    is_error: bool = False
+    server: str | None = None
+    """The server that ran the call, `native`, or None when the call never reached a tool."""
+    duration: float = 0.0
+    """Seconds from sending the call to its result."""
+    notes: list[str] = Field(default_factory=list)
+    """What toolbridge did on the way, for the model and the user (coerced arguments, a retry)."""
+
+    @classmethod
+    def error(cls, call_id: str, message: str, *, server: str | None = None, duration: float = 0.0) -> ToolResult:
+        return cls(
+            call_id=call_id, content=[TextPart(text=message)], is_error=True, server=server, duration=duration
+        )
+
+    @property
+    def text(self) -> str:
+        """The result as one string: text parts, then structured content, with other parts summarized."""
+        pieces: list[str] = [*self.notes]
+        for part in self.content:
+            if isinstance(part, TextPart):
+                pieces.append(part.text)
+            elif isinstance(part, ResourcePart):
+                pieces.append(part.text if part.text is not None else f"[resource {part.uri}]")
+            else:
+                pieces.append(f"[{part.type} {part.mime_type}, {len(part.data) * 3 // 4} bytes]")
+        if self.structured_content is not None and not any(isinstance(p, TextPart) for p in self.content):
+            pieces.append(json.dumps(self.structured_content, ensure_ascii=False))
+        return "\n".join(pieces)
