@@ -1,0 +1,130 @@
+"""From config file text to an expanded document: JSONC comments out, `${VAR}` references resolved."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Trail", "expand", "key_path", "strip_jsonc"]
+
+Trail = tuple[str | int, ...]
+"""Where a value sits in the document: ("mcpServers", "x", "args", 2)."""
+
+
+def strip_jsonc(text: str) -> str:
+    """Blank out comments and trailing commas outside strings, keeping line and column numbers intact."""
+    out = list(text)
+    i, n = 0, len(text)
+    last_comma: int | None = None
+    while i < n:
+        char = text[i]
+        if char == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            last_comma = None
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                out[i] = " "
+                i += 1
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end == -1 else end + 2
+            for j in range(i, end):
+                if text[j] != "\n":
+                    out[j] = " "
+            i = end
+            continue
+        elif char == ",":
+            last_comma = i
+        elif char in "]}" and last_comma is not None:
+            out[last_comma] = " "
+            last_comma = None
+        elif not char.isspace():
+            last_comma = None
+        i += 1
+    return "".join(out)
+
+
+_VARIABLE = re.compile(r"\$\{([^}]*)\}")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _UnresolvedVariable(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _expand_string(value: str, config_dir: Path | None) -> str:
+    def replace(match: re.Match[str]) -> str:
+        body = match.group(1)
+        name, has_default, default = body.partition(":-")
+        if name.startswith("env:"):
+            name = name[4:]
+        elif name.startswith("input:"):
+            raise _UnresolvedVariable(
+                f"VS Code input variable ${{{body}}} cannot be prompted for by toolbridge; "
+                "use an environment variable instead, e.g. ${MY_TOKEN}"
+            )
+        if not _PLAIN_NAME.fullmatch(name):
+            raise _UnresolvedVariable(
+                f"${{{body}}} is not a valid variable reference; write ${{NAME}} or ${{NAME:-default}}"
+            )
+        found = os.environ.get(name)
+        if found:
+            return found
+        if has_default:
+            return default
+        if found is not None:  # set but empty: that is a value, only `:-` replaces it
+            return found
+        fallback = _vscode_variable(name, config_dir)
+        if fallback is not None:
+            return fallback
+        raise _UnresolvedVariable(
+            f"environment variable {name!r} is not set; set it, or give a default with ${{{name}:-value}}"
+        )
+
+    return _VARIABLE.sub(replace, value)
+
+
+def _vscode_variable(name: str, config_dir: Path | None) -> str | None:
+    if name == "userHome":
+        return str(Path.home())
+    if name == "workspaceFolder":
+        # VS Code keeps mcp.json in <workspace>/.vscode/.
+        if config_dir is None:
+            return str(Path.cwd())
+        return str(config_dir.parent if config_dir.name == ".vscode" else config_dir)
+    return None
+
+
+def expand(
+    value: Any,
+    trail: Trail,
+    config_dir: Path | None,
+    on_error: Callable[[Trail, str], None],
+) -> Any:
+    """Expand `${...}` in every string inside `value`; `on_error` decides what an unresolved one does."""
+    if isinstance(value, str):
+        try:
+            return _expand_string(value, config_dir)
+        except _UnresolvedVariable as exc:
+            on_error(trail, exc.message)
+            return value
+    if isinstance(value, dict):
+        return {k: expand(v, (*trail, k), config_dir, on_error) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand(v, (*trail, i), config_dir, on_error) for i, v in enumerate(value)]
+    return value
+
+
+def key_path(trail: Trail) -> str:
+    text = ""
+    for part in trail:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text

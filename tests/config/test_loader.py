@@ -1,0 +1,500 @@
+"""Reading config files: the formats, `${VAR}` expansion, where files are looked for, and every error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbridge.config import Config, ServerConfig, find_config_file, load_config, loader, parse_config
+from toolbridge.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No config from the real machine leaks in: empty cwd, no $TOOLBRIDGE_CONFIG, a fake user dir."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("TOOLBRIDGE_CONFIG", raising=False)
+    user_dir = tmp_path / "user-config"
+    monkeypatch.setattr(loader.platformdirs, "user_config_dir", lambda appname: str(user_dir / appname))
+    return tmp_path
+
+
+def write(path: Path, document: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    return path
+
+
+def one_server(entry: dict[str, Any], *, section: str = "mcpServers") -> ServerConfig:
+    return parse_config({section: {"s": entry}}).servers["s"]
+
+
+# -- formats ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        pytest.param(
+            {"command": "npx", "args": ["-y", "pkg"], "env": {"K": "v"}, "cwd": "/srv"},
+            {"transport": "stdio", "command": "npx", "args": ["-y", "pkg"], "env": {"K": "v"}, "cwd": "/srv"},
+            id="claude-desktop-stdio",
+        ),
+        pytest.param(
+            {"url": "https://x.test/mcp", "headers": {"Authorization": "Bearer t"}},
+            {
+                "transport": "streamable-http",
+                "url": "https://x.test/mcp",
+                "headers": {"Authorization": "Bearer t"},
+            },
+            id="url-infers-streamable-http",
+        ),
+        pytest.param(
+            {"url": "http://127.0.0.1:9/sse"}, {"transport": "sse"}, id="url-ending-in-sse-infers-sse"
+        ),
+        pytest.param({"type": "sse", "url": "http://h/events"}, {"transport": "sse"}, id="type-sse"),
+        pytest.param(
+            {"type": "http", "url": "http://h/mcp"}, {"transport": "streamable-http"}, id="type-http"
+        ),
+        pytest.param(
+            {"transport": "streamable-http", "url": "http://h/sse"},
+            {"transport": "streamable-http"},
+            id="explicit-transport-beats-sse-suffix",
+        ),
+        pytest.param(
+            {"type": "streamableHttp", "url": "http://h/"}, {"transport": "streamable-http"}, id="camel"
+        ),
+        pytest.param(
+            {"type": "stdio", "command": "srv"}, {"transport": "stdio", "args": []}, id="type-stdio"
+        ),
+        pytest.param(
+            {"type": "stdio", "transport": "stdio", "command": "srv"},
+            {"transport": "stdio"},
+            id="agreeing-keys",
+        ),
+    ],
+)
+def test_server_entries_become_server_configs(entry: dict[str, Any], expected: dict[str, Any]) -> None:
+    server = one_server(entry)
+    assert server.name == "s"
+    for key, value in expected.items():
+        assert getattr(server, key) == value, key
+
+
+def test_options_enabled_timeouts_and_tool_filters() -> None:
+    server = one_server(
+        {
+            "command": "srv",
+            "enabled": False,
+            "timeout": 12,
+            "connectTimeout": 3.5,
+            "tools": {"allow": ["read_*"], "deny": ["read_secret"]},
+        }
+    )
+    assert (server.enabled, server.timeout, server.connect_timeout) == (False, 12.0, 3.5)
+    assert (server.tools_allow, server.tools_deny) == (["read_*"], ["read_secret"])
+    assert one_server({"command": "srv", "connect_timeout": 7}).connect_timeout == 7.0
+
+
+def test_defaults_when_options_are_absent() -> None:
+    server = one_server({"command": "srv"})
+    default = ServerConfig(name="s", transport="stdio", command="srv")
+    assert server == default
+
+
+def test_cline_style_disabled_flag_turns_a_server_off() -> None:
+    assert one_server({"command": "srv", "disabled": True}).enabled is False
+    assert one_server({"command": "srv", "disabled": False}).enabled is True
+
+
+def test_keys_other_clients_write_are_ignored() -> None:
+    server = one_server(
+        {"command": "srv", "autoApprove": ["x"], "description": "d", "dev": {"watch": "*.py"}}
+    )
+    assert server.command == "srv"
+
+
+def test_vscode_servers_variant_with_inputs() -> None:
+    config = parse_config(
+        {
+            "inputs": [{"type": "promptString", "id": "token", "description": "API token", "password": True}],
+            "servers": {
+                "local": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]},
+                "remote": {"type": "http", "url": "https://api.test/mcp"},
+                "legacy": {"type": "sse", "url": "https://api.test/sse"},
+            },
+        }
+    )
+    assert {n: s.transport for n, s in config.servers.items()} == {
+        "local": "stdio",
+        "remote": "streamable-http",
+        "legacy": "sse",
+    }
+    assert config.raw["inputs"][0]["id"] == "token"
+
+
+def test_both_sections_are_merged() -> None:
+    config = parse_config({"mcpServers": {"a": {"command": "a"}}, "servers": {"b": {"url": "http://b/"}}})
+    assert list(config.servers) == ["a", "b"]
+
+
+def test_raw_keeps_the_whole_expanded_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODEL_KEY", "sk-1")
+    document = {
+        "mcpServers": {"a": {"command": "${MODEL_KEY}"}},
+        "models": {"default": {"api_key": "${MODEL_KEY}", "port": 8080}},
+        "agents": [{"name": "helper", "prompt": "${UNSET_VAR_XYZ:-be brief}"}],
+    }
+    config = parse_config(document)
+    assert config.raw == {
+        "mcpServers": {"a": {"command": "sk-1"}},
+        "models": {"default": {"api_key": "sk-1", "port": 8080}},
+        "agents": [{"name": "helper", "prompt": "be brief"}],
+    }
+    assert document["models"]["default"]["api_key"] == "${MODEL_KEY}", "the input must not be mutated"
+
+
+def test_an_empty_document_has_no_servers() -> None:
+    assert parse_config({}) == Config()
+
+
+# -- ${VAR} expansion -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("${HOME_DIR}/data", "/home/u/data"),
+        ("${HOME_DIR:-/tmp}", "/home/u"),
+        ("${UNSET_VAR_XYZ:-/tmp}", "/tmp"),
+        ("${UNSET_VAR_XYZ:-}", ""),
+        ("${EMPTY_VAR}", ""),
+        ("${EMPTY_VAR:-fallback}", "fallback"),
+        ("${UNSET_VAR_XYZ:-a:-b}", "a:-b"),
+        ("${env:HOME_DIR}", "/home/u"),
+        ("a${TOKEN}b${TOKEN}c", "aXbXc"),
+        ("no variables $HOME_DIR here", "no variables $HOME_DIR here"),
+    ],
+)
+def test_variables_expand_in_every_string(monkeypatch: pytest.MonkeyPatch, value: str, expected: str) -> None:
+    monkeypatch.setenv("HOME_DIR", "/home/u")
+    monkeypatch.setenv("TOKEN", "X")
+    monkeypatch.setenv("EMPTY_VAR", "")
+    server = one_server({"command": "srv", "args": [value], "env": {"V": value}})
+    assert server.args == [expected]
+    assert server.env == {"V": expected}
+
+
+def test_expansion_reaches_urls_headers_and_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PORT", "8123")
+    monkeypatch.setenv("TOKEN", "t0k")
+    server = one_server(
+        {
+            "url": "http://127.0.0.1:${PORT}/mcp",
+            "headers": {"Authorization": "Bearer ${TOKEN}"},
+            "timeout": "${TIMEOUT_UNSET:-45}",
+            "enabled": "${ENABLED_UNSET:-false}",
+        }
+    )
+    assert server.url == "http://127.0.0.1:8123/mcp"
+    assert server.headers == {"Authorization": "Bearer t0k"}
+    assert (server.timeout, server.enabled) == (45.0, False)
+
+
+def test_vscode_workspace_folder_is_the_folder_above_dot_vscode(isolated: Path) -> None:
+    path = write(
+        isolated / "proj" / ".vscode" / "mcp.json", {"servers": {"s": {"command": "${workspaceFolder}/run"}}}
+    )
+    assert load_config(path).servers["s"].command == f"{isolated / 'proj'}/run"
+
+
+def test_a_disabled_server_may_reference_unset_variables() -> None:
+    server = one_server({"url": "https://h/mcp", "headers": {"K": "${UNSET_VAR_XYZ}"}, "enabled": False})
+    assert server.headers == {"K": "${UNSET_VAR_XYZ}"}
+
+
+# -- lookup order -----------------------------------------------------------------------------------
+
+DOC = {"mcpServers": {"s": {"command": "srv"}}}
+
+
+def test_no_file_anywhere_gives_an_empty_config() -> None:
+    assert find_config_file() is None
+    assert load_config() == Config()
+
+
+def test_lookup_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user_file = write(isolated / "user-config" / "toolbridge" / "toolbridge.json", DOC)
+    assert load_config().path == user_file
+
+    cwd_file = write(isolated / "work" / "toolbridge.json", DOC)
+    assert load_config().path == cwd_file
+
+    env_file = write(isolated / "from-env.json", DOC)
+    monkeypatch.setenv("TOOLBRIDGE_CONFIG", str(env_file))
+    assert load_config().path == env_file
+
+    arg_file = write(isolated / "from-arg.json", DOC)
+    assert load_config(arg_file).path == arg_file
+    assert load_config(str(arg_file)).servers["s"].command == "srv"
+
+
+def test_an_explicit_path_that_does_not_exist_is_an_error(isolated: Path) -> None:
+    write(isolated / "work" / "toolbridge.json", DOC)  # must not be used as a fallback
+    missing = isolated / "missing.json"
+    with pytest.raises(ConfigError, match="config file not found") as info:
+        load_config(missing)
+    assert info.value.path == str(missing)
+    assert str(missing) in str(info.value)
+
+
+def test_a_missing_file_named_by_the_environment_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLBRIDGE_CONFIG", "/nonexistent/tb.json")
+    with pytest.raises(ConfigError, match=r"/nonexistent/tb\.json: .*\$TOOLBRIDGE_CONFIG"):
+        load_config()
+
+
+def test_relative_cwd_is_resolved_against_the_config_file(isolated: Path) -> None:
+    path = write(
+        isolated / "conf" / "toolbridge.json", {"mcpServers": {"s": {"command": "x", "cwd": "servers"}}}
+    )
+    assert load_config(path).servers["s"].cwd == str(isolated / "conf" / "servers")
+
+
+def test_comments_and_trailing_commas_are_accepted(isolated: Path) -> None:
+    text = """{
+      // VS Code writes comments in mcp.json
+      "servers": {
+        /* a block
+           comment */ "s": {"command": "srv", "args": ["http://not-a-comment", "a,}"],},
+      },
+    }"""
+    config = load_config(write(isolated / "mcp.json", text))
+    assert config.servers["s"].args == ["http://not-a-comment", "a,}"]
+
+
+def test_an_empty_file_has_no_servers(isolated: Path) -> None:
+    path = write(isolated / "empty.json", "  \n")
+    assert load_config(path) == Config(path=path)
+
+
+# -- errors -----------------------------------------------------------------------------------------
+
+
+def test_invalid_json_names_file_line_and_column(isolated: Path) -> None:
+    path = write(isolated / "bad.json", '{\n  "mcpServers": {\n    "s": {"command": "x" "args": []}\n  }\n}')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: invalid JSON at line 3, column 26")
+    assert "delimiter" in message
+
+
+def test_a_file_that_is_not_utf8_is_an_error(isolated: Path) -> None:
+    path = isolated / "latin1.json"
+    path.write_bytes(b'{"x": "\xff"}')
+    with pytest.raises(ConfigError, match="cannot read the file"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(
+    ("document", "server", "key", "fragments"),
+    [
+        ([], None, None, ["expected a JSON object at the top level, got a list"]),
+        ({"mcpServers": []}, None, "mcpServers", ["expected an object mapping server names", "got a list"]),
+        ({"mcpServers": {"s": "npx x"}}, "s", None, ["expected an object with the server's settings"]),
+        (
+            {"mcpServers": {"s": {"command": "x", "args": "-y pkg"}}},
+            "s",
+            "args",
+            ["expected a list of strings, got a string", '["-y pkg"]'],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "args": ["--port", 8080]}}},
+            "s",
+            "args[1]",
+            ["expected a string, got a number (8080)", 'write it in quotes: "8080"'],
+        ),
+        ({"mcpServers": {"s": {"command": 5}}}, "s", "command", ["expected a string, got a number"]),
+        ({"mcpServers": {"s": {"command": " "}}}, "s", "command", ["expected a non-empty string"]),
+        (
+            {"mcpServers": {"s": {"command": "x", "env": ["A=1"]}}},
+            "s",
+            "env",
+            ["expected an object of names to strings", "got a list"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "env": {"PORT": 80}}}},
+            "s",
+            "env.PORT",
+            ["expected a string, got a number (80)"],
+        ),
+        (
+            {"mcpServers": {"s": {"url": "http://h/", "headers": {"X": None}}}},
+            "s",
+            "headers.X",
+            ["expected a string, got null"],
+        ),
+        ({"mcpServers": {"s": {"url": "ftp://h/"}}}, "s", "url", ["expected an http:// or https:// URL"]),
+        (
+            {"mcpServers": {"s": {"command": "x", "enabled": "yes"}}},
+            "s",
+            "enabled",
+            ["expected true or false, got a string"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "timeout": 0}}},
+            "s",
+            "timeout",
+            ["expected a positive number of seconds, got a number (0)"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "timeout": "soon"}}},
+            "s",
+            "timeout",
+            ["expected a positive number of seconds, got a string"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "timeout": True}}},
+            "s",
+            "timeout",
+            ["expected a positive number of seconds, got a boolean"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "connect_timeout": 1, "connectTimeout": 2}}},
+            "s",
+            "connectTimeout",
+            ["not both"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "tools": ["a"]}}},
+            "s",
+            "tools",
+            ['expected an object like {"allow": [...], "deny": [...]}'],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "tools": {"alow": ["a"]}}}},
+            "s",
+            "tools.alow",
+            ["unknown key 'alow' in 'tools'; did you mean 'allow'?"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "tools": {"deny": "a"}}}},
+            "s",
+            "tools.deny",
+            ["expected a list of strings, got a string"],
+        ),
+        (
+            {"mcpServers": {"s": {"comand": "x"}}},
+            "s",
+            "comand",
+            ["unknown key 'comand'; did you mean 'command'?"],
+        ),
+        ({"mcpServers": {"s": {"command": "x", "headrs": {}}}}, "s", "headrs", ["did you mean 'headers'?"]),
+        (
+            {"mcpServers": {"s": {"command": "x", "zzzz": 1}}},
+            "s",
+            "zzzz",
+            ["unknown key 'zzzz'; valid keys: type,"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "envFile": ".env"}}},
+            "s",
+            "envFile",
+            ["put the variables in 'env'"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "url": "http://h/"}}},
+            "s",
+            None,
+            ["both 'command' and 'url' given", "not both"],
+        ),
+        (
+            {"mcpServers": {"s": {"args": ["x"]}}},
+            "s",
+            None,
+            ["expected 'command'", "or 'url'", "neither was given"],
+        ),
+        (
+            {"mcpServers": {"s": {"type": "websocket", "url": "ws://h"}}},
+            "s",
+            "type",
+            ["unknown transport 'websocket'", "'stdio', 'sse', 'streamable-http'"],
+        ),
+        ({"mcpServers": {"s": {"transport": 3, "command": "x"}}}, "s", "transport", ["unknown transport 3"]),
+        (
+            {"mcpServers": {"s": {"type": "sse", "transport": "stdio", "command": "x"}}},
+            "s",
+            "transport",
+            ["'type' says 'sse' but 'transport' says 'stdio'"],
+        ),
+        (
+            {"mcpServers": {"s": {"type": "stdio", "url": "http://h/"}}},
+            "s",
+            "type",
+            ["a stdio server needs 'command'"],
+        ),
+        ({"mcpServers": {"s": {"type": "sse", "command": "x"}}}, "s", "type", ["a sse server needs 'url'"]),
+        (
+            {"mcpServers": {"a__b": {"command": "x"}}},
+            "a__b",
+            None,
+            ["must not contain '__'", "rename the server"],
+        ),
+        ({"mcpServers": {"": {"command": "x"}}}, "", None, ["server names must not be empty"]),
+        (
+            {"mcpServers": {"s": {"command": "x"}}, "servers": {"s": {"command": "y"}}},
+            "s",
+            None,
+            ["server defined twice"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "env": {"K": "${UNSET_VAR_XYZ}"}}}},
+            "s",
+            "env.K",
+            ["environment variable 'UNSET_VAR_XYZ' is not set", "${UNSET_VAR_XYZ:-value}"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "x", "args": ["${UNSET_VAR_XYZ}"]}}},
+            "s",
+            "args[0]",
+            ["'UNSET_VAR_XYZ' is not set"],
+        ),
+        (
+            {"servers": {"s": {"url": "http://h/", "headers": {"K": "${input:token}"}}}},
+            "s",
+            "headers.K",
+            ["VS Code input variable ${input:token} cannot be prompted for", "use an environment variable"],
+        ),
+        (
+            {"mcpServers": {"s": {"command": "${not valid}"}}},
+            "s",
+            "command",
+            ["not a valid variable reference"],
+        ),
+        (
+            {"models": {"m": {"api_key": "${UNSET_VAR_XYZ}"}}},
+            None,
+            "models.m.api_key",
+            ["'UNSET_VAR_XYZ' is not set"],
+        ),
+    ],
+)
+def test_broken_configs_name_file_server_and_key(
+    isolated: Path, document: Any, server: str | None, key: str | None, fragments: list[str]
+) -> None:
+    path = write(isolated / "broken.json", document)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    error = info.value
+    assert (error.path, error.server, error.key) == (str(path), server, key)
+    message = str(error)
+    expected_prefix = ": ".join(p for p in (str(path), f"server {server!r}" if server else None, key) if p)
+    assert message.startswith(expected_prefix + ": ")
+    for fragment in fragments:
+        assert fragment in message
