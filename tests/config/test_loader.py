@@ -271,11 +271,11 @@ def test_comments_and_trailing_commas_are_accepted(isolated: Path) -> None:
       // VS Code writes comments in mcp.json
       "servers": {
         /* a block
-           comment */ "s": {"command": "srv", "args": ["http://not-a-comment", "a,}"],},
+           comment */ "s": {"command": "srv", "args": ["http://not-a-comment", "a,}", "q\\"//x"],},
       },
     }"""
     config = load_config(write(isolated / "mcp.json", text))
-    assert config.servers["s"].args == ["http://not-a-comment", "a,}"]
+    assert config.servers["s"].args == ["http://not-a-comment", "a,}", 'q"//x']
 
 
 def test_an_empty_file_has_no_servers(isolated: Path) -> None:

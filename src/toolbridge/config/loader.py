@@ -65,7 +65,7 @@ def find_config_file(path: str | Path | None = None) -> Path | None:
         explicit = Path(path).expanduser()
         if not explicit.is_file():
             raise ConfigError(
-                "config file not found (or not a file); check the path given with --config",
+                "config file not found (or not a file); check the path, e.g. the one given with --config",
                 path=str(explicit),
             )
         return explicit
