@@ -1,0 +1,90 @@
+"""The system prompt builder: persona, then tools as the mode wants them; the whole prompt logged."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import toolbridge.prompting
+from toolbridge.prompting import Persona, build_system_prompt, render_calling_convention, render_tool_catalog
+from toolbridge.types import ToolSpec
+
+PERSONA = Persona(name="Sheets", description="You help with Excel files.", instructions="Answer briefly.")
+
+
+def test_the_public_names_are_exactly_these() -> None:
+    assert set(toolbridge.prompting.__all__) == {
+        "Persona",
+        "SchemaTarget",
+        "ToolMode",
+        "build_system_prompt",
+        "example_arguments",
+        "format_tool_call",
+        "openai_strict_problems",
+        "openai_tool_definitions",
+        "render_calling_convention",
+        "render_tool",
+        "render_tool_catalog",
+        "transform_schema",
+    }
+
+
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [
+        (PERSONA, "You are Sheets. You help with Excel files.\n\nAnswer briefly."),
+        (Persona(name="Sheets"), "You are Sheets."),
+        (Persona(description="A helper."), "A helper."),
+        (Persona(instructions="  Be kind.\n"), "Be kind."),
+        (Persona(), ""),
+        (None, ""),
+    ],
+)
+@pytest.mark.parametrize("mode", ["prompt", "native"])
+def test_without_tools_the_prompt_is_the_persona(persona: Persona | None, expected: str, mode: str) -> None:
+    assert build_system_prompt(persona, [], tool_mode=mode) == expected  # type: ignore[arg-type]
+
+
+def test_prompt_mode_has_persona_then_catalog_then_convention(corpus: list[ToolSpec]) -> None:
+    prompt = build_system_prompt(PERSONA, corpus, tool_mode="prompt")
+    persona_at = prompt.index("You are Sheets.")
+    catalog_at = prompt.index(render_tool_catalog(corpus))
+    convention_at = prompt.index(render_calling_convention(corpus))
+    assert persona_at < catalog_at < convention_at
+    for tool in corpus:
+        assert f"\n## {tool.name}\n" in prompt
+
+
+def test_prompt_mode_is_the_default(corpus: list[ToolSpec]) -> None:
+    assert build_system_prompt(PERSONA, corpus) == build_system_prompt(PERSONA, corpus, tool_mode="prompt")
+
+
+def test_native_mode_leaves_the_catalog_to_the_api(corpus: list[ToolSpec]) -> None:
+    prompt = build_system_prompt(PERSONA, corpus, tool_mode="native")
+    assert prompt.startswith("You are Sheets. You help with Excel files.\n\nAnswer briefly.\n\n# Tools\n")
+    assert "## " not in prompt
+    assert "<tool_call>" not in prompt
+    assert "never invent" in prompt
+
+
+def test_an_unknown_mode_is_a_mistake(corpus: list[ToolSpec]) -> None:
+    with pytest.raises(ValueError, match="unknown tool mode"):
+        build_system_prompt(PERSONA, corpus, tool_mode="xml")  # type: ignore[arg-type]
+
+
+def test_the_full_prompt_is_logged_at_debug_level(
+    corpus: list[ToolSpec], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG, logger="toolbridge.prompting"):
+        prompt = build_system_prompt(PERSONA, corpus)
+    [record] = [r for r in caplog.records if r.name == "toolbridge.prompting"]
+    assert record.levelno == logging.DEBUG
+    assert record.getMessage().endswith(prompt)
+    assert f"{len(corpus)} tools" in record.getMessage()
+
+
+def test_nothing_is_logged_above_debug(corpus: list[ToolSpec], caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="toolbridge.prompting"):
+        build_system_prompt(PERSONA, corpus)
+    assert not [r for r in caplog.records if r.name == "toolbridge.prompting"]
