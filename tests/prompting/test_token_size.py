@@ -30,7 +30,7 @@ def test_the_catalog_is_smaller_than_openai_tools_json(
     catalog_tokens = len(o200k.encode(render_tool_catalog(corpus)))
     json_tokens = len(o200k.encode(json.dumps(openai_tool_definitions(corpus))))
     assert catalog_tokens <= json_tokens
-    assert catalog_tokens < json_tokens * 0.6  # measured: 2,227 against 5,865
+    assert catalog_tokens < json_tokens * 0.6  # measured: 2,238 against 5,865
 
 
 def test_the_catalog_is_smaller_even_against_tidied_descriptions(

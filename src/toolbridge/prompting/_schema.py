@@ -362,7 +362,10 @@ def _object_root(schema: JsonSchema) -> JsonSchema:
     for keyword in ("anyOf", "oneOf"):
         variants = schema.get(keyword)
         if isinstance(variants, list) and variants:
-            resolved = [resolve_ref(schema, v["$ref"]) if "$ref" in v else v for v in variants]
+            resolved = [
+                resolve_ref(schema, v["$ref"]) if isinstance(v, Mapping) and "$ref" in v else v
+                for v in variants
+            ]
             objects = [v for v in resolved if isinstance(v, Mapping)]
             # Any of several shapes: every property may appear, only those all shapes require are required.
             properties: JsonSchema = {}
