@@ -14,15 +14,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "NATIVE_SOURCE",
+    "AssistantMessage",
     "AudioPart",
     "ContentPart",
     "ImagePart",
+    "Message",
     "ResourcePart",
+    "SystemMessage",
     "TextPart",
     "ToolAnnotations",
     "ToolCall",
+    "ToolMessage",
     "ToolResult",
     "ToolSpec",
+    "Usage",
+    "UserMessage",
 ]
 
 NATIVE_SOURCE = "native"
@@ -119,7 +125,9 @@ class ToolResult(_Model):
     """What toolbridge did on the way, for the model and the user (coerced arguments, a retry)."""
 
     @classmethod
-    def error(cls, call_id: str, message: str, *, server: str | None = None, duration: float = 0.0) -> ToolResult:
+    def error(
+        cls, call_id: str, message: str, *, server: str | None = None, duration: float = 0.0
+    ) -> ToolResult:
         return cls(
             call_id=call_id, content=[TextPart(text=message)], is_error=True, server=server, duration=duration
         )
@@ -138,3 +146,50 @@ class ToolResult(_Model):
         if self.structured_content is not None and not any(isinstance(p, TextPart) for p in self.content):
             pieces.append(json.dumps(self.structured_content, ensure_ascii=False))
         return "\n".join(pieces)
+
+
+# -- conversation -----------------------------------------------------------------------------------
+
+
+class SystemMessage(_Model):
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(_Model):
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(_Model):
+    """A model's reply: its text, its reasoning (never shown as content), and the calls it made."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class ToolMessage(_Model):
+    """The result of one call, sent back to the model."""
+
+    role: Literal["tool"] = "tool"
+    name: str
+    """The tool's name as the model called it."""
+    result: ToolResult
+
+
+Message = Annotated[SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")]
+
+
+class Usage(_Model):
+    """Tokens a model call consumed, as the provider reported them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )

@@ -1,1 +1,50 @@
-"""`toolbridge servers`."""
+"""`toolbridge servers`: every configured MCP server with its state."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from toolbridge.cli._common import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    load,
+    print_json,
+    run,
+    setup_logging,
+    stdout,
+)
+from toolbridge.cli.app import app
+from toolbridge.tools import ServerStatus, Toolbox
+
+
+@app.command()
+def servers(config: ConfigOption = None, json: JsonOption = False, verbose: VerboseOption = False) -> None:
+    """Connect to every configured MCP server and show its transport, state, tool count and last error."""
+    setup_logging(verbose)
+    loaded = load(config)
+
+    async def main() -> list[ServerStatus]:
+        async with Toolbox(loaded) as toolbox:
+            return await toolbox.server_status()
+
+    statuses = run(main)
+    if json:
+        print_json([status.model_dump() for status in statuses])
+        return
+    if not statuses:
+        where = loaded.path or "no config file found"
+        stdout.print(f"No MCP servers configured ({where}). Add an 'mcpServers' section to toolbridge.json.")
+        return
+    table = Table("name", "transport", "state", "tools", "last error", "target")
+    for status in statuses:
+        style = {"connected": "green", "failed": "red"}.get(status.state, "yellow")
+        table.add_row(
+            status.name,
+            status.transport,
+            f"[{style}]{status.state}[/]",
+            "" if status.tool_count is None else str(status.tool_count),
+            status.last_error or "",
+            status.target,
+        )
+    stdout.print(table)

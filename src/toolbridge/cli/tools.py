@@ -1,1 +1,63 @@
-"""`toolbridge tools`."""
+"""`toolbridge tools`: the full definition of every tool an agent can see."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from toolbridge.cli._common import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    fail,
+    load,
+    print_json,
+    run,
+    setup_logging,
+    stderr,
+    stdout,
+)
+from toolbridge.cli.app import app
+from toolbridge.prompting import render_tool as render_tool_definition
+from toolbridge.tools import Toolbox
+from toolbridge.types import ToolSpec
+
+ServerOption = Annotated[
+    str | None, typer.Option("--server", "-s", help="Only this server's tools ('native' for built-ins).")
+]
+
+
+@app.command()
+def tools(
+    server: ServerOption = None,
+    config: ConfigOption = None,
+    json: JsonOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """List every tool with its description and parameters (MCP servers first, then native tools)."""
+    setup_logging(verbose)
+    loaded = load(config)
+    if server and server != "native" and server not in loaded.servers:
+        known = ", ".join([*loaded.servers, "native"])
+        fail(f"no server named {server!r} in the config. Known: {known}.")
+
+    async def main() -> tuple[list[ToolSpec], dict[str, str]]:
+        async with Toolbox(loaded) as toolbox:
+            specs = await toolbox.list_tools(server=server)
+            return specs, toolbox.registry.server_errors
+
+    specs, errors = run(main)
+    for name, error in errors.items():
+        if server in (None, name):
+            stderr.print(f"[yellow]warning:[/] server {name!r} is unavailable: {error}")
+    if json:
+        print_json([spec.model_dump(mode="json") for spec in specs])
+        return
+    for spec in specs:
+        stdout.print(render_tool(spec))
+
+
+def render_tool(spec: ToolSpec) -> str:
+    return f"[dim]{escape(spec.source)}[/]\n{escape(render_tool_definition(spec))}\n"

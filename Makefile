@@ -1,0 +1,20 @@
+.PHONY: install test-servers lint typecheck test bench
+
+install:
+	python3 -m venv .venv && .venv/bin/pip install -q -e ".[dev]"
+
+test-servers:
+	scripts/install-test-servers
+
+lint:
+	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+
+typecheck:
+	.venv/bin/mypy
+
+test:
+	.venv/bin/pytest
+
+bench:
+	.venv/bin/python bench/mcp_calls.py
+	.venv/bin/python bench/parser.py

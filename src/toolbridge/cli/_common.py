@@ -1,0 +1,68 @@
+"""What every command shares: the `--config` option, running async code, and reporting failures."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import anyio
+import typer
+from rich.console import Console
+
+from toolbridge.config import Config, load_config
+from toolbridge.errors import ToolbridgeError
+
+T = TypeVar("T")
+
+stdout = Console(highlight=False, soft_wrap=True)
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="Config file (mcpServers JSON). Default: $TOOLBRIDGE_CONFIG, ./toolbridge.json, "
+        "then the user config dir.",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Log debug output to stderr.")]
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    stderr.print(f"[bold red]error:[/] {message}", markup=True)
+    raise typer.Exit(code)
+
+
+def setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+def load(config_path: Path | None) -> Config:
+    try:
+        return load_config(config_path)
+    except ToolbridgeError as exc:
+        fail(str(exc))
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    """Run an async command body; toolbridge errors become a message on stderr and exit code 1."""
+    try:
+        return anyio.run(main)
+    except ToolbridgeError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        stderr.print("interrupted")
+        raise typer.Exit(130) from None
+
+
+def print_json(data: Any) -> None:
+    stdout.out(json.dumps(data, indent=2, ensure_ascii=False), highlight=False)

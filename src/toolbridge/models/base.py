@@ -1,0 +1,93 @@
+"""The one interface every model provider implements, and the events a model stream yields.
+
+A provider turns our neutral messages and tool specs into its wire format, streams the reply back as
+`ModelEvent`s, and maps its errors onto `ModelError`. Nothing outside its adapter sees the wire format.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Literal
+
+from toolbridge.types import Message, ToolSpec, Usage
+
+__all__ = [
+    "Finish",
+    "Model",
+    "ModelEvent",
+    "ModelRequest",
+    "ModelSettings",
+    "ReasoningDelta",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolMode",
+    "UsageReport",
+]
+
+ToolMode = Literal["native", "prompt", "auto"]
+"""`native`: the API's function calling. `prompt`: the tool catalog in the system prompt, calls parsed
+from the text. `auto`: native where the endpoint accepts tools, else prompt."""
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """A piece of a native tool call. Pieces with the same `index` belong to one call."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True)
+class Finish:
+    reason: str
+    """`stop`, `tool_calls`, `length`, or whatever the provider reported."""
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    usage: Usage
+
+
+ModelEvent = TextDelta | ReasoningDelta | ToolCallDelta | Finish | UsageReport
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    """Tools offered through the API's function calling; empty in prompt mode."""
+    settings: ModelSettings = field(default_factory=ModelSettings)
+
+
+class Model(ABC):
+    """A chat model that streams. One instance per configured model; safe to share between agents."""
+
+    name: str
+    """How the user named it (`gpt-4o`, `ollama:qwen3`, `demo`)."""
+    tool_mode: ToolMode = "auto"
+
+    @abstractmethod
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
+        """Open a streamed reply. Leaving the context closes the stream, also before it ended: that is
+        how the agent stops paying for text a model writes after its tool calls."""

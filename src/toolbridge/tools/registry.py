@@ -1,0 +1,263 @@
+"""The tool registry: every tool an agent can see, and routing a call to the place that runs it.
+
+Native tools and the tools of every configured MCP server live side by side. A tool name that
+several sources share is exposed as `source__tool` so the model can tell them apart; the bare name
+still resolves where it is unambiguous. Routing follows the seeds' rule: a call that names a server
+goes there; otherwise MCP servers are tried first, then native tools.
+
+Everything a model can get wrong (an unknown tool, bad arguments, a server that is down, a timeout)
+comes back as an error `ToolResult` it can read and correct; `call()` does not raise for those.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import anyio
+
+from toolbridge.errors import ServerError, ToolbridgeError, UnknownToolError
+from toolbridge.mcp import ServerPool
+from toolbridge.tools.function import FunctionTool
+from toolbridge.tools.validation import validate_arguments
+from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolResult, ToolSpec
+
+__all__ = ["QUALIFIER", "ToolRegistry"]
+
+logger = logging.getLogger("toolbridge.tools")
+
+QUALIFIER = "__"
+"""Joins a source and a tool name in an exposed name: `excel__read_data`."""
+
+# Sources a model may name that mean "find it for me" (seed 003: calls carried `native` or `appflowy`).
+_AUTO_SOURCES = frozenset({NATIVE_SOURCE, "appflowy", ""})
+
+NATIVE_CALL_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One tool as exposed: `spec.name` is the exposed name, `original` the name its source knows."""
+
+    spec: ToolSpec
+    original: str
+    native: FunctionTool | None = None
+
+    @property
+    def source(self) -> str:
+        return self.spec.source
+
+
+def _allowed(name: str, allow: Sequence[str] | None, deny: Sequence[str]) -> bool:
+    if any(fnmatch.fnmatchcase(name, pattern) for pattern in deny):
+        return False
+    return allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in allow)
+
+
+class ToolRegistry:
+    """All tools from native Python functions and MCP servers, with routing and argument checks."""
+
+    def __init__(self, pool: ServerPool | None = None, native: Iterable[FunctionTool] = ()) -> None:
+        self._pool = pool
+        self._native: dict[str, FunctionTool] = {}
+        self._entries: dict[str, _Entry] = {}
+        self._by_original: dict[str, list[_Entry]] = {}
+        self._server_errors: dict[str, str] = {}
+        self._indexed = False
+        for tool in native:
+            self.add(tool)
+
+    # -- building the index ---------------------------------------------------------------------
+
+    def add(self, tool: FunctionTool) -> None:
+        """Register a Python function tool (see `toolbridge.tools.tool`). Names must be unique."""
+        if tool.spec.name in self._native:
+            raise ValueError(
+                f"a native tool named {tool.spec.name!r} is already registered; rename one of them"
+            )
+        self._native[tool.spec.name] = tool
+        self._indexed = False
+
+    @property
+    def server_errors(self) -> dict[str, str]:
+        """Servers whose tools could not be listed at the last refresh, with the reason."""
+        return dict(self._server_errors)
+
+    async def refresh(self) -> None:
+        """List every enabled server's tools (concurrently, connecting on demand) and rebuild the index.
+
+        A server that cannot be reached is recorded in `server_errors`; the others still work.
+        """
+        listed: dict[str, list[ToolSpec]] = {}
+        errors: dict[str, str] = {}
+        if self._pool is not None:
+            pool = self._pool
+
+            async def list_one(server: str) -> None:
+                try:
+                    listed[server] = await pool.list_tools(server)
+                except ToolbridgeError as exc:
+                    errors[server] = str(exc)
+                    logger.warning("could not list tools of server %r: %s", server, exc)
+
+            async with anyio.create_task_group() as group:
+                for server in pool.enabled_names:
+                    group.start_soon(list_one, server)
+            # Keep config order, whatever order the listings finished in.
+            listed = {name: listed[name] for name in pool.enabled_names if name in listed}
+        self._build_index(listed)
+        self._server_errors = errors
+
+    def _build_index(self, listed: dict[str, list[ToolSpec]]) -> None:
+        candidates: list[_Entry] = []
+        for server, specs in listed.items():
+            assert self._pool is not None
+            config = self._pool.config(server)
+            for spec in specs:
+                if _allowed(spec.name, config.tools_allow, config.tools_deny):
+                    candidates.append(_Entry(spec=spec, original=spec.name))
+        for tool in self._native.values():
+            candidates.append(_Entry(spec=tool.spec, original=tool.spec.name, native=tool))
+
+        sources_per_name: dict[str, set[str]] = {}
+        for entry in candidates:
+            sources_per_name.setdefault(entry.original, set()).add(entry.source)
+
+        entries: dict[str, _Entry] = {}
+        by_original: dict[str, list[_Entry]] = {}
+        for entry in candidates:
+            if len(sources_per_name[entry.original]) > 1:
+                exposed = f"{entry.source}{QUALIFIER}{entry.original}"
+                renamed = entry.spec.model_copy(update={"name": exposed})
+                entry = _Entry(spec=renamed, original=entry.original, native=entry.native)
+            entries[entry.spec.name] = entry
+            by_original.setdefault(entry.original, []).append(entry)
+        self._entries = entries
+        self._by_original = by_original
+        self._indexed = True
+
+    async def _ensure_indexed(self) -> None:
+        if not self._indexed:
+            await self.refresh()
+
+    async def list_tools(
+        self, *, servers: Iterable[str] | None = None, refresh: bool = False
+    ) -> list[ToolSpec]:
+        """Full definitions of every exposed tool (MCP servers in config order, then native tools)."""
+        if refresh or not self._indexed:
+            await self.refresh()
+        wanted = set(servers) if servers is not None else None
+        return [e.spec for e in self._entries.values() if wanted is None or e.source in wanted]
+
+    # -- routing --------------------------------------------------------------------------------
+
+    def _resolve(self, call: ToolCall) -> _Entry:
+        source = (call.source or "").strip()
+        if source and source not in _AUTO_SOURCES:
+            return self._resolve_on_server(call.name, source)
+        exact = self._entries.get(call.name)
+        if exact is not None:
+            return exact
+        if QUALIFIER in call.name:
+            # A model may qualify a name that did not need qualifying: `excel__read_data`.
+            prefix, _, rest = call.name.partition(QUALIFIER)
+            if prefix in self._server_names() or prefix == NATIVE_SOURCE:
+                return self._resolve_on_server(rest, prefix)
+        matches = self._by_original.get(call.name, [])
+        mcp_matches = [e for e in matches if e.native is None]
+        if len(mcp_matches) == 1:
+            return mcp_matches[0]
+        if len(mcp_matches) > 1:
+            names = ", ".join(e.spec.name for e in mcp_matches)
+            raise UnknownToolError(
+                f"Tool name {call.name!r} is ambiguous: several servers have it. Call one of: {names}.",
+                tool=call.name,
+                suggestions=[e.spec.name for e in mcp_matches],
+            )
+        if matches:
+            return matches[0]
+        raise self._unknown(call.name)
+
+    def _resolve_on_server(self, name: str, source: str) -> _Entry:
+        for entry in self._by_original.get(name, []):
+            if entry.source == source:
+                return entry
+        if source not in self._server_names() and source != NATIVE_SOURCE:
+            known = ", ".join([*self._server_names(), NATIVE_SOURCE])
+            raise UnknownToolError(
+                f"Unknown tool source {source!r}. Known sources: {known}. "
+                "Call the tool by its name alone and toolbridge will find it.",
+                tool=name,
+            )
+        if source in self._server_errors:
+            raise ServerError(
+                f"Server {source!r} is unavailable: {self._server_errors[source]}", server=source
+            )
+        raise self._unknown(name, source=source)
+
+    def _server_names(self) -> list[str]:
+        return list(self._pool.names) if self._pool is not None else []
+
+    def _unknown(self, name: str, *, source: str | None = None) -> UnknownToolError:
+        pool = [e.spec.name for e in self._entries.values() if source is None or e.source == source]
+        close = difflib.get_close_matches(name, pool, n=5, cutoff=0.5)
+        where = f" on {source!r}" if source else ""
+        message = f"Unknown tool {name!r}{where}."
+        if close:
+            message += f" Did you mean: {', '.join(close)}?"
+        else:
+            message += f" Available tools: {', '.join(sorted(pool)[:30]) or 'none'}."
+        if self._server_errors and source is None:
+            down = ", ".join(sorted(self._server_errors))
+            message += f" (Servers currently unavailable, whose tools are not listed: {down}.)"
+        message += " Call one of the available tools with its exact name."
+        return UnknownToolError(message, tool=name, suggestions=close)
+
+    # -- calling --------------------------------------------------------------------------------
+
+    async def call(self, call: ToolCall, *, timeout: float | None = None) -> ToolResult:
+        """Run one call and return its result. Never raises for errors a model can correct."""
+        started = time.perf_counter()
+        await self._ensure_indexed()
+        try:
+            try:
+                entry = self._resolve(call)
+            except UnknownToolError:
+                # The tool may have appeared since the last listing (list_changed, a server back up).
+                await self.refresh()
+                entry = self._resolve(call)
+            arguments, notes = validate_arguments(entry.spec, call.arguments)
+        except ToolbridgeError as exc:
+            return ToolResult.error(call.id, str(exc), duration=time.perf_counter() - started)
+
+        result = await self._dispatch(entry, call.model_copy(update={"arguments": arguments}), timeout)
+        if notes:
+            result = result.model_copy(update={"notes": [*notes, *result.notes]})
+        return result
+
+    async def _dispatch(self, entry: _Entry, call: ToolCall, timeout: float | None) -> ToolResult:
+        started = time.perf_counter()
+        if entry.native is not None:
+            limit = timeout if timeout is not None else NATIVE_CALL_TIMEOUT
+            with anyio.move_on_after(limit):
+                return await entry.native.run(call.model_copy(update={"name": entry.original}))
+            return ToolResult.error(
+                call.id,
+                f"Tool {entry.spec.name!r} timed out after {limit:g} s and was stopped. "
+                "Try simpler arguments, or tell the user the tool did not answer in time.",
+                server=NATIVE_SOURCE,
+                duration=time.perf_counter() - started,
+            )
+        assert self._pool is not None
+        try:
+            return await self._pool.call_tool(
+                entry.source, entry.original, call.arguments, call_id=call.id, timeout=timeout
+            )
+        except ToolbridgeError as exc:
+            return ToolResult.error(
+                call.id, str(exc), server=entry.source, duration=time.perf_counter() - started
+            )

@@ -1,0 +1,102 @@
+"""`Toolbox`: the tools of one configuration, MCP connections and native tools, ready to call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import BaseModel
+
+from toolbridge.config.model import Config
+from toolbridge.mcp import ServerPool
+from toolbridge.tools.function import FunctionTool
+from toolbridge.tools.native import native_tools
+from toolbridge.tools.registry import ToolRegistry
+from toolbridge.types import ToolCall, ToolResult, ToolSpec
+
+__all__ = ["ServerStatus", "Toolbox"]
+
+
+class ServerStatus(BaseModel):
+    """One server as `toolbridge servers` shows it."""
+
+    name: str
+    transport: str
+    target: str
+    """The command line or URL (never headers or env values: they may hold secrets)."""
+    enabled: bool
+    state: str
+    tool_count: int | None
+    last_error: str | None
+
+
+class Toolbox:
+    """Owns the server connections of a config and the registry over them.
+
+    ```python
+    async with Toolbox(load_config()) as toolbox:
+        result = await toolbox.call("calculate", {"expression": "15 + 27"})
+    ```
+    Servers connect on first use and stay connected until the toolbox closes, which shuts every
+    session and child process down, also when the surrounding task is cancelled.
+    """
+
+    def __init__(
+        self, config: Config | None = None, *, native: bool = True, tools: Iterable[FunctionTool] = ()
+    ) -> None:
+        self.config = config or Config()
+        self._pool = ServerPool(self.config.servers)
+        builtins = native_tools() if native else []
+        self.registry = ToolRegistry(self._pool, [*builtins, *tools])
+        self._stack = AsyncExitStack()
+
+    @property
+    def pool(self) -> ServerPool:
+        return self._pool
+
+    async def __aenter__(self) -> Self:
+        await self._stack.enter_async_context(self._pool)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._stack.aclose()
+
+    async def list_tools(self, *, server: str | None = None, refresh: bool = False) -> list[ToolSpec]:
+        return await self.registry.list_tools(servers=[server] if server else None, refresh=refresh)
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        source: str | None = None,
+        timeout: float | None = None,
+    ) -> ToolResult:
+        call = ToolCall(name=name, arguments=arguments or {}, source=source)
+        return await self.registry.call(call, timeout=timeout)
+
+    async def server_status(self) -> list[ServerStatus]:
+        """Connect every enabled server (concurrently) and report each one's state."""
+        await self.registry.refresh()
+        tools = await self.registry.list_tools()
+        statuses = []
+        for name in self._pool.names:
+            config = self._pool.config(name)
+            connection = self._pool.connection(name)
+            error = self.registry.server_errors.get(name) or connection.last_error
+            statuses.append(
+                ServerStatus(
+                    name=name,
+                    transport=config.transport,
+                    target=config.describe(),
+                    enabled=config.enabled,
+                    state=connection.state if config.enabled else "disabled",
+                    tool_count=sum(1 for t in tools if t.source == name) if config.enabled else None,
+                    last_error=error,
+                )
+            )
+        return statuses
