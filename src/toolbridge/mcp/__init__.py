@@ -1,1 +1,11 @@
-"""toolbridge.mcp."""
+"""Connections to MCP servers, on the official SDK: sessions kept per server, reconnects, timeouts.
+
+- `ServerPool`: all servers of a config; owns their sessions and shuts them down on exit.
+- `ServerConnection`: one server, one kept session; converts SDK types to `ToolSpec`/`ToolResult`.
+- `ConnectionState`: what `ServerConnection.state` says.
+"""
+
+from toolbridge.mcp.connection import ConnectionState, ServerConnection
+from toolbridge.mcp.pool import ServerPool
+
+__all__ = ["ConnectionState", "ServerConnection", "ServerPool"]

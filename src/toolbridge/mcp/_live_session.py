@@ -1,0 +1,181 @@
+"""One attempt to reach a server and, when it works, the SDK session it made, from start to shutdown."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from types import TracebackType
+
+import anyio
+import mcp_types as mcp
+from mcp.client.session import IncomingMessage
+from mcp.shared._stream_protocols import ReadStream
+from mcp.shared.message import SessionMessage
+
+from mcp import ClientSession
+from toolbridge import __version__
+from toolbridge.config.model import ServerConfig
+from toolbridge.errors import ConnectionLostError, ServerError
+from toolbridge.mcp._convert import tool_spec_from_mcp
+from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
+from toolbridge.mcp._stderr import StderrLog
+from toolbridge.mcp._transports import open_transport
+from toolbridge.types import ToolSpec
+
+__all__ = ["LiveSession"]
+
+logger = logging.getLogger(__name__)
+
+CLIENT_INFO = mcp.Implementation(name="toolbridge", version=__version__)
+
+
+class LiveSession:
+    """Owns one transport + `ClientSession` pair for its whole life.
+
+    The SDK's context managers must be entered and exited by the same task, so `run()` is that
+    task: it connects, publishes the session, then waits until it is told to stop or the transport
+    ends. Callers in other tasks use `session` while `usable` is true.
+    """
+
+    def __init__(self, config: ServerConfig, *, on_tools_changed: Callable[[], None]) -> None:
+        self.config = config
+        self.stderr = StderrLog() if config.transport == "stdio" else None
+        self.session: ClientSession | None = None
+        self.error: ServerError | None = None
+        """Why the session could not be made (set when `ready` fires without a session)."""
+        self.end_reason: str | None = None
+        """Why a session that worked has ended, when it was not closed on purpose."""
+        self.ignored_messages = 0
+        """Server output that was not valid JSON-RPC (e.g. prints on a stdio server's stdout)."""
+        self.ready = anyio.Event()
+        self.done = anyio.Event()
+        self._stop = anyio.Event()
+        self._closing = False
+        self._on_tools_changed = on_tools_changed
+        self._tools: list[ToolSpec] | None = None
+        self._tools_generation = 0
+
+    @property
+    def usable(self) -> bool:
+        return self.session is not None and not self._stop.is_set()
+
+    @property
+    def cached_tools(self) -> list[ToolSpec] | None:
+        return self._tools
+
+    def forget_tools(self) -> None:
+        """Drop the cached tool list, so the next listing asks the server."""
+        self._tools = None
+        self._tools_generation += 1
+
+    def stop(self, *, closing: bool = False) -> None:
+        """End the session; `closing` means on purpose (not a death to report)."""
+        self._closing = self._closing or closing
+        self._stop.set()
+
+    async def run(self) -> None:
+        had_session = False
+        try:
+            # One scope for the whole life: a timeout scope around only the handshake would be
+            # exited before the transport's task groups it entered, which anyio forbids.
+            with anyio.CancelScope(deadline=anyio.current_time() + self.config.connect_timeout) as handshake:
+                async with open_transport(self.config, self.stderr) as (read, write):
+                    watched = _WatchedReadStream(read, on_end=self._stop.set)
+                    async with ClientSession(
+                        watched, write, message_handler=self._on_message, client_info=CLIENT_INFO
+                    ) as session:
+                        await session.initialize()
+                        handshake.deadline = math.inf
+                        self.session, had_session = session, True
+                        self.ready.set()
+                        await self._stop.wait()
+                        self.session = None
+            if handshake.cancelled_caught and not had_session:
+                self.error = connect_timed_out(self.config, self.stderr)
+        except Exception as exc:  # exception groups from the transports' task groups included
+            if not had_session:
+                self.error = start_failure(self.config, exc, self.stderr)
+            else:
+                logger.debug("session with server %r ended with an error", self.config.name, exc_info=True)
+        finally:
+            self.session = None
+            self._stop.set()
+            if had_session and not self._closing:
+                self.end_reason = end_of_session(self.config, self.stderr)
+            elif not had_session and self.error is None:
+                self.error = ConnectionLostError(
+                    f"Connecting to server {self.config.name!r} was interrupted before it completed.",
+                    server=self.config.name,
+                )
+            self.ready.set()
+            self.done.set()
+
+    async def list_tools(self, session: ClientSession) -> list[ToolSpec]:
+        """The server's tools, from the cache while no `tools/list_changed` arrived since the last listing."""
+        if self._tools is not None:
+            return self._tools
+        generation = self._tools_generation
+        specs: list[ToolSpec] = []
+        cursor: str | None = None
+        while True:
+            params = mcp.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            specs.extend(tool_spec_from_mcp(tool, source=self.config.name) for tool in page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        # A list_changed that arrived while we were listing makes this listing possibly stale.
+        if generation == self._tools_generation:
+            self._tools = specs
+        return specs
+
+    def close_stderr(self) -> None:
+        if self.stderr is not None:
+            self.stderr.close()
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, mcp.ToolListChangedNotification):
+            self.forget_tools()
+            self._on_tools_changed()
+        elif isinstance(message, Exception):
+            # The SDK hands over lines it could not parse instead of failing the session.
+            self.ignored_messages += 1
+            logger.warning("server %r sent non-JSON-RPC output, ignored: %s", self.config.name, message)
+
+
+class _WatchedReadStream:
+    """The transport's read stream, reporting when the session stops reading it (EOF or close).
+
+    That is how a dead server is noticed without waiting for the next call to fail.
+    """
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], *, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> object:
+        # Streamable HTTP carries the sender's contextvars here; the dispatcher reads it by name.
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        return await self._inner.receive()
+
+    async def aclose(self) -> None:
+        self._on_end()
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        return await self._inner.__anext__()
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

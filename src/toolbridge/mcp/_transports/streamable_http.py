@@ -1,0 +1,42 @@
+"""Streamable HTTP: the current MCP transport for remote servers (one endpoint, POST + SSE)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx2
+from mcp.client._transport import TransportStreams
+from mcp.client.streamable_http import streamable_http_client
+
+from toolbridge.config.model import ServerConfig
+from toolbridge.errors import ServerStartError
+from toolbridge.mcp._stderr import StderrLog
+
+__all__ = ["HTTP_READ_TIMEOUT", "open_streamable_http", "require_url"]
+
+HTTP_READ_TIMEOUT = 300.0
+"""Seconds an open response stream may stay silent; per-call timeouts are enforced by the session."""
+
+
+@asynccontextmanager
+async def open_streamable_http(
+    config: ServerConfig, stderr: StderrLog | None
+) -> AsyncIterator[TransportStreams]:
+    url = require_url(config)
+    timeout = httpx2.Timeout(config.connect_timeout, read=HTTP_READ_TIMEOUT)
+    async with (
+        httpx2.AsyncClient(headers=config.headers, timeout=timeout) as client,
+        streamable_http_client(url, http_client=client) as streams,
+    ):
+        yield streams
+
+
+def require_url(config: ServerConfig) -> str:
+    if not config.url:
+        raise ServerStartError(
+            f"Server {config.name!r} uses the {config.transport} transport but has no 'url'. "
+            "Set 'url' to the server's endpoint, e.g. http://127.0.0.1:8000/mcp.",
+            server=config.name,
+        )
+    return config.url

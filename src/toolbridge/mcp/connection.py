@@ -1,0 +1,325 @@
+"""`ServerConnection`: one MCP server, one kept session, reconnected once when it dies."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import anyio
+import anyio.abc
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from pydantic import ValidationError
+
+from mcp import ClientSession, MCPError
+from toolbridge.config.model import ServerConfig
+from toolbridge.errors import ConnectionLostError, ServerError, ServerTimeoutError
+from toolbridge.mcp._convert import tool_result_from_mcp
+from toolbridge.mcp._failures import call_lost_message, call_timed_out_message
+from toolbridge.mcp._live_session import LiveSession
+from toolbridge.mcp._task_group import exit_task_group
+from toolbridge.types import ToolResult, ToolSpec
+
+__all__ = ["ConnectionState", "ServerConnection"]
+
+ConnectionState = Literal["disabled", "disconnected", "connecting", "connected", "failed", "closed"]
+
+RETRIED_NOTE = (
+    "The connection to the server was lost during this call; it was restarted and the call resent once."
+)
+
+
+class _Lost:
+    """A call that got no answer because the transport died under it (or before it was sent)."""
+
+    def __init__(self, why: str, *, sent: bool = True) -> None:
+        self.why = why
+        self.sent = sent
+
+
+class ServerConnection:
+    """A connection to one MCP server that keeps its session between calls.
+
+    ```python
+    async with ServerConnection(config) as server:
+        tools = await server.list_tools()
+        result = await server.call_tool("echo", {"text": "hi"}, call_id="call_1")
+    ```
+    It connects on first use. When the session dies (the process exits, the stream closes) the
+    next use reconnects once; a call lost that way is resent only if the tool says it is read-only
+    or idempotent. Tool errors, timeouts and lost calls come back as error `ToolResult`s; failing to
+    connect raises a `ServerError`.
+
+    A `ServerPool` passes its task group; used alone, enter it with `async with`.
+    """
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        task_group: anyio.abc.TaskGroup | None = None,
+        on_tools_changed: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self._task_group = task_group
+        self._on_tools_changed = on_tools_changed
+        self._own_task_group: anyio.abc.TaskGroup | None = None
+        self._live: LiveSession | None = None
+        self._connect_lock = anyio.Lock()
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def state(self) -> ConnectionState:
+        live = self._live
+        if self._closed:
+            return "closed"
+        if not self.config.enabled:
+            return "disabled"
+        if live is None:
+            return "disconnected"
+        if live.usable:
+            return "connected"
+        if not live.ready.is_set():
+            return "connecting"
+        return "failed" if live.error is not None else "disconnected"
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the server is not connected: its failed start, or how its last session ended."""
+        live = self._live
+        if live is None or not live.done.is_set():
+            return None
+        if live.error is not None:
+            return str(live.error)
+        if live.end_reason is not None:
+            return f"The session ended: {live.end_reason}."
+        return None
+
+    @property
+    def ignored_messages(self) -> int:
+        """How many lines or messages the current session skipped because they were not JSON-RPC."""
+        return self._live.ignored_messages if self._live is not None else 0
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        """The last lines a stdio server wrote to stderr (empty for HTTP servers)."""
+        live = self._live
+        return live.stderr.tail(lines) if live is not None and live.stderr is not None else ""
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is None:
+            task_group = anyio.create_task_group()
+            await task_group.__aenter__()
+            self._task_group = self._own_task_group = task_group
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        own, self._own_task_group = self._own_task_group, None
+        suppress: bool | None = None
+        try:
+            await self.close()
+        finally:
+            if own is not None:
+                suppress = await exit_task_group(own, exc_type, exc, tb)
+        return suppress
+
+    async def connect(self) -> None:
+        """Start the server (or reach it) and complete the MCP handshake, unless already connected.
+
+        Raises `ServerStartError` or `ServerTimeoutError` when that fails.
+        """
+        await self._connected()
+
+    async def wait_session_ended(self) -> None:
+        """Wait until the current session has ended and its process is gone (returns at once if none).
+
+        For watchers: a server that dies while idle is noticed here, not only by the next call.
+        """
+        if self._live is not None:
+            await self._live.done.wait()
+
+    async def list_tools(self, *, refresh: bool = False) -> list[ToolSpec]:
+        """The server's tools, cached for the session until the server says its list changed."""
+        live = await self._connected()
+        if refresh:
+            live.forget_tools()
+        try:
+            return await self._list_tools(live)
+        except ConnectionLostError:
+            await self._retire(live)
+            return await self._list_tools(await self._connected())
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        # Not a cancel scope: the SDK turns it into an MCP request timeout that also cancels the
+        # call at the server, and the outcome is an error result rather than an exception.
+        timeout: float | None = None,
+    ) -> ToolResult:
+        """Run one tool. `timeout` (seconds) overrides the server's default per-call timeout."""
+        limit = self.config.timeout if timeout is None else timeout
+        started = time.perf_counter()
+        live = await self._connected()
+        outcome = await self._call_once(live, name, arguments, call_id, limit)
+        if not isinstance(outcome, _Lost):
+            return outcome
+        await self._retire(live)
+        # Once the old session is torn down we know how it ended (e.g. the exit code).
+        outcome.why = live.end_reason or outcome.why
+        known = live.cached_tools
+        try:
+            fresh = await self._connected()
+            if known is None:
+                known = await self._list_tools(fresh)
+        except ServerError as exc:
+            message = call_lost_message(self.name, name, outcome.why, restart_error=exc)
+            elapsed = time.perf_counter() - started
+            return ToolResult.error(call_id, message, server=self.name, duration=elapsed)
+        spec = next((tool for tool in known if tool.name == name), None)
+        if not outcome.sent or (spec is not None and spec.annotations.safe_to_retry):
+            retried = await self._call_once(fresh, name, arguments, call_id, limit)
+            if not isinstance(retried, _Lost):
+                return retried.model_copy(update={"notes": [*retried.notes, RETRIED_NOTE]})
+            await self._retire(fresh)
+            why = fresh.end_reason or retried.why
+            message = call_lost_message(self.name, name, why, restart_error=None, resent=True)
+            return ToolResult.error(
+                call_id, message, server=self.name, duration=time.perf_counter() - started
+            )
+        message = call_lost_message(self.name, name, outcome.why, restart_error=None)
+        return ToolResult.error(call_id, message, server=self.name, duration=time.perf_counter() - started)
+
+    async def close(self) -> None:
+        """End the session and stop the server process. The connection cannot be used afterwards."""
+        self._closed = True
+        live = self._live
+        if live is not None:
+            live.stop(closing=True)
+            await live.done.wait()
+            live.close_stderr()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    async def _connected(self) -> LiveSession:
+        """The live session, connecting first if there is none. One connect attempt per use."""
+        live = self._live
+        if live is not None and live.usable:
+            return live
+        self._check_usable()
+        seen = live
+        async with self._connect_lock:
+            live = self._live
+            if live is not None and live.usable:
+                return live
+            if live is not seen and live is not None and live.error is not None:
+                # Someone else's attempt failed while we waited: report that, don't start another.
+                raise live.error
+            if live is not None:
+                await self._retire(live)
+                live.close_stderr()
+            self._check_usable()
+            assert self._task_group is not None
+            live = LiveSession(self.config, on_tools_changed=self._tools_changed)
+            self._live = live
+            self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
+            await live.ready.wait()
+            if live.error is not None:
+                raise live.error
+            return live
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise ConnectionLostError(
+                f"The connection to server {self.name!r} is closed; open a new one to use the server.",
+                server=self.name,
+            )
+        if not self.config.enabled:
+            raise ServerError(
+                f'Server {self.name!r} is disabled in the config; set "enabled": true to use it.',
+                server=self.name,
+            )
+        if self._task_group is None:
+            raise RuntimeError("ServerConnection used outside 'async with' and without a task group")
+
+    async def _retire(self, live: LiveSession) -> None:
+        """Stop a session that failed under us and wait until its process is gone."""
+        live.stop()
+        await live.done.wait()
+
+    async def _list_tools(self, live: LiveSession) -> list[ToolSpec]:
+        session = _session_of(live, self.name)
+        try:
+            with anyio.fail_after(self.config.timeout):
+                return await live.list_tools(session)
+        except TimeoutError:
+            raise ServerTimeoutError(
+                f"Server {self.name!r} did not list its tools within {self.config.timeout:g} s. "
+                "Check the server, or raise 'timeout' in its config.",
+                server=self.name,
+                timeout=self.config.timeout,
+            ) from None
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                raise ConnectionLostError(
+                    f"The connection to server {self.name!r} was lost while listing its tools.",
+                    server=self.name,
+                ) from exc
+            raise ServerError(
+                f"Server {self.name!r} refused to list its tools: {exc.error.message} "
+                f"(JSON-RPC error {exc.code}).",
+                server=self.name,
+            ) from exc
+
+    async def _call_once(
+        self,
+        live: LiveSession,
+        name: str,
+        arguments: dict[str, Any],
+        call_id: str,
+        timeout: float,
+    ) -> ToolResult | _Lost:
+        session = live.session
+        if session is None:
+            return _Lost("the session had already ended", sent=False)
+        started = time.perf_counter()
+        try:
+            raw = await session.call_tool(name, arguments, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            elapsed = time.perf_counter() - started
+            if exc.code == CONNECTION_CLOSED:
+                return _Lost(exc.error.message)
+            if exc.code == REQUEST_TIMEOUT:
+                message = call_timed_out_message(self.name, name, timeout)
+            else:
+                message = (
+                    f"Server {self.name!r} rejected the call to {name!r}: {exc.error.message} "
+                    f"(JSON-RPC error {exc.code}). Check the tool name and arguments."
+                )
+            return ToolResult.error(call_id, message, server=self.name, duration=elapsed)
+        except (RuntimeError, ValidationError) as exc:
+            # The SDK checks results against the protocol and the tool's output schema.
+            message = f"Server {self.name!r} returned an invalid result for {name!r}: {exc}"
+            elapsed = time.perf_counter() - started
+            return ToolResult.error(call_id, message, server=self.name, duration=elapsed)
+        return tool_result_from_mcp(
+            raw, call_id=call_id, server=self.name, duration=time.perf_counter() - started
+        )
+
+    def _tools_changed(self) -> None:
+        if self._on_tools_changed is not None:
+            self._on_tools_changed(self.name)
+
+
+def _session_of(live: LiveSession, server: str) -> ClientSession:
+    if live.session is None:
+        raise ConnectionLostError(f"The session with server {server!r} has ended.", server=server)
+    return live.session

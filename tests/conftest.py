@@ -1,0 +1,217 @@
+"""Shared fixtures: real MCP servers (ours from tests/servers/, and the published ones) for any test.
+
+- `anyio_backend`: async tests run on asyncio (`@pytest.mark.anyio`).
+- `stdio_server`: a `ServerConfig` that runs one of our test servers over stdio.
+- `http_server`: starts one of our test servers over streamable HTTP or SSE on a free 127.0.0.1 port,
+  waits until it accepts connections, and stops it after the test.
+- `published_server`: a `ServerConfig` for a published server installed by scripts/install-test-servers.
+- `wait_until_gone`: poll until a process has exited.
+- `unused_port`: a free TCP port on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbridge.config.model import ServerConfig
+
+REPO = Path(__file__).resolve().parent.parent
+TEST_SERVERS = Path(__file__).resolve().parent / "servers"
+PUBLISHED_SERVERS = REPO / ".servers"
+READY_TIMEOUT = 20.0
+
+# name -> (path of the entry point under .servers/, args)
+_PUBLISHED: dict[str, tuple[str, list[str]]] = {
+    "excel-mcp-server": ("excel-mcp-server/bin/excel-mcp-server", ["stdio"]),
+    "mcp-server-time": ("mcp-server-time/bin/mcp-server-time", ["--local-timezone", "UTC"]),
+    "server-everything": ("npm/node_modules/.bin/mcp-server-everything", ["stdio"]),
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_server_path(script: str) -> str:
+    """The path of one of our servers in tests/servers/, e.g. `test_server_path("basic")`."""
+    path = TEST_SERVERS / f"{script}.py"
+    assert path.exists(), f"no test server {path}"
+    return str(path)
+
+
+test_server_path.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+StdioServer = Callable[..., ServerConfig]
+
+
+@pytest.fixture(scope="session")
+def stdio_server() -> StdioServer:
+    """`stdio_server("basic", name="basic", timeout=2)` -> a ServerConfig running tests/servers/basic.py."""
+
+    def make(script: str, *, name: str | None = None, **options: Any) -> ServerConfig:
+        return ServerConfig(
+            name=name or script,
+            transport="stdio",
+            command=sys.executable,
+            args=[test_server_path(script)],
+            **options,
+        )
+
+    return make
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (right now)."""
+    return free_port()
+
+
+@dataclass
+class HttpServer:
+    """One of our test servers running over HTTP in a child process."""
+
+    script: str
+    transport: str
+    """`streamable-http` or `sse`."""
+    port: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        path = "/mcp" if self.transport == "streamable-http" else "/sse"
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def config(self, name: str | None = None, **options: Any) -> ServerConfig:
+        return ServerConfig(name=name or self.script, transport=self.transport, url=self.url, **options)  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_http_server(script: str, transport: str, port: int | None = None) -> HttpServer:
+    """Start tests/servers/<script>.py over `transport` and return once it accepts connections."""
+    port = port or free_port()
+    flag = {"streamable-http": "http", "sse": "sse"}[transport]
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server process
+    process = subprocess.Popen(
+        [sys.executable, test_server_path(script), "--transport", flag, "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    server = HttpServer(script=script, transport=transport, port=port, process=process)
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            stderr.seek(0)
+            pytest.fail(f"test server {script} ({transport}) exited early:\n{stderr.read().decode()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return server
+        except OSError:
+            if time.monotonic() > deadline:
+                server.stop()
+                pytest.fail(f"test server {script} ({transport}) did not listen on port {port} in time")
+            time.sleep(0.02)  # polling for readiness, not waiting for a guess
+
+
+StartHttpServer = Callable[..., HttpServer]
+
+
+@pytest.fixture
+def http_server() -> Iterator[StartHttpServer]:
+    """`http_server("basic", "sse")` -> a running `HttpServer`, stopped after the test."""
+    started: list[HttpServer] = []
+
+    def start(script: str, transport: str, port: int | None = None) -> HttpServer:
+        server = start_http_server(script, transport, port)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="module", params=["streamable-http", "sse"])
+def basic_http_server(request: pytest.FixtureRequest) -> Iterator[HttpServer]:
+    """tests/servers/basic.py over each HTTP transport, shared by a module's tests."""
+    server = start_http_server("basic", request.param)
+    yield server
+    server.stop()
+
+
+PublishedServer = Callable[..., ServerConfig]
+
+
+@pytest.fixture(scope="session")
+def published_server() -> PublishedServer:
+    """`published_server("mcp-server-time")` -> its ServerConfig; fails if it is not installed."""
+
+    def make(package: str, *, name: str | None = None, **options: Any) -> ServerConfig:
+        entry, args = _PUBLISHED[package]
+        command = PUBLISHED_SERVERS / entry
+        if not os.access(command, os.X_OK):
+            pytest.fail(
+                f"The published MCP server {package!r} is not installed ({command} is missing). "
+                "Run scripts/install-test-servers (it installs every published test server into .servers/)."
+            )
+        return ServerConfig(
+            name=name or package, transport="stdio", command=str(command), args=args, **options
+        )
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def wait_until_gone() -> Callable[..., bool]:
+    """`wait_until_gone(pid)`: poll until that process has exited; False if it is still there after 10 s."""
+    return _wait_until_gone
+
+
+def process_is_gone(pid: int) -> bool:
+    """Whether the process has exited (a zombie left to a non-reaping init counts as exited)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return True
+    return state == "Z"
+
+
+def _wait_until_gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not process_is_gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -1,0 +1,108 @@
+"""Servers that cannot start or misbehave: each fault ends in a clear error or is survived."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import anyio
+import pytest
+
+from toolbridge.config.model import ServerConfig
+from toolbridge.errors import ServerError, ServerStartError, ServerTimeoutError
+from toolbridge.mcp import ServerConnection
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_command_not_on_path_fails_with_a_message_saying_so() -> None:
+    config = ServerConfig(name="ghost", transport="stdio", command="no-such-mcp-server-xyz", args=["--flag"])
+    async with ServerConnection(config) as server:
+        with pytest.raises(ServerStartError) as raised:
+            await server.connect()
+        assert server.state == "failed"
+        assert server.last_error == str(raised.value)
+    message = str(raised.value)
+    assert "'ghost'" in message
+    assert "'no-such-mcp-server-xyz' was not found on PATH" in message
+    assert "no-such-mcp-server-xyz --flag" in message
+    assert raised.value.command == "no-such-mcp-server-xyz --flag"
+
+
+async def test_a_missing_relative_command_is_looked_up_in_the_servers_cwd(tmp_path) -> None:
+    config = ServerConfig(name="rel", transport="stdio", command="./bin/server", cwd=str(tmp_path))
+    async with ServerConnection(config) as server:
+        with pytest.raises(ServerStartError, match=r"the command './bin/server' does not exist"):
+            await server.connect()
+
+
+async def test_a_server_that_exits_at_start_reports_command_exit_code_and_stderr(stdio_server) -> None:
+    config = stdio_server("exits_at_start", name="broken")
+    async with ServerConnection(config) as server:
+        with pytest.raises(ServerStartError) as raised:
+            await server.call_tool("anything", {}, call_id="c")
+    error = raised.value
+    assert error.exit_code == 3
+    assert "could not open database 'missing.db'" in error.stderr_tail
+    message = str(error)
+    assert "Server 'broken' exited with code 3 before completing the MCP handshake" in message
+    assert "giving up" in message
+    assert "exits_at_start.py" in message, "the command is part of the message"
+    assert "toolbridge: server exit status" not in message
+
+
+async def test_each_use_of_a_failed_server_tries_to_start_it_once_more(stdio_server) -> None:
+    async with ServerConnection(stdio_server("exits_at_start")) as server:
+        for _ in range(2):
+            with pytest.raises(ServerStartError, match="code 3"):
+                await server.list_tools()
+
+
+async def test_a_server_that_never_answers_times_out_and_is_stopped(stdio_server, wait_until_gone) -> None:
+    async with ServerConnection(stdio_server("silent", connect_timeout=0.5)) as server:
+        with anyio.fail_after(10), pytest.raises(ServerTimeoutError) as raised:
+            await server.connect()
+    message = str(raised.value)
+    assert "did not complete the MCP handshake within 0.5 s" in message
+    assert "connect_timeout" in message
+    found = re.search(r"silent server pid (\d+)", message)
+    assert found, "its stderr is quoted"
+    assert wait_until_gone(int(found.group(1))), "the process that timed out must be stopped"
+
+
+async def test_garbage_on_stdout_is_skipped_and_counted_and_the_session_keeps_working(stdio_server) -> None:
+    # The SDK turns each unparsable line into an exception value handed to our message handler.
+    async with ServerConnection(stdio_server("garbage")) as server:
+        first = await server.call_tool("noisy", {"text": "one"}, call_id="a")
+        second = await server.call_tool("noisy", {"text": "two"}, call_id="b")
+        assert server.state == "connected"
+        assert server.ignored_messages == 4  # 2 lines at start, 1 per call
+    assert (first.text, second.text) == ("one", "two")
+
+
+async def test_a_disabled_server_is_never_started() -> None:
+    config = ServerConfig(name="off", transport="stdio", command=sys.executable, enabled=False)
+    async with ServerConnection(config) as server:
+        assert server.state == "disabled"
+        with pytest.raises(ServerError, match=r"'off' is disabled in the config"):
+            await server.call_tool("echo", {}, call_id="c")
+
+
+async def test_a_closed_connection_refuses_to_be_used(stdio_server) -> None:
+    async with ServerConnection(stdio_server("basic")) as server:
+        pass
+    with pytest.raises(ServerError, match="is closed"):
+        await server.connect()
+
+
+async def test_an_http_server_that_is_not_running_fails_with_the_url_and_what_to_check(
+    unused_port: int,
+) -> None:
+    url = f"http://127.0.0.1:{unused_port}/mcp"
+    for transport in ("streamable-http", "sse"):
+        config = ServerConfig(name="remote", transport=transport, url=url, connect_timeout=5)
+        async with ServerConnection(config) as server:
+            with anyio.fail_after(10), pytest.raises(ServerStartError) as raised:
+                await server.connect()
+        assert f"could not be reached at {url}" in str(raised.value)
+        assert "Check that the server is running" in str(raised.value)

@@ -1,0 +1,34 @@
+"""A server whose tools share names with native tools and with `basic`, to test routing.
+
+Run: python tests/servers/shadow.py [--transport stdio|http|sse] [--port N]
+"""
+
+from __future__ import annotations
+
+import mcp_types as mcp
+from _cli import run
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("shadow", log_level="WARNING")
+
+
+@server.tool(annotations=mcp.ToolAnnotations(read_only_hint=True))
+def calculate(expression: str) -> str:
+    """Shadows the native `calculate`: says where it ran, so tests can see the routing."""
+    return f"shadow evaluated {expression}"
+
+
+@server.tool(annotations=mcp.ToolAnnotations(read_only_hint=True))
+def echo(text: str) -> str:
+    """Shares its name with basic's `echo`."""
+    return f"shadow: {text}"
+
+
+@server.tool()
+def count_items(items: list[str], limit: int = 10) -> int:
+    """Count the items, up to `limit`."""
+    return min(len(items), limit)
+
+
+if __name__ == "__main__":
+    run(server)
