@@ -1,0 +1,68 @@
+"""From the text of a call to a `ParsedToolCall`: JSON decoding with repair, and the aliases models use."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import json_repair
+
+from toolbridge.parsing._events import ParsedToolCall
+
+__all__ = ["ARGUMENT_KEYS", "NAME_KEYS", "CallProblem", "call_from_fields", "call_from_object", "decode_json"]
+
+NAME_KEYS = ("name", "tool_name")
+ARGUMENT_KEYS = ("arguments", "parameters")
+
+
+class CallProblem(Exception):
+    """Why a call could not be read, in words meant for the model."""
+
+
+def decode_json(text: str) -> Any:
+    """Decode JSON, repairing what models commonly get wrong (trailing commas, single quotes, unquoted
+    keys, missing closing brackets). Raises `CallProblem` when nothing sensible comes out."""
+    try:
+        return json.loads(text, strict=False)  # models put raw newlines and tabs inside strings
+    except ValueError as exc:
+        error = exc
+    try:
+        repaired = json_repair.loads(text)
+    except Exception:  # json-repair has no exception type of its own; any failure means "unreadable"
+        repaired = ""
+    if repaired == "" and text.strip() not in ('""', "''"):
+        raise CallProblem(f"its JSON is invalid and could not be repaired ({error})")
+    return repaired
+
+
+def call_from_object(value: Any, format_name: str) -> ParsedToolCall:
+    """Read a call object such as `{"name": ..., "arguments": {...}}`, accepting the aliases models use:
+    `tool_name` for `name`, `parameters` for `arguments`, and OpenAI's nested `{"function": {...}}`."""
+    if not isinstance(value, dict):
+        raise CallProblem(f"expected a JSON object with a name and arguments, got {type(value).__name__}")
+    function = value.get("function")
+    if isinstance(function, dict):
+        value = {**value, **function}
+    name = next((value[key] for key in NAME_KEYS if isinstance(value.get(key), str)), None)
+    arguments = next((value[key] for key in ARGUMENT_KEYS if key in value), None)
+    return call_from_fields(name, arguments, value.get("id"), value.get("source"), format_name)
+
+
+def call_from_fields(
+    name: Any, arguments: Any, call_id: Any, source: Any, format_name: str
+) -> ParsedToolCall:
+    if not isinstance(name, str) or not name.strip():
+        raise CallProblem("the call has no tool name")
+    if isinstance(arguments, str):
+        arguments = decode_json(arguments) if arguments.strip() else {}
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise CallProblem(f"the arguments must be a JSON object, got {type(arguments).__name__}")
+    return ParsedToolCall(
+        name=name.strip(),
+        arguments=arguments,
+        id=str(call_id) if isinstance(call_id, str | int) and str(call_id) else None,
+        source=source if isinstance(source, str) and source else None,
+        format=format_name,
+    )

@@ -1,0 +1,107 @@
+"""The interface every call format implements: the markers that open a call, and a reader for its body.
+
+A new format (Qwen3 XML, Llama 3 JSON, Mistral `[TOOL_CALLS]`, ...) is one module with a `CallFormat`
+subclass and one entry in `_registry.py`; the stream parser itself does not change.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import ClassVar
+
+from toolbridge.parsing._calls import CallProblem
+from toolbridge.parsing._events import (
+    Event,
+    ParsedToolCall,
+    ParseError,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
+
+__all__ = ["CallFormat", "CallReader", "MarkerMatch", "match_marker"]
+
+
+class MarkerMatch(enum.Enum):
+    FULL = "full"
+    PARTIAL = "partial"
+    """The text ends with a proper prefix of the marker: wait for more before deciding."""
+    NONE = "none"
+
+
+def match_marker(text: str, index: int, marker: str) -> MarkerMatch:
+    if text.startswith(marker, index):
+        return MarkerMatch.FULL
+    rest = len(text) - index
+    if rest < len(marker) and marker.startswith(text[index:]):
+        return MarkerMatch.PARTIAL
+    return MarkerMatch.NONE
+
+
+class CallReader(ABC):
+    """Reads the body of one call, from just after its opening marker to just after its end.
+
+    `read(text, pos, events)` consumes `text[pos:]` and returns the index it reached. Afterwards either
+    `finished` is set (the call ended there; the rest is ordinary output), or `rejected_text` is set (it
+    was not a call after all; that text is shown as content and reading resumes at the index), or the
+    index is `len(text)`, or it is smaller: the tail might begin a closing marker and is handed back
+    with the next chunk.
+    """
+
+    format_name: ClassVar[str]
+
+    def __init__(self, opening_marker: str) -> None:
+        self.finished = False
+        self.rejected_text: str | None = None
+        self._opening_marker = opening_marker
+        self._started = False
+        self._early_arguments: list[str] = []
+
+    @abstractmethod
+    def read(self, text: str, pos: int, events: list[Event]) -> int: ...
+
+    @abstractmethod
+    def finish(self, tail: str, events: list[Event]) -> str:
+        """The output ended inside the call (`tail` is held-back text). Emit the outcome; return text
+        that turned out to follow the call and must be read as ordinary output (usually "")."""
+
+    def _announce(self, name: str, events: list[Event]) -> None:
+        if self._started:
+            return
+        self._started = True
+        events.append(ToolCallStart(name))
+        if self._early_arguments:
+            events.append(ToolCallArgumentsDelta("".join(self._early_arguments)))
+            self._early_arguments.clear()
+
+    def _arguments_text(self, text: str, events: list[Event]) -> None:
+        # Arguments seen before the name are held so that ToolCallStart always comes first.
+        if self._started:
+            events.append(ToolCallArgumentsDelta(text))
+        else:
+            self._early_arguments.append(text)
+
+    def _complete(self, build: Callable[[], ParsedToolCall], raw: str, events: list[Event]) -> None:
+        """End the call: `build()` makes it, or raises `CallProblem`, which becomes a `ParseError`."""
+        self.finished = True
+        try:
+            call = build()
+        except CallProblem as problem:
+            events.append(ParseError(f"Could not read the {self.format_name} tool call: {problem}.", raw))
+            return
+        self._announce(call.name, events)
+        events.append(ToolCallEnd(call))
+
+
+class CallFormat(ABC):
+    """A way of writing tool calls in text."""
+
+    name: ClassVar[str]
+    opening_markers: ClassVar[tuple[str, ...]]
+    stray_markers: ClassVar[tuple[str, ...]] = ()
+    """Closing markers that are dropped when they appear outside a call (never shown as content)."""
+
+    @abstractmethod
+    def start_call(self, marker: str) -> CallReader: ...

@@ -1,0 +1,28 @@
+"""The formats the parser knows, by name. Adding a format is one more entry here."""
+
+from __future__ import annotations
+
+from toolbridge.parsing._fenced import FencedFormat
+from toolbridge.parsing._format import CallFormat
+from toolbridge.parsing._hermes import HermesFormat
+
+__all__ = ["AUTO", "FORMATS", "available_formats", "resolve_formats"]
+
+AUTO = "auto"
+FORMATS: dict[str, CallFormat] = {fmt.name: fmt for fmt in (HermesFormat(), FencedFormat())}
+
+
+def available_formats() -> list[str]:
+    """`auto` (every format, recognised by its markers), then each format's name."""
+    return [AUTO, *FORMATS]
+
+
+def resolve_formats(name: str) -> tuple[CallFormat, ...]:
+    if name == AUTO:
+        return tuple(FORMATS.values())
+    try:
+        return (FORMATS[name],)
+    except KeyError:
+        raise ValueError(
+            f"unknown tool-call format {name!r}; choose one of: {', '.join(available_formats())}"
+        ) from None

@@ -1,0 +1,49 @@
+"""`toolbridge parse`: a thin skin over `parse()`, printing JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from parsing_cases import SEED_001_CALCULATE, SEED_002_OUTPUT
+from typer.testing import CliRunner
+
+from toolbridge.cli import app
+from toolbridge.parsing import parse
+
+runner = CliRunner()
+
+
+def test_parse_a_file_prints_what_parse_sees(tmp_path: Path) -> None:
+    path = tmp_path / "output.txt"
+    path.write_text(SEED_002_OUTPUT, encoding="utf-8")
+    result = runner.invoke(app, ["parse", str(path)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == parse(SEED_002_OUTPUT).to_dict()
+    assert json.loads(result.stdout)["tool_calls"][0]["name"] == "read_data_from_excel"
+
+
+def test_parse_reads_stdin_and_honours_the_format() -> None:
+    result = runner.invoke(app, ["parse"], input=SEED_001_CALCULATE)
+    assert json.loads(result.stdout)["tool_calls"][0]["arguments"] == {"expression": "15 + 27"}
+    result = runner.invoke(app, ["parse", "--format", "hermes"], input=SEED_001_CALCULATE)
+    data = json.loads(result.stdout)
+    assert (data["content"], data["tool_calls"]) == (SEED_001_CALCULATE, [])
+
+
+def test_parse_shows_reasoning_and_errors() -> None:
+    result = runner.invoke(app, ["parse"], input="plan</think>ok<tool_call>oops</tool_call>")
+    data = json.loads(result.stdout)
+    assert (data["reasoning"], data["content"]) == ("plan", "ok")
+    assert data["errors"][0]["raw"] == "<tool_call>oops</tool_call>"
+    result = runner.invoke(app, ["parse", "--starts-in-content"], input="plan</think>ok")
+    assert json.loads(result.stdout)["content"] == "planok"
+
+
+def test_parse_refuses_an_unknown_format_and_a_missing_file(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["parse", "--format", "nope"], input="x")
+    assert result.exit_code == 1
+    assert "unknown format" in result.stderr
+    result = runner.invoke(app, ["parse", str(tmp_path / "missing.txt")])
+    assert result.exit_code == 1
+    assert "cannot read" in result.stderr

@@ -1,0 +1,185 @@
+"""Streaming guarantees: any chunking gives the same result as `parse()`, no call markup leaks into
+content, and a call ends on the very feed that delivers its closing marker."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from parsing_cases import CASES, Case
+
+from toolbridge.parsing import (
+    Event,
+    ParseResult,
+    StreamParser,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    parse,
+)
+
+MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>", "```tool")
+
+
+def stream(
+    text: str, cuts: Sequence[int], *, fmt: str = "auto", starts_in_reasoning: bool = False
+) -> list[Event]:
+    parser = StreamParser(fmt, starts_in_reasoning=starts_in_reasoning)
+    bounds = [0, *sorted(set(cuts)), len(text)]
+    events: list[Event] = []
+    for start, end in itertools.pairwise(bounds):
+        events += parser.feed(text[start:end])
+    return events + parser.finish()
+
+
+def arguments_per_call(events: Sequence[Event]) -> list[str]:
+    """The argument deltas of each completed call, joined."""
+    found: list[str] = []
+    current: list[str] = []
+    for event in events:
+        if isinstance(event, ToolCallStart):
+            current = []
+        elif isinstance(event, ToolCallArgumentsDelta):
+            current.append(event.text)
+        elif isinstance(event, ToolCallEnd):
+            found.append("".join(current))
+    return found
+
+
+def cuts_for(text: str) -> st.SearchStrategy[list[int]]:
+    return st.lists(st.integers(0, len(text)), max_size=max(1, len(text) // 2))
+
+
+@settings(max_examples=60, deadline=None)
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@given(data=st.data())
+def test_random_chunkings_of_the_corpus_agree_with_parse(case: Case, data: st.DataObject) -> None:
+    reasoning_first = bool(case.starts_in_reasoning)
+    whole = parse(case.text, case.format, starts_in_reasoning=reasoning_first)
+    whole_events = stream(case.text, [], fmt=case.format, starts_in_reasoning=reasoning_first)
+    cuts = data.draw(cuts_for(case.text))
+    events = stream(case.text, cuts, fmt=case.format, starts_in_reasoning=reasoning_first)
+    assert ParseResult.from_events(events) == whole
+    assert arguments_per_call(events) == arguments_per_call(whole_events)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_one_chunk_and_one_character_chunks_agree(case: Case) -> None:
+    reasoning_first = bool(case.starts_in_reasoning)
+    one = stream(case.text, [], fmt=case.format, starts_in_reasoning=reasoning_first)
+    chars = stream(case.text, range(len(case.text)), fmt=case.format, starts_in_reasoning=reasoning_first)
+    assert ParseResult.from_events(chars) == ParseResult.from_events(one)
+    assert arguments_per_call(chars) == arguments_per_call(one)
+
+
+# Generated outputs: text pieces (full of near-markers) around well-formed calls of both formats.
+text_piece = st.text(alphabet="ab <>/`_tolc\n中{}\"'\\", max_size=12)
+json_scalar = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.text(alphabet='a}{"\\\n<>/`é😀', max_size=8)
+)
+arguments = st.dictionaries(
+    st.text(alphabet="abc{", min_size=1, max_size=3),
+    st.recursive(json_scalar, lambda inner: st.lists(inner, max_size=3), max_leaves=5),
+    max_size=3,
+)
+tool_name = st.text(alphabet="abcdefgh_", min_size=1, max_size=8)
+
+
+@st.composite
+def tool_call(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], str]:
+    """(markup, name, arguments, arguments JSON as written)."""
+    name = draw(tool_name)
+    args = draw(arguments)
+    args_json = json.dumps(args, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 2])))
+    if draw(st.booleans()):
+        body = '{"name": ' + json.dumps(name) + ', "arguments": ' + args_json + "}"
+        return f"<tool_call>{draw(st.sampled_from(['', chr(10)]))}{body}\n</tool_call>", name, args, args_json
+    label = draw(st.sampled_from(["工具名称: ", "name: "]))
+    args_label = draw(st.sampled_from(["参数: ", "arguments: "]))
+    return f"```tool\n{label}{name}\n{args_label}{args_json}\n```", name, args, args_json
+
+
+@st.composite
+def model_output(draw: st.DrawFn) -> tuple[list[str], list[tuple[str, str, dict[str, Any], str]]]:
+    texts = [draw(text_piece)]
+    calls = []
+    for _ in range(draw(st.integers(0, 3))):
+        calls.append(draw(tool_call()))
+        texts.append(draw(text_piece))
+    return texts, calls
+
+
+@settings(max_examples=300, deadline=None)
+@given(output=model_output(), data=st.data())
+def test_generated_outputs_any_chunking_same_calls_and_no_markup_in_content(
+    output: tuple[list[str], list[tuple[str, str, dict[str, Any], str]]], data: st.DataObject
+) -> None:
+    texts, calls = output
+    text = texts[0] + "".join(call[0] + after for call, after in zip(calls, texts[1:], strict=True))
+    # Only the calls may contain markers; a text piece that forms one on its own or with a neighbour is
+    # a different output.
+    for marker in MARKERS:
+        assume(text.count(marker) == sum(call[0].count(marker) for call in calls))
+    cuts = data.draw(cuts_for(text))
+    events = stream(text, cuts)
+    result = ParseResult.from_events(events)
+    assert result == parse(text, starts_in_reasoning=False)
+    assert result == ParseResult.from_events(stream(text, range(len(text))))
+    assert result.content == "".join(texts)
+    assert [(call.name, call.arguments) for call in result.tool_calls] == [(c[1], c[2]) for c in calls]
+    assert arguments_per_call(events) == [c[3] for c in calls]
+    assert not result.errors
+    for event in events:
+        if isinstance(event, TextDelta):
+            assert not any(marker in event.text for marker in MARKERS)
+
+
+@pytest.mark.parametrize(
+    ("before", "call", "after"),
+    [
+        ("Checking. ", '<tool_call>{"name": "f", "arguments": {"a": "}"}}</tool_call>', " more"),
+        ("", '<tool_call>{"name": "f", "arguments": {"a": 1}</tool_call>', "x"),
+        ("好的\n", '```tool\n工具名称: calculate\n参数: {"expression": "1+1"}\n```', "\nrest"),
+    ],
+)
+def test_tool_call_end_comes_on_the_feed_that_delivers_the_closing_marker(
+    before: str, call: str, after: str
+) -> None:
+    for chunk_size in (1, 3, 7, len(before + call)):
+        parser = StreamParser()
+        text = before + call
+        ends: list[int] = []
+        for start in range(0, len(text), chunk_size):
+            events = parser.feed(text[start : start + chunk_size])
+            ends += [start for e in events if isinstance(e, ToolCallEnd)]
+        assert len(ends) == 1, chunk_size
+        assert ends[0] + chunk_size >= len(text)  # the feed that carried the last character
+        assert not any(isinstance(e, ToolCallEnd) for e in parser.feed(after) + parser.finish())
+
+
+def test_tool_call_start_comes_as_soon_as_the_name_is_complete() -> None:
+    parser = StreamParser()
+    assert parser.feed('<tool_call>{"name": "get_wea') == []
+    assert parser.feed('ther", "arguments": {"ci') == [
+        ToolCallStart("get_weather"),
+        ToolCallArgumentsDelta('{"ci'),
+    ]
+    assert parser.feed('ty": "Paris"}}') == [ToolCallArgumentsDelta('ty": "Paris"}')]
+
+
+def test_plain_text_is_never_held_back() -> None:
+    parser = StreamParser()
+    assert parser.feed("Hello") == [TextDelta("Hello")]
+    assert parser.feed(" a < b") == [TextDelta(" a < b")]
+    assert parser.feed("<") == []  # could be a marker
+    assert parser.feed("p>") == [TextDelta("<p>")]
+    assert parser.feed("``") == []
+    assert parser.feed("`js") == [TextDelta("```js")]
+    assert parser.feed("<tool_ca") == []
+    assert parser.finish() == [TextDelta("<tool_ca")]
