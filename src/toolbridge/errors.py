@@ -7,9 +7,12 @@ ToolbridgeError
 │   ├── ServerStartError     the server could not be started or initialized (command, exit code, stderr)
 │   ├── ServerTimeoutError   connect/initialize or a call took longer than its timeout
 │   └── ConnectionLostError  the session died (process exited, stream closed, connection refused)
-└── ToolError                a tool call could not be made as asked (carries `tool`)
-    ├── UnknownToolError     no tool by that name (carries close `suggestions`)
-    └── ToolArgumentsError   the arguments do not match the tool's input schema
+├── ToolError                a tool call could not be made as asked (carries `tool`)
+│   ├── UnknownToolError     no tool by that name (carries close `suggestions`)
+│   └── ToolArgumentsError   the arguments do not match the tool's input schema
+└── ModelError               the model's API failed after the provider's retries (carries `model`,
+    │                        and `status` and `body` when it answered over HTTP)
+    └── ToolsNotSupportedError  the endpoint rejected function calling; prompt mode works instead
 ```
 
 Only bugs and user mistakes raise. Errors a model can fix (unknown tool, bad arguments, a timeout, a
@@ -24,12 +27,14 @@ from collections.abc import Sequence
 __all__ = [
     "ConfigError",
     "ConnectionLostError",
+    "ModelError",
     "ServerError",
     "ServerStartError",
     "ServerTimeoutError",
     "ToolArgumentsError",
     "ToolError",
     "ToolbridgeError",
+    "ToolsNotSupportedError",
     "UnknownToolError",
 ]
 
@@ -107,3 +112,17 @@ class UnknownToolError(ToolError):
 
 class ToolArgumentsError(ToolError):
     """The arguments do not match the tool's input schema."""
+
+
+class ModelError(ToolbridgeError):
+    """The model's API failed (after the provider's own retries). HTTP errors carry status and body."""
+
+    def __init__(self, message: str, *, model: str, status: int | None = None, body: object = None) -> None:
+        self.model = model
+        self.status = status
+        self.body = body
+        super().__init__(message)
+
+
+class ToolsNotSupportedError(ModelError):
+    """The endpoint rejected a request because it carried tools: use prompt mode for this model."""
