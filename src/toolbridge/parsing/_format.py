@@ -62,6 +62,10 @@ class CallReader(ABC):
     @abstractmethod
     def read(self, text: str, pos: int, events: list[Event]) -> int: ...
 
+    def read_char(self, char: str) -> list[Event] | None:
+        """Optional fast path for one-character deltas: the events, or None to take the general path."""
+        return None
+
     @abstractmethod
     def finish(self, tail: str, events: list[Event]) -> str:
         """The output ended inside the call (`tail` is held-back text). Emit the outcome; return text

@@ -41,14 +41,19 @@ class _HermesReader(CallReader):
         self._scanner = JsonScanner(stop_chars="<", name_keys=NAME_KEYS, argument_keys=ARGUMENT_KEYS)
         self._arguments_sent_to = 0
 
+    def read_char(self, char: str) -> list[Event] | None:
+        scanner = self._scanner
+        if self._state is not _State.JSON or not scanner.consume_plain_char(char):
+            return None
+        self._body.append(char)
+        events: list[Event] = []
+        if scanner.in_arguments:
+            self._arguments_text(char, events)
+            self._arguments_sent_to = scanner.offset
+        return events
+
     def read(self, text: str, pos: int, events: list[Event]) -> int:
         n = len(text)
-        if n - pos == 1 and self._state is _State.JSON and self._scanner.consume_plain_char(text[pos]):
-            self._body.append(text[pos])
-            if self._scanner.in_arguments:
-                self._arguments_text(text[pos], events)
-                self._arguments_sent_to = self._scanner.offset
-            return n
         while pos < n and not self.finished:
             state = self._state
             if state is _State.JSON:

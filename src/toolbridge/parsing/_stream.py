@@ -104,6 +104,11 @@ class StreamParser:
         triggers = self._fast_triggers
         if triggers is not None and len(delta) == 1 and delta not in triggers:
             return [self._fast_event(delta)]
+        reader = self._reader
+        if reader is not None and len(delta) == 1 and not self._pending:
+            events = reader.read_char(delta)
+            if events is not None:
+                return events
         if not delta:
             return []
         return self._feed(delta)
