@@ -102,7 +102,7 @@ class ToolRegistry:
                     listed[server] = await pool.list_tools(server)
                 except ToolbridgeError as exc:
                     errors[server] = str(exc)
-                    logger.warning("could not list tools of server %r: %s", server, exc)
+                    logger.info("could not list tools of server %r: %s", server, exc)
 
             async with anyio.create_task_group() as group:
                 for server in pool.enabled_names:

@@ -1,0 +1,179 @@
+"""`toolbridge servers`, `tools` and `call`, run as real processes against real MCP servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbridge.config.model import ServerConfig
+
+TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
+StdioServer = Callable[..., ServerConfig]
+
+
+def write_config(path: Path, servers: dict[str, dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def stdio_entry(server: ServerConfig) -> dict[str, Any]:
+    return {"command": server.command, "args": server.args}
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, stdio_server: StdioServer) -> Path:
+    return write_config(
+        tmp_path / "toolbridge.json",
+        {
+            "basic": stdio_entry(stdio_server("basic")),
+            "broken": {"command": "toolbridge-no-such-command"},
+            "off": {**stdio_entry(stdio_server("shadow")), "enabled": False},
+        },
+    )
+
+
+def toolbridge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    env.pop("TOOLBRIDGE_CONFIG", None)
+    return subprocess.run(
+        [*TOOLBRIDGE, *args], capture_output=True, text=True, timeout=60, env=env, cwd=cwd, check=False
+    )
+
+
+def test_servers_reports_state_tool_count_and_last_error(config_file: Path) -> None:
+    done = toolbridge("servers", "--config", str(config_file), "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert rows["basic"]["state"] == "connected"
+    assert rows["basic"]["transport"] == "stdio"
+    assert rows["basic"]["tool_count"] >= 10
+    assert rows["basic"]["last_error"] is None
+    assert rows["broken"]["state"] == "failed"
+    assert "toolbridge-no-such-command" in rows["broken"]["last_error"]
+    assert rows["off"]["state"] == "disabled"
+    assert rows["off"]["tool_count"] is None
+
+    table = toolbridge("servers", "--config", str(config_file))
+    assert table.returncode == 0
+    assert "basic" in table.stdout
+    assert "connected" in table.stdout
+    assert "failed" in table.stdout
+
+
+def test_tools_json_gives_full_definitions(config_file: Path) -> None:
+    done = toolbridge("tools", "--config", str(config_file), "--json")
+    assert done.returncode == 0, done.stderr
+    specs = {spec["name"]: spec for spec in json.loads(done.stdout)}
+    assert specs["add"]["source"] == "basic"
+    assert specs["add"]["input_schema"]["required"] == ["a", "b"]
+    assert specs["add"]["annotations"]["read_only_hint"] is True
+    assert specs["calculate"]["source"] == "native"
+    assert "broken" in done.stderr  # the unavailable server is reported, not hidden
+
+
+def test_tools_for_one_server_and_human_output(config_file: Path) -> None:
+    done = toolbridge("tools", "--config", str(config_file), "--server", "basic")
+    assert done.returncode == 0, done.stderr
+    assert "## add" in done.stdout
+    assert "a (integer, required)" in done.stdout
+    assert "calculate" not in done.stdout
+    unknown = toolbridge("tools", "--config", str(config_file), "--server", "nope")
+    assert unknown.returncode == 1
+    assert "no server named 'nope'" in unknown.stderr
+
+
+def test_call_prints_the_result(config_file: Path) -> None:
+    done = toolbridge("call", "add", '{"a": 2, "b": 40}', "--config", str(config_file))
+    assert (done.returncode, done.stdout.strip()) == (0, "42"), done.stderr
+    native = toolbridge("call", "calculate", '{"expression": "15 + 27"}', "--config", str(config_file))
+    assert (native.returncode, native.stdout.strip()) == (0, "42"), native.stderr
+
+
+def test_call_json_output(config_file: Path) -> None:
+    done = toolbridge(
+        "call", "echo", '{"text": "hi"}', "--server", "basic", "--json", "--config", str(config_file)
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["content"] == [{"type": "text", "text": "hi"}]
+    assert result["server"] == "basic"
+    assert result["is_error"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope", "{}"], "Unknown tool 'nope'"),
+        (["add", '{"a": 1}'], "'b' is a required property"),
+        (["add", "{not json"], "ARGUMENTS is not valid JSON"),
+        (["add", "[1, 2]"], "ARGUMENTS must be a JSON object"),
+        (["fail", '{"message": "boom"}'], "boom"),
+        (["sleep", '{"ms": 5000}', "--timeout", "0.3"], "did not answer within 0.3 s"),
+    ],
+)
+def test_call_failures_exit_non_zero_with_a_clear_message(
+    config_file: Path, args: list[str], message: str
+) -> None:
+    done = toolbridge("call", *args, "--config", str(config_file))
+    assert done.returncode == 1
+    assert message in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_broken_config_names_the_file_and_the_problem(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mcpServers": {"x": {"command": "a", "args": "-y"}}}')
+    done = toolbridge("servers", "--config", str(bad))
+    assert done.returncode == 1
+    assert str(bad) in done.stderr
+    assert "'x'" in done.stderr
+    assert "args" in done.stderr
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found += [int(child) for child in text]
+    return found
+
+
+def test_ctrl_c_stops_the_call_and_leaves_no_server_process(
+    config_file: Path, wait_until_gone: Callable[..., bool]
+) -> None:
+    env = {**os.environ, "NO_COLOR": "1"}
+    # A session of its own, so the SIGINT reaches toolbridge only: the server must be stopped by us.
+    process = subprocess.Popen(
+        [*TOOLBRIDGE, "call", "sleep", '{"ms": 60000}', "--config", str(config_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        servers: list[int] = []
+        while not servers:  # wait for the stdio server to be spawned
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline, "the MCP server was never started"
+            servers = children_of(process.pid)
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 130
+        assert process.stderr is not None
+        assert "interrupted" in process.stderr.read().decode()
+        for pid in servers:
+            assert wait_until_gone(pid), f"server process {pid} outlived toolbridge"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
