@@ -88,8 +88,8 @@ def end_of_session(config: ServerConfig, stderr: StderrLog | None) -> str:
 
 def call_timed_out_message(server: str, tool: str, timeout: float) -> str:
     return (
-        f"Tool {tool!r} on server {server!r} did not answer within {timeout:g} s, so the call was "
-        "cancelled at the server. Try again with a longer timeout or a smaller task, or tell the user "
+        f"Tool {tool!r} on server {server!r} timed out: it did not answer within {timeout:g} s, so the "
+        "call was cancelled at the server. Try again with a longer timeout or a smaller task, or tell the user "
         "the tool did not answer in time."
     )
 
