@@ -47,7 +47,9 @@ async def names(box: Toolbox, **options: Any) -> list[str]:
     return [spec.name for spec in await box.list_tools(**options)]
 
 
-async def test_names_shared_by_several_sources_are_qualified_and_unique_ones_stay_bare(toolbox: Toolbox) -> None:
+async def test_names_shared_by_several_sources_are_qualified_and_unique_ones_stay_bare(
+    toolbox: Toolbox,
+) -> None:
     exposed = await names(toolbox)
     assert {"basic__echo", "shadow__echo", "shadow__calculate", "native__calculate"} <= set(exposed)
     assert {"add", "count_items", "get_current_time", "shout"} <= set(exposed)
@@ -80,7 +82,9 @@ async def test_source_naming_a_server_routes_there(toolbox: Toolbox) -> None:
 
 
 @pytest.mark.parametrize("source", [None, "native", "appflowy"])
-async def test_auto_detection_prefers_mcp_servers_over_native_tools(toolbox: Toolbox, source: str | None) -> None:
+async def test_auto_detection_prefers_mcp_servers_over_native_tools(
+    toolbox: Toolbox, source: str | None
+) -> None:
     result = await toolbox.call("calculate", {"expression": "15 + 27"}, source=source)
     assert not result.is_error
     assert (result.text, result.server) == ("shadow evaluated 15 + 27", "shadow")
@@ -181,3 +185,13 @@ async def test_list_tools_can_be_limited_to_one_server(toolbox: Toolbox) -> None
     specs = await toolbox.list_tools(server="shadow")
     assert {spec.source for spec in specs} == {"shadow"}
     assert {spec.name for spec in specs} == {"shadow__calculate", "shadow__echo", "count_items"}
+
+
+async def test_a_tool_added_at_run_time_is_listed_and_callable(stdio_server: StdioServer) -> None:
+    async with Toolbox(config_of(stdio_server("basic")), native=False) as box:
+        assert "fresh" not in await names(box)
+        added = await box.call("add_tool", {"name": "fresh"})
+        assert added.text == "added fresh"
+        assert "fresh" in await names(box)  # the server's list_changed made the registry re-list
+        result = await box.call("fresh", {"text": "new"})
+        assert (result.is_error, result.text) == (False, "new")

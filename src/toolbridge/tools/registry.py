@@ -66,8 +66,12 @@ class ToolRegistry:
         self._native: dict[str, FunctionTool] = {}
         self._entries: dict[str, _Entry] = {}
         self._by_original: dict[str, list[_Entry]] = {}
+        self._listed: dict[str, list[ToolSpec]] = {}
         self._server_errors: dict[str, str] = {}
+        # Servers whose listing is missing or out of date; None means "all of them".
+        self._stale: set[str] | None = None
         self._indexed = False
+        self._index_lock = anyio.Lock()
         for tool in native:
             self.add(tool)
 
@@ -82,6 +86,12 @@ class ToolRegistry:
         self._native[tool.spec.name] = tool
         self._indexed = False
 
+    def tools_changed(self, server: str) -> None:
+        """Note that a server's tool list changed (its `notifications/tools/list_changed`)."""
+        if self._stale is not None:
+            self._stale.add(server)
+        self._indexed = False
+
     @property
     def server_errors(self) -> dict[str, str]:
         """Servers whose tools could not be listed at the last refresh, with the reason."""
@@ -92,29 +102,44 @@ class ToolRegistry:
 
         A server that cannot be reached is recorded in `server_errors`; the others still work.
         """
-        listed: dict[str, list[ToolSpec]] = {}
-        errors: dict[str, str] = {}
+        self._stale = None
+        self._indexed = False
+        await self._ensure_indexed()
+
+    async def _ensure_indexed(self) -> None:
+        if self._indexed:
+            return
+        async with self._index_lock:
+            if not self._indexed:
+                # Set first: a list_changed arriving while we list clears it again.
+                self._indexed = True
+                await self._relist_stale()
+                self._build_index()
+
+    async def _relist_stale(self) -> None:
         if self._pool is not None:
             pool = self._pool
+            stale = set(pool.enabled_names) if self._stale is None else self._stale
+            self._stale = set()
 
             async def list_one(server: str) -> None:
                 try:
-                    listed[server] = await pool.list_tools(server)
+                    self._listed[server] = await pool.list_tools(server)
+                    self._server_errors.pop(server, None)
                 except ToolbridgeError as exc:
-                    errors[server] = str(exc)
+                    self._listed.pop(server, None)
+                    self._server_errors[server] = str(exc)
                     logger.info("could not list tools of server %r: %s", server, exc)
 
             async with anyio.create_task_group() as group:
-                for server in pool.enabled_names:
+                for server in stale:
                     group.start_soon(list_one, server)
-            # Keep config order, whatever order the listings finished in.
-            listed = {name: listed[name] for name in pool.enabled_names if name in listed}
-        self._build_index(listed)
-        self._server_errors = errors
 
-    def _build_index(self, listed: dict[str, list[ToolSpec]]) -> None:
+    def _build_index(self) -> None:
         candidates: list[_Entry] = []
-        for server, specs in listed.items():
+        servers = self._pool.enabled_names if self._pool is not None else []
+        for server in servers:  # config order, whatever order the listings finished in
+            specs = self._listed.get(server, [])
             assert self._pool is not None
             config = self._pool.config(server)
             for spec in specs:
@@ -138,18 +163,14 @@ class ToolRegistry:
             by_original.setdefault(entry.original, []).append(entry)
         self._entries = entries
         self._by_original = by_original
-        self._indexed = True
-
-    async def _ensure_indexed(self) -> None:
-        if not self._indexed:
-            await self.refresh()
 
     async def list_tools(
         self, *, servers: Iterable[str] | None = None, refresh: bool = False
     ) -> list[ToolSpec]:
         """Full definitions of every exposed tool (MCP servers in config order, then native tools)."""
-        if refresh or not self._indexed:
+        if refresh:
             await self.refresh()
+        await self._ensure_indexed()
         wanted = set(servers) if servers is not None else None
         return [e.spec for e in self._entries.values() if wanted is None or e.source in wanted]
 
@@ -224,12 +245,7 @@ class ToolRegistry:
         started = time.perf_counter()
         await self._ensure_indexed()
         try:
-            try:
-                entry = self._resolve(call)
-            except UnknownToolError:
-                # The tool may have appeared since the last listing (list_changed, a server back up).
-                await self.refresh()
-                entry = self._resolve(call)
+            entry = self._resolve(call)
             arguments, notes = validate_arguments(entry.spec, call.arguments)
         except ToolbridgeError as exc:
             return ToolResult.error(call.id, str(exc), duration=time.perf_counter() - started)

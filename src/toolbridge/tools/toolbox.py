@@ -47,10 +47,13 @@ class Toolbox:
         self, config: Config | None = None, *, native: bool = True, tools: Iterable[FunctionTool] = ()
     ) -> None:
         self.config = config or Config()
-        self._pool = ServerPool(self.config.servers)
+        self._pool = ServerPool(self.config.servers, on_tools_changed=self._tools_changed)
         builtins = native_tools() if native else []
         self.registry = ToolRegistry(self._pool, [*builtins, *tools])
         self._stack = AsyncExitStack()
+
+    def _tools_changed(self, server: str) -> None:
+        self.registry.tools_changed(server)
 
     @property
     def pool(self) -> ServerPool:
