@@ -1,0 +1,42 @@
+"""Model providers behind one interface: `Model.stream(ModelRequest)` yields `ModelEvent`s.
+
+- `OpenAIChatModel`: any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen, Moonshot,
+  Ollama, vLLM, LM Studio, llama.cpp), with each family's quirks in its `ProviderProfile`.
+- `remember_prompt_mode` / `remembered_tool_mode`: the memory of endpoints that reject native tools.
+"""
+
+from toolbridge.models.base import (
+    Finish,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolMode,
+    UsageReport,
+)
+from toolbridge.models.openai import OpenAIChatModel
+from toolbridge.models.profiles import PROFILES, ProviderProfile, find_profile
+from toolbridge.models.tool_modes import forget_tool_mode, remember_prompt_mode, remembered_tool_mode
+
+__all__ = [
+    "PROFILES",
+    "Finish",
+    "Model",
+    "ModelEvent",
+    "ModelRequest",
+    "ModelSettings",
+    "OpenAIChatModel",
+    "ProviderProfile",
+    "ReasoningDelta",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolMode",
+    "UsageReport",
+    "find_profile",
+    "forget_tool_mode",
+    "remember_prompt_mode",
+    "remembered_tool_mode",
+]

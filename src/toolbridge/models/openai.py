@@ -1,0 +1,349 @@
+"""OpenAI-compatible chat completions, through the `openai` SDK.
+
+One adapter for every server that speaks `/chat/completions`: OpenAI, DeepSeek, Qwen (DashScope),
+Moonshot, Ollama, vLLM, LM Studio, llama.cpp's server. How they differ is data in their
+`ProviderProfile`, not branches here.
+
+The stream yields reasoning, text and tool-call deltas as they arrive; usage, then `Finish`, come last
+(the finish reason is held back until the stream ends, so a reader that stops at `Finish` has the
+usage too). Leaving the context closes the HTTP response, also mid-stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, cast
+
+import anyio
+import openai
+from openai.types.chat import ChatCompletionChunk
+from pydantic import SecretStr
+
+from toolbridge.errors import ConfigError, ModelError
+from toolbridge.models._errors import Endpoint, connection_error, status_error, stream_error
+from toolbridge.models.base import (
+    Finish,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolMode,
+    UsageReport,
+)
+from toolbridge.models.profiles import ProviderProfile, find_profile
+from toolbridge.models.tool_modes import remembered_tool_mode
+from toolbridge.prompting import openai_tool_definitions
+from toolbridge.types import (
+    AssistantMessage,
+    ImagePart,
+    Message,
+    SystemMessage,
+    ToolMessage,
+    ToolResult,
+    Usage,
+    UserMessage,
+)
+
+__all__ = ["DEFAULT_MAX_RETRIES", "OpenAIChatModel", "openai_messages"]
+
+DEFAULT_MAX_RETRIES = 2
+
+_EMPTY_RESULT = "(the tool returned nothing)"
+
+
+class OpenAIChatModel(Model):
+    """A model behind an OpenAI-compatible chat-completions endpoint.
+
+    `api_key` defaults to the profile's environment variable; local servers need none. `settings` are
+    defaults that a request's own settings override. `tool_mode="auto"` starts in prompt mode when this
+    endpoint was remembered to reject tools (see `toolbridge.models.tool_modes`).
+    """
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        provider: str | ProviderProfile = "openai",
+        name: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_from: str | None = None,
+        tool_mode: ToolMode = "auto",
+        settings: ModelSettings | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        profile = provider if isinstance(provider, ProviderProfile) else _profile(provider)
+        self.profile = profile
+        self.model_id = model_id
+        self.name = name or f"{profile.name}:{model_id}"
+        resolved_url = base_url or profile.base_url
+        if not resolved_url:
+            raise ConfigError(
+                f"model {self.name!r}: provider {profile.name!r} has no default address; "
+                'set "base_url" (e.g. "http://127.0.0.1:8000/v1")',
+                key="base_url",
+            )
+        self.base_url = resolved_url.rstrip("/")
+        key, key_from = _api_key(profile, api_key, api_key_from, self.name)
+        self._api_key = SecretStr(key)  # so no repr, log line or traceback shows it
+        self.settings = settings or ModelSettings()
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self._headers = dict(headers or {})
+        self.tool_mode = tool_mode
+        if tool_mode == "auto" and remembered_tool_mode(self.base_url, model_id) == "prompt":
+            self.tool_mode = "prompt"
+        self._endpoint = Endpoint(self.name, model_id, self.base_url, profile, max_retries, key_from)
+        # An httpx pool belongs to the event loop that opened its connections: one client per loop
+        # keeps a model usable from successive `anyio.run`s (the sync wrappers).
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIChatModel(name={self.name!r}, provider={self.profile.name!r}, model_id={self.model_id!r}, "
+            f"base_url={self.base_url!r}, tool_mode={self.tool_mode!r})"
+        )
+
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
+        return self._stream(request)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client used on the current event loop."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    # -- the request ------------------------------------------------------------------------------
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body sent for `request` (minus `model` and `stream`); useful to see what goes out."""
+        body: dict[str, Any] = {"messages": openai_messages(request.messages, self.profile)}
+        if self.profile.streams_usage:
+            body["stream_options"] = {"include_usage": True}
+        if request.tools:
+            strict = self.profile.schema_target == "openai_strict"
+            body["tools"] = openai_tool_definitions(request.tools, strict=strict)
+        temperature = _first_set(request.settings.temperature, self.settings.temperature)
+        if temperature is not None:
+            body["temperature"] = temperature
+        max_tokens = _first_set(
+            request.settings.max_tokens, self.settings.max_tokens, self.profile.default_max_tokens
+        )
+        if max_tokens is not None:
+            body[self.profile.max_tokens_param] = max_tokens
+        return body
+
+    @asynccontextmanager
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
+        body = self.request_body(request)
+        sent_tools = bool(request.tools)
+        client = self._client()
+        try:
+            chunks = cast(
+                "openai.AsyncStream[ChatCompletionChunk]",
+                await client.chat.completions.create(model=self.model_id, stream=True, **body),
+            )
+        except openai.OpenAIError as error:
+            raise self._model_error(error, sent_tools) from error
+        events = self._events(chunks, sent_tools)
+        try:
+            yield events
+        finally:
+            # Shielded: closing is what tells the server to stop generating, also when cancelled.
+            with anyio.CancelScope(shield=True):
+                await events.aclose()
+                await chunks.close()
+
+    def _client(self) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                api_key=self._api_key.get_secret_value(),
+                base_url=self.base_url,
+                max_retries=self.max_retries,
+                timeout=self.timeout if self.timeout is not None else openai.NOT_GIVEN,
+                default_headers=self._headers or None,
+            )
+            self._clients[loop] = client
+        return client
+
+    # -- the reply --------------------------------------------------------------------------------
+
+    async def _events(
+        self, chunks: openai.AsyncStream[ChatCompletionChunk], sent_tools: bool
+    ) -> AsyncGenerator[ModelEvent]:
+        finish_reason: str | None = None
+        usage: Usage | None = None
+        calls_named: dict[int, tuple[str | None, str | None]] = {}
+        try:
+            async for chunk in chunks:
+                usage = _usage(chunk.usage) or usage
+                for choice in chunk.choices[:1]:  # we never ask for n > 1
+                    delta = choice.delta
+                    if reasoning := self._reasoning(delta):
+                        yield ReasoningDelta(reasoning)
+                    if delta.content:
+                        yield TextDelta(delta.content)
+                    for call in delta.tool_calls or ():
+                        yield _call_delta(call, calls_named)
+                    usage = _usage(getattr(choice, "usage", None)) or usage  # Moonshot puts it here
+                    finish_reason = choice.finish_reason or finish_reason
+        except openai.OpenAIError as error:
+            raise self._model_error(error, sent_tools) from error
+        if usage is not None:
+            yield UsageReport(usage)
+        if finish_reason is not None:
+            if finish_reason == "stop" and calls_named:
+                finish_reason = "tool_calls"  # some servers (older Ollama) say stop after calls
+            yield Finish(finish_reason)
+
+    def _reasoning(self, delta: object) -> str:
+        for field in self.profile.reasoning_fields:
+            value = getattr(delta, field, None)
+            if isinstance(value, str) and value:
+                return value
+        return ""
+
+    def _model_error(self, error: openai.OpenAIError, sent_tools: bool) -> ModelError:
+        if isinstance(error, openai.APIStatusError):
+            return status_error(self._endpoint, error.status_code, error.body, sent_tools=sent_tools)
+        if isinstance(error, openai.APIConnectionError):
+            timed_out = isinstance(error, openai.APITimeoutError)
+            return connection_error(self._endpoint, error, timed_out=timed_out)
+        if isinstance(error, openai.APIError):
+            return stream_error(self._endpoint, error.body if error.body is not None else error.message)
+        return ModelError(f"{self.name}: {error}", model=self.name)
+
+
+# -- neutral messages -> wire ---------------------------------------------------------------------------
+
+
+def openai_messages(messages: Sequence[Message], profile: ProviderProfile) -> list[dict[str, Any]]:
+    """Our messages as chat-completions `messages`."""
+    wire: list[dict[str, Any]] = []
+    pending_images: list[ImagePart] = []
+    for message in messages:
+        if not isinstance(message, ToolMessage) and pending_images:
+            wire.append(_images_message(pending_images))
+            pending_images = []
+        if isinstance(message, SystemMessage | UserMessage):
+            wire.append({"role": message.role, "content": message.content})
+        elif isinstance(message, AssistantMessage):
+            wire.append(_assistant_message(message, profile))
+        else:
+            wire.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message.result.call_id,
+                    "content": _result_text(message.result),
+                }
+            )
+            if profile.tool_result_images:
+                pending_images += [part for part in message.result.content if isinstance(part, ImagePart)]
+    if pending_images:
+        wire.append(_images_message(pending_images))
+    return wire
+
+
+def _assistant_message(message: AssistantMessage, profile: ProviderProfile) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": "assistant", "content": message.content}
+    if message.tool_calls:
+        wire["content"] = message.content or None
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
+            }
+            for call in message.tool_calls
+        ]
+    if message.reasoning and profile.sends_reasoning_back:
+        wire["reasoning_content"] = message.reasoning
+    return wire
+
+
+def _result_text(result: ToolResult) -> str:
+    # `ToolResult.text` describes images and audio in words; some servers reject an empty tool message.
+    text = result.text or _EMPTY_RESULT
+    return f"Error: {text}" if result.is_error else text
+
+
+def _images_message(images: list[ImagePart]) -> dict[str, Any]:
+    # Tool messages hold text only; images a tool returned follow in a user message.
+    parts: list[dict[str, Any]] = [{"type": "text", "text": "Images returned by the tool calls above:"}]
+    for image in images:
+        url = f"data:{image.mime_type};base64,{image.data}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return {"role": "user", "content": parts}
+
+
+# -- wire -> events --------------------------------------------------------------------------------------
+
+
+def _call_delta(call: Any, calls_named: dict[int, tuple[str | None, str | None]]) -> ToolCallDelta:
+    function = call.function
+    name = function.name if function is not None else None
+    arguments = (function.arguments if function is not None else None) or ""
+    known_id, known_name = calls_named.get(call.index, (None, None))
+    # Some servers repeat the id and name in every piece; pass each on once so readers can append.
+    new_id = call.id if call.id and call.id != known_id else None
+    new_name = name if name and name != known_name else None
+    calls_named[call.index] = (call.id or known_id, name or known_name)
+    return ToolCallDelta(index=call.index, id=new_id, name=new_name, arguments=arguments)
+
+
+def _usage(value: object) -> Usage | None:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        prompt, completion = value.get("prompt_tokens"), value.get("completion_tokens")
+    else:
+        prompt, completion = getattr(value, "prompt_tokens", None), getattr(value, "completion_tokens", None)
+    if not isinstance(prompt, int) and not isinstance(completion, int):
+        return None
+    return Usage(input_tokens=prompt or 0, output_tokens=completion or 0)
+
+
+def _first_set(*values: Any) -> Any:
+    return next((value for value in values if value is not None), None)
+
+
+def _profile(provider: str) -> ProviderProfile:
+    profile = find_profile(provider)
+    if profile is None or profile.wire != "openai":
+        raise ConfigError(f"{provider!r} is not an OpenAI-compatible provider", key="provider")
+    return profile
+
+
+def _api_key(
+    profile: ProviderProfile, api_key: str | None, api_key_from: str | None, model_name: str
+) -> tuple[str, str]:
+    """The key to send and where it came from (for error messages; never the key itself)."""
+    if api_key:
+        return api_key, api_key_from or "the configured api_key"
+    env = profile.api_key_env
+    from_env = os.environ.get(env, "").strip() if env else ""
+    if from_env:
+        return from_env, f"the {env} environment variable"
+    if profile.api_key_required:
+        raise ConfigError(
+            f"model {model_name!r} needs an API key: set the {env} environment variable, or "
+            f'"api_key": "${{{env}}}" in the model\'s config',
+            key="api_key",
+        )
+    # Never fall back to the SDK's own OPENAI_API_KEY lookup: it would send an OpenAI key elsewhere.
+    where = f"the {env} environment variable (optional)" if env else "the configured api_key"
+    return profile.placeholder_api_key, where

@@ -1,0 +1,110 @@
+"""Remembering which endpoints reject native tools, so the next run starts in prompt mode directly.
+
+With `tool_mode: auto`, the agent loop sends tools natively; when the endpoint answers with
+`ToolsNotSupportedError`, the loop calls `remember_prompt_mode(model)` and retries in prompt mode.
+The memory is a small JSON file in the user cache dir (`$TOOLBRIDGE_CACHE_DIR` overrides it), keyed by
+base URL and model id: the same model id on another server may well support tools.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from toolbridge.models.base import Model, ToolMode
+
+__all__ = [
+    "CACHE_DIR_ENV_VAR",
+    "cache_dir",
+    "forget_tool_mode",
+    "memory_key",
+    "remember_prompt_mode",
+    "remembered_tool_mode",
+]
+
+CACHE_DIR_ENV_VAR = "TOOLBRIDGE_CACHE_DIR"
+_FILENAME = "tool_modes.json"
+
+logger = logging.getLogger("toolbridge.models")
+
+
+def cache_dir() -> Path:
+    override = os.environ.get(CACHE_DIR_ENV_VAR, "").strip()
+    return Path(override).expanduser() if override else Path(platformdirs.user_cache_dir("toolbridge"))
+
+
+def memory_key(base_url: str, model_id: str) -> str:
+    return f"{base_url.rstrip('/')}#{model_id}"
+
+
+def remembered_tool_mode(base_url: str, model_id: str) -> ToolMode | None:
+    """`prompt` if this endpoint was seen rejecting tools, else None."""
+    entry = _read().get(memory_key(base_url, model_id))
+    if isinstance(entry, dict) and entry.get("tool_mode") == "prompt":
+        return "prompt"
+    return None
+
+
+def remember_prompt_mode(model: Model, reason: str = "") -> None:
+    """Switch `model` to prompt mode now, and for later runs (when it has an endpoint to key it by)."""
+    model.tool_mode = "prompt"
+    key = _key_of(model)
+    if key is None:
+        return
+    entries = _read()
+    entries[key] = {"tool_mode": "prompt", "since": datetime.now(UTC).isoformat(timespec="seconds")}
+    if reason:
+        entries[key]["reason"] = reason
+    _write(entries)
+
+
+def forget_tool_mode(model: Model) -> None:
+    """Drop what was remembered for `model` (e.g. after the server gained tool support)."""
+    key = _key_of(model)
+    if key is None:
+        return
+    entries = _read()
+    if entries.pop(key, None) is not None:
+        _write(entries)
+
+
+def _key_of(model: Model) -> str | None:
+    base_url = getattr(model, "base_url", None)
+    model_id = getattr(model, "model_id", None)
+    if isinstance(base_url, str) and isinstance(model_id, str):
+        return memory_key(base_url, model_id)
+    return None
+
+
+def _read() -> dict[str, Any]:
+    path = cache_dir() / _FILENAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as error:
+        # A cache is never worth failing a run for: start over.
+        logger.warning("ignoring unreadable tool-mode cache %s: %s", path, error)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write(entries: dict[str, Any]) -> None:
+    directory = cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        # Write then rename, so a concurrent reader never sees half a file.
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=directory, prefix=".tool_modes.", suffix=".tmp", delete=False
+        ) as handle:
+            json.dump(entries, handle, indent=2, sort_keys=True)
+        os.replace(handle.name, directory / _FILENAME)
+    except OSError as error:
+        logger.warning("could not save the tool-mode cache in %s: %s", directory, error)

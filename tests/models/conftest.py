@@ -1,0 +1,91 @@
+"""Fixtures for the model adapters: an isolated tool-mode cache, and a raw SSE endpoint for wire quirks.
+
+`raw_chat_server(chunks)` serves `POST /v1/chat/completions` with exactly the chunks given (as
+`data:` lines, then `[DONE]`), for dialects the scripted model does not speak (a `reasoning` field,
+ids repeated in every piece, usage inside the choice). It records each request's headers and body.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from toolbridge.testing._server import BackgroundServer
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every test gets its own tool-mode memory, and no provider keys from the developer's shell."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TOOLBRIDGE_CACHE_DIR", str(cache))
+    for variable in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "DEEPSEEK_API_KEY",
+        "DASHSCOPE_API_KEY",
+        "MOONSHOT_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "OLLAMA_HOST",
+        "TOOLBRIDGE_CONFIG",
+    ):
+        monkeypatch.delenv(variable, raising=False)
+    return cache
+
+
+@dataclass
+class RawChatServer:
+    base_url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+
+
+def chunk(
+    delta: dict[str, Any] | None = None, finish_reason: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    """One chat.completion.chunk with a single choice (or none, when `delta` is None)."""
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish_reason, **extra}]
+    return {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": choices}
+
+
+@pytest.fixture
+def raw_chat_server() -> Iterator[Callable[..., RawChatServer]]:
+    servers: list[BackgroundServer] = []
+
+    def start(chunks: list[dict[str, Any]], *, status: int = 200, error: Any = None) -> RawChatServer:
+        record = RawChatServer(base_url="")
+
+        async def completions(request: Request) -> Response:
+            record.requests.append(json.loads(await request.body()))
+            record.headers.append(dict(request.headers))
+            if status != 200:
+                return JSONResponse(error, status_code=status, headers={"x-should-retry": "false"})
+
+            async def body() -> AsyncIterator[bytes]:
+                for item in chunks:
+                    yield f"data: {json.dumps(item)}\n\n".encode()
+                yield b"data: [DONE]\n\n"
+
+            return StreamingResponse(body(), media_type="text/event-stream")
+
+        server = BackgroundServer(
+            Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+        )
+        server.start()
+        servers.append(server)
+        record.base_url = f"http://127.0.0.1:{server.port}/v1"
+        return record
+
+    yield start
+    for server in servers:
+        server.stop()
