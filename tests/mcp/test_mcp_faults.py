@@ -51,11 +51,19 @@ async def test_a_server_that_exits_at_start_reports_command_exit_code_and_stderr
     assert "toolbridge: server exit status" not in message
 
 
-async def test_each_use_of_a_failed_server_tries_to_start_it_once_more(stdio_server) -> None:
-    async with ServerConnection(stdio_server("exits_at_start")) as server:
-        for _ in range(2):
-            with pytest.raises(ServerStartError, match="code 3"):
-                await server.list_tools()
+async def test_each_use_of_a_failed_server_tries_to_start_it_once_more(tmp_path, stdio_server) -> None:
+    command = tmp_path / "start-server"
+    config = ServerConfig(name="later", transport="stdio", command=str(command))
+    async with ServerConnection(config) as server:
+        with pytest.raises(ServerStartError, match="does not exist"):
+            await server.list_tools()
+        # The server gets installed; the next use must try again rather than repeat the old error.
+        basic = stdio_server("basic")
+        await anyio.Path(command).write_text(f"#!/bin/sh\nexec {basic.command} {basic.args[0]}\n")
+        await anyio.Path(command).chmod(0o755)
+        tools = await server.list_tools()
+        assert server.state == "connected"
+    assert "echo" in {tool.name for tool in tools}
 
 
 async def test_a_server_that_never_answers_times_out_and_is_stopped(stdio_server, wait_until_gone) -> None:

@@ -57,6 +57,17 @@ async def test_servers_are_started_concurrently(stdio_server) -> None:
     assert elapsed < 2.5, f"three 1 s connect timeouts took {elapsed:.1f} s: not concurrent"
 
 
+async def test_leaving_the_pool_while_a_server_is_still_starting_does_not_wait_for_its_timeout(
+    stdio_server,
+) -> None:
+    started = time.perf_counter()
+    async with ServerPool({"slow": stdio_server("silent", connect_timeout=60)}) as pool:
+        with anyio.move_on_after(0.5):
+            await pool.connect_all()
+        assert pool.connection("slow").state == "connecting"
+    assert time.perf_counter() - started < 10
+
+
 async def test_an_unknown_server_name_is_an_error_listing_the_configured_ones(stdio_server) -> None:
     async with ServerPool({"basic": stdio_server("basic")}) as pool:
         with pytest.raises(

@@ -52,9 +52,13 @@ class LiveSession:
         self.done = anyio.Event()
         self._stop = anyio.Event()
         self._closing = False
+        self._stop_requested = False
         self._on_tools_changed = on_tools_changed
         self._tools: list[ToolSpec] | None = None
         self._tools_generation = 0
+        # One scope for the whole life: a timeout scope around only the handshake would be exited
+        # before the transport's task groups entered inside it, which anyio forbids.
+        self._scope = anyio.CancelScope()
 
     @property
     def usable(self) -> bool:
@@ -72,14 +76,17 @@ class LiveSession:
     def stop(self, *, closing: bool = False) -> None:
         """End the session; `closing` means on purpose (not a death to report)."""
         self._closing = self._closing or closing
+        self._stop_requested = True
         self._stop.set()
+        if not self.ready.is_set():
+            # Still starting: nobody will wait for this handshake any more.
+            self._scope.cancel()
 
     async def run(self) -> None:
         had_session = False
         try:
-            # One scope for the whole life: a timeout scope around only the handshake would be
-            # exited before the transport's task groups it entered, which anyio forbids.
-            with anyio.CancelScope(deadline=anyio.current_time() + self.config.connect_timeout) as handshake:
+            self._scope.deadline = anyio.current_time() + self.config.connect_timeout
+            with self._scope as handshake:
                 async with open_transport(self.config, self.stderr) as (read, write):
                     watched = _WatchedReadStream(read, on_end=self._stop.set)
                     async with ClientSession(
@@ -91,7 +98,7 @@ class LiveSession:
                         self.ready.set()
                         await self._stop.wait()
                         self.session = None
-            if handshake.cancelled_caught and not had_session:
+            if handshake.cancelled_caught and not had_session and not self._stop_requested:
                 self.error = connect_timed_out(self.config, self.stderr)
         except Exception as exc:  # exception groups from the transports' task groups included
             if not had_session:
