@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from mcp import ClientSession
 from toolbridge.config.model import ServerConfig
 from toolbridge.mcp import ServerPool
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import signal
 
 import httpx2
+from mcp import MCPError
 from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 
-from mcp import MCPError
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerError, ServerStartError, ServerTimeoutError
 from toolbridge.mcp._stderr import StderrLog

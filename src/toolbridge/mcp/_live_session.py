@@ -9,11 +9,11 @@ from types import TracebackType
 
 import anyio
 import mcp_types as mcp
+from mcp import ClientSession
 from mcp.client.session import IncomingMessage
 from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
-from mcp import ClientSession
 from toolbridge import __version__
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConnectionLostError, ServerError

@@ -9,10 +9,10 @@ from typing import Any, Literal, Self
 
 import anyio
 import anyio.abc
+from mcp import ClientSession, MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
-from mcp import ClientSession, MCPError
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConnectionLostError, ServerError, ServerTimeoutError
 from toolbridge.mcp._convert import tool_result_from_mcp
