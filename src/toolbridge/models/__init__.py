@@ -2,9 +2,11 @@
 
 - `OpenAIChatModel`: any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen, Moonshot,
   Ollama, vLLM, LM Studio, llama.cpp), with each family's quirks in its `ProviderProfile`.
+- `AnthropicModel`: Claude through Anthropic's Messages API.
 - `remember_prompt_mode` / `remembered_tool_mode`: the memory of endpoints that reject native tools.
 """
 
+from toolbridge.models.anthropic import AnthropicModel
 from toolbridge.models.base import (
     Finish,
     Model,
@@ -23,6 +25,7 @@ from toolbridge.models.tool_modes import forget_tool_mode, remember_prompt_mode,
 
 __all__ = [
     "PROFILES",
+    "AnthropicModel",
     "Finish",
     "Model",
     "ModelEvent",

@@ -11,10 +11,7 @@ usage too). Leaving the context closes the HTTP response, also mid-stream.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, cast
@@ -25,6 +22,7 @@ from openai.types.chat import ChatCompletionChunk
 from pydantic import SecretStr
 
 from toolbridge.errors import ConfigError, ModelError
+from toolbridge.models._common import LoopLocal, first_set, resolve_api_key
 from toolbridge.models._errors import Endpoint, connection_error, status_error, stream_error
 from toolbridge.models.base import (
     Finish,
@@ -94,7 +92,7 @@ class OpenAIChatModel(Model):
                 key="base_url",
             )
         self.base_url = resolved_url.rstrip("/")
-        key, key_from = _api_key(profile, api_key, api_key_from, self.name)
+        key, key_from = resolve_api_key(profile, api_key, api_key_from, self.name)
         self._api_key = SecretStr(key)  # so no repr, log line or traceback shows it
         self.settings = settings or ModelSettings()
         self.max_retries = max_retries
@@ -104,11 +102,7 @@ class OpenAIChatModel(Model):
         if tool_mode == "auto" and remembered_tool_mode(self.base_url, model_id) == "prompt":
             self.tool_mode = "prompt"
         self._endpoint = Endpoint(self.name, model_id, self.base_url, profile, max_retries, key_from)
-        # An httpx pool belongs to the event loop that opened its connections: one client per loop
-        # keeps a model usable from successive `anyio.run`s (the sync wrappers).
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients = LoopLocal(self._new_client)
 
     def __repr__(self) -> str:
         return (
@@ -121,7 +115,7 @@ class OpenAIChatModel(Model):
 
     async def aclose(self) -> None:
         """Close the HTTP client used on the current event loop."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
+        client = self._clients.pop()
         if client is not None:
             await client.close()
 
@@ -135,10 +129,10 @@ class OpenAIChatModel(Model):
         if request.tools:
             strict = self.profile.schema_target == "openai_strict"
             body["tools"] = openai_tool_definitions(request.tools, strict=strict)
-        temperature = _first_set(request.settings.temperature, self.settings.temperature)
-        if temperature is not None:
+        temperature = first_set(request.settings.temperature, self.settings.temperature)
+        if temperature is not None and self.profile.sends_temperature:
             body["temperature"] = temperature
-        max_tokens = _first_set(
+        max_tokens = first_set(
             request.settings.max_tokens, self.settings.max_tokens, self.profile.default_max_tokens
         )
         if max_tokens is not None:
@@ -149,7 +143,7 @@ class OpenAIChatModel(Model):
     async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
         body = self.request_body(request)
         sent_tools = bool(request.tools)
-        client = self._client()
+        client = self._clients.get()
         try:
             chunks = cast(
                 "openai.AsyncStream[ChatCompletionChunk]",
@@ -166,19 +160,14 @@ class OpenAIChatModel(Model):
                 await events.aclose()
                 await chunks.close()
 
-    def _client(self) -> openai.AsyncOpenAI:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = openai.AsyncOpenAI(
-                api_key=self._api_key.get_secret_value(),
-                base_url=self.base_url,
-                max_retries=self.max_retries,
-                timeout=self.timeout if self.timeout is not None else openai.NOT_GIVEN,
-                default_headers=self._headers or None,
-            )
-            self._clients[loop] = client
-        return client
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=self._api_key.get_secret_value(),
+            base_url=self.base_url,
+            max_retries=self.max_retries,
+            timeout=self.timeout if self.timeout is not None else openai.NOT_GIVEN,
+            default_headers=self._headers or None,
+        )
 
     # -- the reply --------------------------------------------------------------------------------
 
@@ -317,33 +306,8 @@ def _usage(value: object) -> Usage | None:
     return Usage(input_tokens=prompt or 0, output_tokens=completion or 0)
 
 
-def _first_set(*values: Any) -> Any:
-    return next((value for value in values if value is not None), None)
-
-
 def _profile(provider: str) -> ProviderProfile:
     profile = find_profile(provider)
     if profile is None or profile.wire != "openai":
         raise ConfigError(f"{provider!r} is not an OpenAI-compatible provider", key="provider")
     return profile
-
-
-def _api_key(
-    profile: ProviderProfile, api_key: str | None, api_key_from: str | None, model_name: str
-) -> tuple[str, str]:
-    """The key to send and where it came from (for error messages; never the key itself)."""
-    if api_key:
-        return api_key, api_key_from or "the configured api_key"
-    env = profile.api_key_env
-    from_env = os.environ.get(env, "").strip() if env else ""
-    if from_env:
-        return from_env, f"the {env} environment variable"
-    if profile.api_key_required:
-        raise ConfigError(
-            f"model {model_name!r} needs an API key: set the {env} environment variable, or "
-            f'"api_key": "${{{env}}}" in the model\'s config',
-            key="api_key",
-        )
-    # Never fall back to the SDK's own OPENAI_API_KEY lookup: it would send an OpenAI key elsewhere.
-    where = f"the {env} environment variable (optional)" if env else "the configured api_key"
-    return profile.placeholder_api_key, where

@@ -45,6 +45,8 @@ class ProviderProfile:
     """OpenAI's newer models take `max_completion_tokens` and reject `max_tokens`."""
     tool_result_images: bool = False
     """Whether images from tool results can be sent as images; otherwise they are described in text."""
+    sends_temperature: bool = True
+    """Anthropic's current API (and SDK) no longer take sampling parameters."""
     default_max_tokens: int | None = None
     """Sent when nothing else sets it (Anthropic requires `max_tokens`)."""
     start_hint: str = ""
@@ -145,6 +147,7 @@ PROFILES: dict[str, ProviderProfile] = {
             api_key_env="ANTHROPIC_API_KEY",
             schema_target="anthropic",
             tool_result_images=True,
+            sends_temperature=False,
             default_max_tokens=4096,
         ),
     )

@@ -21,6 +21,7 @@ sent, whether the client hung up early, timestamps), and tests can wait on that 
 `wait_for_reply()` / `wait_for_reply_async()` instead of sleeping.
 """
 
+from ._anthropic import ScriptedAnthropicModel
 from ._model import ScriptedModel
 from ._records import RecordedRequest, ReplyRecord
 from ._script import ErrorReply, Expectation, ToolCallSpec, Turn, Usage
@@ -30,6 +31,7 @@ __all__ = [
     "Expectation",
     "RecordedRequest",
     "ReplyRecord",
+    "ScriptedAnthropicModel",
     "ScriptedModel",
     "ToolCallSpec",
     "Turn",
