@@ -14,6 +14,7 @@ def test_public_names_are_exactly_the_testing_kit() -> None:
         "Expectation",
         "RecordedRequest",
         "ReplyRecord",
+        "ScriptedAnthropicModel",
         "ScriptedModel",
         "ToolCallSpec",
         "Turn",
