@@ -123,6 +123,8 @@ class ToolResult(_Model):
     """Seconds from sending the call to its result."""
     notes: list[str] = Field(default_factory=list)
     """What toolbridge did on the way, for the model and the user (coerced arguments, a retry)."""
+    cached: bool = False
+    """Served from the result cache rather than by running the tool."""
 
     @classmethod
     def error(

@@ -24,6 +24,23 @@ def echo(text: str) -> str:
     return f"shadow: {text}"
 
 
+_runs: dict[str, int] = {}
+
+
+@server.tool(annotations=mcp.ToolAnnotations(read_only_hint=True))
+def lookup(key: str) -> str:
+    """Read-only: says how many times it has really run for this key, so tests can see cache hits."""
+    _runs[key] = _runs.get(key, 0) + 1
+    return f"{key} looked up {_runs[key]} time(s)"
+
+
+@server.tool()
+def touch(key: str) -> str:
+    """Not annotated, so never cached: says how many times it has run for this key."""
+    _runs[key] = _runs.get(key, 0) + 1
+    return f"{key} touched {_runs[key]} time(s)"
+
+
 @server.tool()
 def count_items(items: list[str], limit: int = 10) -> int:
     """Count the items, up to `limit`."""

@@ -157,7 +157,7 @@ async def test_registry_call_keeps_the_call_id(toolbox: Toolbox) -> None:
 async def test_allow_and_deny_lists_filter_what_is_exposed(stdio_server: StdioServer) -> None:
     config = config_of(
         stdio_server("basic", tools_allow=["ec*", "add"]),
-        stdio_server("shadow", tools_deny=["echo", "calculate"]),
+        stdio_server("shadow", tools_deny=["echo", "calculate", "lookup", "touch"]),
     )
     async with Toolbox(config, native=False) as box:
         assert sorted(await names(box)) == ["add", "count_items", "echo"]
@@ -184,7 +184,13 @@ async def test_a_server_down_at_start_does_not_stop_the_others(stdio_server: Std
 async def test_list_tools_can_be_limited_to_one_server(toolbox: Toolbox) -> None:
     specs = await toolbox.list_tools(server="shadow")
     assert {spec.source for spec in specs} == {"shadow"}
-    assert {spec.name for spec in specs} == {"shadow__calculate", "shadow__echo", "count_items"}
+    assert {spec.name for spec in specs} == {
+        "shadow__calculate",
+        "shadow__echo",
+        "count_items",
+        "lookup",
+        "touch",
+    }
 
 
 async def test_a_tool_added_at_run_time_is_listed_and_callable(stdio_server: StdioServer) -> None:

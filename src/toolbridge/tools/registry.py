@@ -22,6 +22,7 @@ import anyio
 
 from toolbridge.errors import ServerError, ToolbridgeError, UnknownToolError
 from toolbridge.mcp import ServerPool
+from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.validation import validate_arguments
 from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolResult, ToolSpec
@@ -61,8 +62,15 @@ def _allowed(name: str, allow: Sequence[str] | None, deny: Sequence[str]) -> boo
 class ToolRegistry:
     """All tools from native Python functions and MCP servers, with routing and argument checks."""
 
-    def __init__(self, pool: ServerPool | None = None, native: Iterable[FunctionTool] = ()) -> None:
+    def __init__(
+        self,
+        pool: ServerPool | None = None,
+        native: Iterable[FunctionTool] = (),
+        *,
+        cache: ResultCache | None = None,
+    ) -> None:
         self._pool = pool
+        self._cache = cache
         self._native: dict[str, FunctionTool] = {}
         self._entries: dict[str, _Entry] = {}
         self._by_original: dict[str, list[_Entry]] = {}
@@ -250,7 +258,15 @@ class ToolRegistry:
         except ToolbridgeError as exc:
             return ToolResult.error(call.id, str(exc), duration=time.perf_counter() - started)
 
-        result = await self._dispatch(entry, call.model_copy(update={"arguments": arguments}), timeout)
+        cached = self._cache.get(entry.spec, entry.original, arguments) if self._cache else None
+        if cached is not None:
+            result = cached.model_copy(
+                update={"call_id": call.id, "cached": True, "duration": time.perf_counter() - started}
+            )
+        else:
+            result = await self._dispatch(entry, call.model_copy(update={"arguments": arguments}), timeout)
+            if self._cache is not None:
+                self._cache.put(entry.spec, entry.original, arguments, result)
         if notes:
             result = result.model_copy(update={"notes": [*notes, *result.notes]})
         return result

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from toolbridge.config.model import Config
 from toolbridge.mcp import ServerPool
+from toolbridge.tools.cache import cache_from_config
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.native import native_tools
 from toolbridge.tools.registry import ToolRegistry
@@ -49,7 +50,7 @@ class Toolbox:
         self.config = config or Config()
         self._pool = ServerPool(self.config.servers, on_tools_changed=self._tools_changed)
         builtins = native_tools() if native else []
-        self.registry = ToolRegistry(self._pool, [*builtins, *tools])
+        self.registry = ToolRegistry(self._pool, [*builtins, *tools], cache=cache_from_config(self.config))
         self._stack = AsyncExitStack()
 
     def _tools_changed(self, server: str) -> None:
