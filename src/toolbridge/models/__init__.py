@@ -3,6 +3,9 @@
 - `OpenAIChatModel`: any OpenAI-compatible chat-completions endpoint (OpenAI, DeepSeek, Qwen, Moonshot,
   Ollama, vLLM, LM Studio, llama.cpp), with each family's quirks in its `ProviderProfile`.
 - `AnthropicModel`: Claude through Anthropic's Messages API.
+- `DemoModel`: the built-in rule-based stand-in (`demo`), labelled as such in every answer.
+- `resolve_model(name, config)`: a name from the config's `models` section, `provider:model`, `demo`,
+  or the defaults (`$OPENAI_API_KEY`, a local Ollama).
 - `remember_prompt_mode` / `remembered_tool_mode`: the memory of endpoints that reject native tools.
 """
 
@@ -19,15 +22,19 @@ from toolbridge.models.base import (
     ToolMode,
     UsageReport,
 )
+from toolbridge.models.demo import DemoModel
 from toolbridge.models.openai import OpenAIChatModel
 from toolbridge.models.profiles import PROFILES, ProviderProfile, find_profile
+from toolbridge.models.resolve import ModelConfig, build_model, model_configs, resolve_model
 from toolbridge.models.tool_modes import forget_tool_mode, remember_prompt_mode, remembered_tool_mode
 
 __all__ = [
     "PROFILES",
     "AnthropicModel",
+    "DemoModel",
     "Finish",
     "Model",
+    "ModelConfig",
     "ModelEvent",
     "ModelRequest",
     "ModelSettings",
@@ -38,8 +45,11 @@ __all__ = [
     "ToolCallDelta",
     "ToolMode",
     "UsageReport",
+    "build_model",
     "find_profile",
     "forget_tool_mode",
+    "model_configs",
     "remember_prompt_mode",
     "remembered_tool_mode",
+    "resolve_model",
 ]
