@@ -5,8 +5,10 @@ import toolbridge
 
 def test_top_level_exports_are_exactly_the_public_api() -> None:
     assert set(toolbridge.__all__) == {
+        "Agent",
         "ConfigError",
         "ConnectionLostError",
+        "RunResult",
         "ServerError",
         "ServerStartError",
         "ServerTimeoutError",

@@ -1,5 +1,8 @@
 """toolbridge: let any LLM use tools through the Model Context Protocol, reliably."""
 
+__version__ = "0.1.0"  # first: submodules read it (the MCP client reports it) while this file imports
+
+from toolbridge.agent import Agent, RunResult
 from toolbridge.errors import (
     ConfigError,
     ConnectionLostError,
@@ -13,11 +16,11 @@ from toolbridge.errors import (
 )
 from toolbridge.types import ToolCall, ToolResult, ToolSpec
 
-__version__ = "0.1.0"
-
 __all__ = [
+    "Agent",
     "ConfigError",
     "ConnectionLostError",
+    "RunResult",
     "ServerError",
     "ServerStartError",
     "ServerTimeoutError",

@@ -1,0 +1,228 @@
+"""The Python API: `Agent.run()`, `Agent.stream()` and `Agent.run_sync()`.
+
+```python
+async with Agent.from_config(load_config(), name="excel-helper") as agent:
+    result = await agent.run("What is in myfile.xlsx?")
+    print(result.output, result.stop_reason, result.usage)
+
+    async with agent.stream("And what time is it?", history=result.messages) as events:
+        async for event in events:
+            if event.type == "text_delta":
+                print(event.text, end="")
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from types import TracebackType
+from typing import Self
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from toolbridge.agent._reply import Emit
+from toolbridge.agent.approval import Approver
+from toolbridge.agent.definition import AgentDefinition, load_agent_definition
+from toolbridge.agent.events import AgentEvent, FinalEvent
+from toolbridge.agent.loop import AgentRun
+from toolbridge.agent.result import RunResult
+from toolbridge.config.model import Config
+from toolbridge.errors import ConfigError
+from toolbridge.models import Model, ModelSettings
+from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
+from toolbridge.types import Message
+
+__all__ = ["Agent", "AgentStream"]
+
+_EVENT_BUFFER = 256
+"""Events the loop may run ahead of a slow reader; past that it waits (it never drops events)."""
+
+
+class Agent:
+    """A model, the tools it may use, and the definition that shapes it. Safe to run many times.
+
+    `tools` is a `Toolbox` (MCP servers and native tools; enter it, or the agent, before running), a
+    bare `ToolRegistry`, or None for the native tools only. `approve` is asked before calls the
+    definition's approval policy marks; with none, such calls are declined and the model is told why.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: Toolbox | ToolRegistry | None = None,
+        definition: AgentDefinition | None = None,
+        *,
+        approve: Approver | None = None,
+        settings: ModelSettings | None = None,
+    ) -> None:
+        self.model = model
+        self.definition = definition or AgentDefinition()
+        self.approve = approve
+        self.settings = settings
+        self._toolbox = tools if isinstance(tools, Toolbox) else None
+        if isinstance(tools, Toolbox):
+            self.registry = tools.registry
+        else:
+            self.registry = tools if tools is not None else ToolRegistry(native=native_tools())
+        self._stack: AsyncExitStack | None = None
+
+    @classmethod
+    @asynccontextmanager
+    async def from_config(
+        cls,
+        config: Config,
+        *,
+        name: str | None = None,
+        model: Model | str | None = None,
+        tools: Sequence[FunctionTool] = (),
+        approve: Approver | None = None,
+    ) -> AsyncIterator[Agent]:
+        """The agent `name` of `config` (None: the default agent), with its toolbox open.
+
+        `model` overrides the definition's model: a `Model`, or a name the models layer resolves.
+        Extra Python `tools` are offered next to the config's servers and the native tools.
+        """
+        definition = load_agent_definition(config, name)
+        resolved = model if isinstance(model, Model) else _resolve_model(config, model or definition.model)
+        async with Toolbox(config, tools=tools) as toolbox:
+            yield cls(resolved, toolbox, definition, approve=approve)
+
+    # -- running --------------------------------------------------------------------------------
+
+    async def run(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
+        """Run the loop until the model answers (or a stop condition) and return the result.
+
+        Cancelling the surrounding scope cancels the run, including tools still running; use
+        `stream()` to keep the (cancelled) result in that case.
+        """
+        return await self._new_run(prompt, history).run()
+
+    def stream(self, prompt: str, *, history: Sequence[Message] = ()) -> AgentStream:
+        """The run as typed events, ending with a `FinalEvent`. Use it as an async context manager:
+
+        ```python
+        async with agent.stream("15 + 27?") as events:
+            async for event in events:
+                ...
+        print(events.result)
+        ```
+        Leaving the block early, or `events.cancel()`, cancels the run (its tools too).
+        """
+        return AgentStream(lambda emit: self._new_run(prompt, history, emit))
+
+    def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
+        """`run()` for scripts without an event loop. Opens the agent's toolbox for the call if needed."""
+
+        async def run_on_a_loop_of_its_own() -> RunResult:
+            try:
+                if self._stack is not None:
+                    return await self.run(prompt, history=history)
+                async with self:
+                    return await self.run(prompt, history=history)
+            finally:
+                # HTTP clients belong to the loop that opened them, and this loop ends here.
+                close = getattr(self.model, "aclose", None)
+                if close is not None:
+                    await close()
+
+        return anyio.run(run_on_a_loop_of_its_own)
+
+    def _new_run(self, prompt: str, history: Sequence[Message], emit: Emit | None = None) -> AgentRun:
+        return AgentRun(
+            self.model,
+            self.registry,
+            self.definition,
+            prompt,
+            history=history,
+            approve=self.approve,
+            emit=emit,
+            settings=self.settings,
+        )
+
+    # -- the toolbox's lifetime -----------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        """Open the toolbox passed in (connecting MCP servers on first use) until the block ends."""
+        stack = AsyncExitStack()
+        if self._toolbox is not None:
+            await stack.enter_async_context(self._toolbox)
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+
+class AgentStream:
+    """A run in progress, as events. The loop runs in a task of this context; leaving it ends the run."""
+
+    def __init__(self, start_run: Callable[[Emit], AgentRun]) -> None:
+        self._start_run = start_run
+        self._run: AgentRun | None = None
+        self._stack = AsyncExitStack()
+        self._scope = anyio.CancelScope()
+        self._receive: MemoryObjectReceiveStream[AgentEvent] | None = None
+        self._entered = False
+
+    @property
+    def result(self) -> RunResult | None:
+        """The run's result once it ended, however it ended (`stop_reason="cancelled"` if cancelled)."""
+        return self._run.result if self._run is not None else None
+
+    def cancel(self) -> None:
+        """Stop the run (and its running tools) now; the final event follows with `cancelled`."""
+        self._scope.cancel()
+
+    async def __aenter__(self) -> Self:
+        if self._entered:
+            raise RuntimeError("an AgentStream can be entered once; call agent.stream() again")
+        self._entered = True
+        send, receive = anyio.create_memory_object_stream[AgentEvent](_EVENT_BUFFER)
+        self._receive = receive
+        self._run = self._start_run(send.send)
+        await self._stack.enter_async_context(receive)
+        group: TaskGroup = await self._stack.enter_async_context(anyio.create_task_group())
+        # Cancel the loop before the group waits for it, whether the reader finished, broke off or failed.
+        self._stack.callback(group.cancel_scope.cancel)
+        group.start_soon(self._produce, self._run, send)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._stack.__aexit__(exc_type, exc, tb)
+
+    async def _produce(self, run: AgentRun, send: MemoryObjectSendStream[AgentEvent]) -> None:
+        async with send:
+            with self._scope:
+                await run.run()
+            result = run.result
+            if result is not None:
+                await send.send(FinalEvent(result=result))
+
+    def __aiter__(self) -> AsyncIterator[AgentEvent]:
+        if self._receive is None:
+            raise RuntimeError(
+                "use the stream as a context manager: `async with agent.stream(prompt) as events:`"
+            )
+        return self._receive.__aiter__()
+
+
+def _resolve_model(config: Config, name: str | None) -> Model:
+    import toolbridge.models
+
+    # The models layer's name resolution (the config's `models` section, `provider:model`, defaults).
+    resolve = getattr(toolbridge.models, "resolve_model", None)
+    if resolve is None:
+        raise ConfigError(
+            f"cannot resolve the model {name!r} by name yet: pass a Model instance (model=...)", key="model"
+        )
+    resolved: Model = resolve(config, name)
+    return resolved

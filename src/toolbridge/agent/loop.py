@@ -1,0 +1,322 @@
+"""The agent loop, as a small explicit state machine.
+
+Each step sends one request to the model, reads the reply, and returns one tagged outcome:
+
+```
+            ┌──────────────────────── RunTools ◄──┐
+            ▼                                     │
+   ┌─► step: request ─► read reply ─► decide ─────┼─► FinalAnswer   (no calls: the answer)
+   │        │                                     └─► Stop(reason)  (max_steps, repeated_call,
+   │        └─ ToolsNotSupportedError in auto mode: switch to prompt mode, redo the step   model_error)
+   └── run the calls concurrently, append the assistant message and one tool message per call
+```
+
+Cancellation (Ctrl-C, `AgentStream.cancel()`, a cancelled scope) can come at any await; the run is then
+finished as `cancelled` with whatever completed, and the cancellation goes on. Finishing always leaves a
+well-formed transcript: every call of the last assistant message gets a result, "did not run" if need be.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import anyio
+
+from toolbridge.agent._messages import for_prompt_mode, invalid_call_feedback, without_system
+from toolbridge.agent._reply import Emit, Reply, read_reply
+from toolbridge.agent._tools import ToolRunner
+from toolbridge.agent.approval import Approver
+from toolbridge.agent.definition import AgentDefinition
+from toolbridge.agent.events import (
+    AgentEvent,
+    InvalidToolCallEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+    ToolModeChangedEvent,
+)
+from toolbridge.agent.result import RunResult, StopReason, ToolCallRecord
+from toolbridge.errors import ModelError, ToolsNotSupportedError
+from toolbridge.models import Model, ModelRequest, ModelSettings, remember_prompt_mode
+from toolbridge.prompting import Persona, build_system_prompt
+from toolbridge.tools.registry import ToolRegistry
+from toolbridge.types import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    ToolResult,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+
+__all__ = ["REPEAT_LIMIT", "AgentRun", "FinalAnswer", "RunTools", "StepOutcome", "Stop"]
+
+REPEAT_LIMIT = 3
+"""A step asking for exactly the calls of the previous steps this many times in a row stops the run."""
+
+ActiveMode = Literal["native", "prompt", "none"]
+
+
+# -- the outcomes of a step -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunTools:
+    """The reply made calls: run them, then ask the model again."""
+
+    reply: Reply
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    reply: Reply
+
+
+@dataclass(frozen=True)
+class Stop:
+    reason: StopReason
+    detail: str
+
+
+StepOutcome = RunTools | FinalAnswer | Stop
+
+_OUTCOME_NAMES: dict[type, Literal["run_tools", "final_answer", "stop"]] = {
+    RunTools: "run_tools",
+    FinalAnswer: "final_answer",
+    Stop: "stop",
+}
+
+
+# -- one run ----------------------------------------------------------------------------------------
+
+
+class AgentRun:
+    """One run of the loop: from a prompt to a `RunResult`. Not reusable; make one per run."""
+
+    def __init__(
+        self,
+        model: Model,
+        registry: ToolRegistry,
+        definition: AgentDefinition,
+        prompt: str,
+        *,
+        history: Sequence[Message] = (),
+        approve: Approver | None = None,
+        emit: Emit | None = None,
+        settings: ModelSettings | None = None,
+    ) -> None:
+        self._model = model
+        self._registry = registry
+        self._definition = definition
+        self._approve = approve
+        self._emit = emit
+        self._settings = settings or ModelSettings()
+        self._messages: list[Message] = [*without_system(history), UserMessage(content=prompt)]
+        self._new_message_index = len(self._messages) - 1
+        self._tools: list[ToolSpec] = []
+        self._runner = ToolRunner(registry, (), definition, approve=approve, emit=emit)
+        self._mode: ActiveMode = "none"
+        self._system_prompts: dict[ActiveMode, str] = {}
+        self._steps = 0
+        self._usage = Usage()
+        self._records: list[ToolCallRecord] = []
+        # The calls of the latest assistant message whose results are not in the transcript yet.
+        self._unanswered: list[ToolCall] = []
+        self._finished_calls: dict[str, ToolCallRecord] = {}
+        self._used_call_ids: set[str] = set()
+        self._last_signature: tuple[str, ...] = ()
+        self._repeats = 0
+        self.result: RunResult | None = None
+        """Set when the run ends, however it ends (also when cancelled)."""
+
+    async def run(self) -> RunResult:
+        try:
+            await self._prepare()
+            while True:
+                outcome = await self._step()
+                if isinstance(outcome, RunTools):
+                    await self._run_tools(outcome.reply)
+                else:
+                    return self._finish(outcome)
+        except anyio.get_cancelled_exc_class():
+            # No awaits here: the scope is cancelled. The stream sends the final event itself.
+            self._finish(Stop("cancelled", "The run was cancelled."))
+            raise
+
+    # -- states ---------------------------------------------------------------------------------
+
+    async def _prepare(self) -> None:
+        if self._definition.tool_calling:
+            listed = await self._registry.list_tools(servers=self._servers())
+            self._tools = self._definition.select_tools(listed)
+        if not self._tools:
+            self._mode = "none"
+        else:
+            configured = self._definition.tool_mode or self._model.tool_mode
+            self._mode = "prompt" if configured == "prompt" else "native"
+        self._runner = ToolRunner(
+            self._registry, self._tools, self._definition, approve=self._approve, emit=self._emit
+        )
+
+    def _servers(self) -> list[str] | None:
+        if self._definition.servers is None:
+            return None
+        return [*self._definition.servers, "native"]
+
+    async def _step(self) -> StepOutcome:
+        self._steps += 1
+        step = self._steps
+        await self._send(StepStartedEvent(step=step, tool_mode=self._mode))
+        try:
+            reply = await self._request(step)
+        except ModelError as error:
+            await self._send(StepFinishedEvent(step=step, outcome="stop"))
+            return Stop("model_error", str(error))
+        self._usage = self._usage + reply.usage
+        outcome = self._decide(reply)
+        await self._send(
+            StepFinishedEvent(
+                step=step,
+                outcome=_OUTCOME_NAMES[type(outcome)],
+                finish_reason=reply.finish_reason,
+                closed_early=reply.closed_early,
+                usage=reply.usage,
+            )
+        )
+        return outcome
+
+    async def _request(self, step: int) -> Reply:
+        """Send the step's request and read the reply; in auto mode, fall back to prompt mode once."""
+        while True:
+            try:
+                request = self._build_request()
+                return await read_reply(
+                    self._model, request, step=step, emit=self._emit, find_calls=bool(self._tools)
+                )
+            except ToolsNotSupportedError as error:
+                configured = self._definition.tool_mode or self._model.tool_mode
+                if self._mode != "native" or configured != "auto":
+                    raise
+                remember_prompt_mode(self._model, str(error))
+                self._mode = "prompt"
+                await self._send(ToolModeChangedEvent(step=step, tool_mode="prompt", reason=str(error)))
+
+    def _decide(self, reply: Reply) -> StepOutcome:
+        """Record the reply in the transcript and pick the outcome of the step."""
+        reply = self._with_unique_ids(reply)
+        calls = reply.calls
+        content = "\n".join([reply.content, *(invalid.raw for invalid in reply.invalid_calls)]).strip()
+        self._messages.append(AssistantMessage(content=content, reasoning=reply.reasoning, tool_calls=calls))
+        if not reply.made_calls:
+            return FinalAnswer(reply)
+        self._unanswered = calls
+        self._finished_calls = {}
+        if self._repeated(calls):
+            described = ", ".join(f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})" for c in calls)
+            return Stop(
+                "repeated_call",
+                f"The model asked for the same call {REPEAT_LIMIT} times in a row ({described}); "
+                "stopped so it does not loop.",
+            )
+        if self._steps >= self._definition.max_steps:
+            return Stop(
+                "max_steps",
+                f"The model was still calling tools after {self._steps} steps (max_steps); "
+                "its last calls did not run.",
+            )
+        return RunTools(reply)
+
+    async def _run_tools(self, reply: Reply) -> None:
+        step = self._steps
+        for invalid in reply.invalid_calls:
+            await self._send(InvalidToolCallEvent(step=step, message=invalid.message, raw=invalid.raw))
+        await self._runner.run_all(step, reply.calls, reply.failed_calls, self._finished_calls)
+        self._answer_calls(lambda call: ToolResult.error(call.id, "The call did not run."))
+        if reply.invalid_calls:
+            problems = [(invalid.message, invalid.raw) for invalid in reply.invalid_calls]
+            self._messages.append(UserMessage(content=invalid_call_feedback(problems)))
+
+    def _finish(self, outcome: FinalAnswer | Stop) -> RunResult:
+        if isinstance(outcome, FinalAnswer):
+            output, reason, detail = outcome.reply.content, "final_answer", ""
+        else:
+            output, reason, detail = "", outcome.reason, outcome.detail
+            self._answer_calls(lambda call: ToolResult.error(call.id, f"This call did not run: {detail}"))
+        result = RunResult(
+            output=output,
+            stop_reason=reason,
+            stop_detail=detail,
+            messages=list(self._messages),
+            new_message_index=self._new_message_index,
+            steps=self._steps,
+            tool_calls=list(self._records),
+            usage=self._usage,
+            tool_mode=self._mode,
+        )
+        self.result = result
+        return result
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _answer_calls(self, missing: Callable[[ToolCall], ToolResult]) -> None:
+        """Append one tool message per unanswered call, in call order; `missing` makes absent results."""
+        for call in self._unanswered:
+            record = self._finished_calls.get(call.id)
+            if record is None:
+                record = ToolCallRecord(step=self._steps, call=call, result=missing(call), ran=False)
+            self._records.append(record)
+            self._messages.append(ToolMessage(name=call.name, result=record.result))
+        self._unanswered = []
+        self._finished_calls = {}
+
+    def _build_request(self) -> ModelRequest:
+        messages: list[Message] = []
+        if system := self._system_prompt():
+            messages.append(SystemMessage(content=system))
+        messages += self._messages if self._mode == "native" else for_prompt_mode(self._messages)
+        tools = self._tools if self._mode == "native" else ()
+        return ModelRequest(messages=messages, tools=tools, settings=self._settings)
+
+    def _system_prompt(self) -> str:
+        if self._mode not in self._system_prompts:
+            definition = self._definition
+            persona = Persona(
+                name=definition.name if definition.name != "default" else "",
+                description=definition.description,
+                instructions=definition.instructions,
+            )
+            tool_mode: Literal["native", "prompt"] = "native" if self._mode == "native" else "prompt"
+            self._system_prompts[self._mode] = build_system_prompt(persona, self._tools, tool_mode=tool_mode)
+        return self._system_prompts[self._mode]
+
+    def _with_unique_ids(self, reply: Reply) -> Reply:
+        # Prompt-mode models reuse ids like "call_001" across replies; results must stay matched.
+        calls: list[ToolCall] = []
+        failed: dict[str, ToolResult] = {}
+        for call in reply.calls:
+            known_failure = reply.failed_calls.get(call.id)
+            if call.id in self._used_call_ids:
+                call = call.model_copy(update={"id": ToolCall(name=call.name).id})
+            self._used_call_ids.add(call.id)
+            calls.append(call)
+            if known_failure is not None:
+                failed[call.id] = known_failure.model_copy(update={"call_id": call.id})
+        return replace(reply, calls=calls, failed_calls=failed)
+
+    def _repeated(self, calls: Sequence[ToolCall]) -> bool:
+        signature = tuple(sorted(f"{c.name} {json.dumps(c.arguments, sort_keys=True)}" for c in calls))
+        if signature and signature == self._last_signature:
+            self._repeats += 1
+        else:
+            self._repeats = 1 if signature else 0
+        self._last_signature = signature
+        return self._repeats >= REPEAT_LIMIT
+
+    async def _send(self, event: AgentEvent) -> None:
+        if self._emit is not None:
+            await self._emit(event)

@@ -1,0 +1,66 @@
+"""What a run produced: the answer, why it stopped, the transcript, the calls made and the tokens used."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolbridge.types import AssistantMessage, Message, ToolCall, ToolResult, Usage
+
+__all__ = ["RunResult", "StopReason", "ToolCallRecord"]
+
+StopReason = Literal["final_answer", "max_steps", "repeated_call", "cancelled", "model_error"]
+"""Why a run ended. Only `final_answer` means the model finished on its own."""
+
+
+class ToolCallRecord(BaseModel):
+    """One call the model made during a run, and what came of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step: int
+    call: ToolCall
+    result: ToolResult
+    """The result as the model saw it (after truncation); `result.server` says who ran it."""
+    approved: bool | None = None
+    """None: no approval was needed. False: the user declined and the tool did not run."""
+    ran: bool = True
+    """False when the tool never ran: declined, cancelled, unparseable, or the run stopped first."""
+    truncated_chars: int = 0
+    """Characters cut from a result longer than the agent's `max_result_chars`."""
+
+
+class RunResult(BaseModel):
+    """The outcome of `Agent.run()`; also the payload of the stream's final event."""
+
+    model_config = ConfigDict(frozen=True)
+
+    output: str
+    """The final answer; empty when the run stopped before the model gave one."""
+    stop_reason: StopReason
+    stop_detail: str = ""
+    """What happened, in a sentence for the user (e.g. which call repeated, the model's error)."""
+    messages: list[Message] = Field(default_factory=list)
+    """The whole conversation without the system prompt: the history passed in, the new prompt and
+    everything the run added. Pass it as `history=` to continue the conversation."""
+    new_message_index: int = 0
+    """Where this run's messages start in `messages` (its user prompt)."""
+    steps: int = 0
+    """Model requests made."""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    """Summed over the run's model requests. A reply closed early (after its calls) reports none."""
+    tool_mode: Literal["native", "prompt", "none"] = "none"
+    """How tools were offered at the end of the run (`none`: the agent had no tools)."""
+
+    @property
+    def new_messages(self) -> list[Message]:
+        return self.messages[self.new_message_index :]
+
+    @property
+    def last_reply(self) -> AssistantMessage | None:
+        for message in reversed(self.messages):
+            if isinstance(message, AssistantMessage):
+                return message
+        return None

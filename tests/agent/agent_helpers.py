@@ -1,0 +1,154 @@
+"""Agents against the scripted model, through the real `openai` client and our OpenAI-compatible adapter.
+
+`scripted_agent(turns, ...)` starts a `ScriptedModel` serving `turns`, points an `OpenAIChatModel` at
+it and yields `(agent, server)`; leaving the block checks the script was consumed exactly.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import anyio
+
+from toolbridge.agent import Agent, AgentDefinition, Approver
+from toolbridge.models import Model, ModelEvent, ModelRequest, OpenAIChatModel, ToolMode
+from toolbridge.testing import RecordedRequest, ScriptedModel, Turn
+from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
+from toolbridge.types import ToolAnnotations, ToolMessage, UserMessage
+
+
+@asynccontextmanager
+async def scripted_agent(
+    turns: Iterable[Turn],
+    *,
+    tools: Toolbox | ToolRegistry | Iterable[FunctionTool] | None = None,
+    definition: AgentDefinition | None = None,
+    tool_mode: ToolMode = "native",
+    approve: Approver | None = None,
+    answer_from_results: Callable[[list[str]], Turn] | None = None,
+) -> AsyncIterator[tuple[Agent, ScriptedModel]]:
+    """`answer_from_results`: script each answer from the tool results the request carries."""
+    if tools is not None and not isinstance(tools, Toolbox | ToolRegistry):
+        tools = ToolRegistry(native=[*native_tools(), *tools])
+    async with ScriptedModel(turns) as server:
+        adapter = OpenAIChatModel(
+            "scripted-model", base_url=server.base_url, api_key="test", max_retries=0, tool_mode=tool_mode
+        )
+        model: Model = adapter
+        if answer_from_results is not None:
+            model = AnswersFromResults(adapter, server, answer_from_results)
+        try:
+            yield Agent(model, tools, definition, approve=approve), server
+        finally:
+            await adapter.aclose()
+
+
+# -- reading what the scripted server received ----------------------------------------------------------
+
+
+def tool_messages(request: RecordedRequest) -> list[dict[str, Any]]:
+    return [m for m in request.messages if m["role"] == "tool"]
+
+
+def last_user_text(request: RecordedRequest) -> str:
+    users = [m for m in request.messages if m["role"] == "user"]
+    return str(users[-1]["content"]) if users else ""
+
+
+# -- test tools ------------------------------------------------------------------------------------------
+
+
+class CallLog:
+    """Start and end times (time.monotonic) of each run of the recording tools, by tag."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, float] = {}
+        self.ended: dict[str, float] = {}
+        self.both_started = anyio.Event()
+
+
+def overlapping_tools(log: CallLog, expected: int = 2) -> FunctionTool:
+    """`wait_for_peers(tag)`: records its start, then waits (bounded) until `expected` calls have started.
+
+    Run one after the other, the first call could never see the second start: it would time out and
+    the test would fail on the timestamps. Run concurrently, every call ends after all have started.
+    """
+
+    async def wait_for_peers(tag: str) -> str:
+        """Wait until the other calls have started too.
+
+        Args:
+            tag: A name for this call.
+        """
+        log.started[tag] = time.monotonic()
+        if len(log.started) >= expected:
+            log.both_started.set()
+        with anyio.move_on_after(5):
+            await log.both_started.wait()
+        log.ended[tag] = time.monotonic()
+        return f"{tag} done"
+
+    return FunctionTool.from_function(wait_for_peers)
+
+
+def destructive_tool(deleted: list[str]) -> FunctionTool:
+    def delete_file(path: str) -> str:
+        """Delete a file.
+
+        Args:
+            path: The file to delete.
+        """
+        deleted.append(path)
+        return f"deleted {path}"
+
+    return FunctionTool.from_function(delete_file, annotations=ToolAnnotations(destructive_hint=True))
+
+
+# -- a model that reads its tool results ---------------------------------------------------------------
+
+_RESULT_BLOCK = re.compile(r"<tool_result [^>]*>(.*?)</tool_result>", re.DOTALL)
+
+
+def last_tool_results(request: ModelRequest) -> list[str]:
+    """The tool results a request ends with, in either tool mode (tool messages or `<tool_result>` blocks)."""
+    results: list[str] = []
+    for message in reversed(request.messages):
+        if isinstance(message, ToolMessage):
+            results.insert(0, message.result.text)
+            continue
+        if isinstance(message, UserMessage) and not results:
+            results = _RESULT_BLOCK.findall(message.content)
+        break
+    return results
+
+
+class AnswersFromResults(Model):
+    """The scripted model, plus a reader: before each request that ends with tool results, it scripts
+    the next turn as an answer quoting them (through `answer(results)`), as a model that read them would.
+
+    The request still goes through the real adapter and HTTP; only the choice of words is scripted late,
+    so tests can check that what a tool returned (a time, a workbook's cells) reached the model.
+    """
+
+    def __init__(self, inner: Model, server: ScriptedModel, answer: Callable[[list[str]], Turn]) -> None:
+        self.inner = inner
+        self.server = server
+        self.answer = answer
+        self.name = inner.name
+
+    @property  # type: ignore[override]
+    def tool_mode(self) -> ToolMode:
+        return self.inner.tool_mode
+
+    @tool_mode.setter
+    def tool_mode(self, mode: ToolMode) -> None:
+        self.inner.tool_mode = mode
+
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
+        if results := last_tool_results(request):
+            self.server.add(self.answer(results))
+        return self.inner.stream(request)

@@ -1,0 +1,248 @@
+"""Streaming: the events, closing the model's stream right after its calls, tool-mode recovery and
+fallback, approval, and leaving or cancelling a stream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from agent_helpers import destructive_tool, scripted_agent, tool_messages
+
+from toolbridge.agent import (
+    AgentDefinition,
+    AgentEvent,
+    ApprovalRequest,
+    FinalEvent,
+    TextDeltaEvent,
+    ToolCallStartedEvent,
+    parse_event,
+)
+from toolbridge.testing import ToolCallSpec, Turn
+from toolbridge.tools import FunctionTool
+
+pytestmark = pytest.mark.anyio
+
+TIME = ToolCallSpec("get_current_time", {"timezone": "UTC"})
+
+
+async def collect(agent_stream: object) -> list[AgentEvent]:
+    events: list[AgentEvent] = []
+    async with agent_stream as stream:  # type: ignore[attr-defined]
+        async for event in stream:
+            events.append(event)
+    return events
+
+
+async def test_events_tell_the_whole_run_in_order_and_survive_json() -> None:
+    script = [Turn.reasoning("Need the time.").then_tool_calls(TIME), Turn.text("It is late.")]
+    async with scripted_agent(script) as (agent, _server):
+        events = await collect(agent.stream("What time is it?"))
+
+    assert [e.type for e in events] == [
+        "step_started",
+        "reasoning_delta",
+        "reasoning_delta",
+        "reasoning_delta",
+        "reasoning_delta",
+        "step_finished",
+        "tool_call_started",
+        "tool_call_finished",
+        "step_started",
+        "text_delta",
+        "text_delta",
+        "text_delta",
+        "step_finished",
+        "final",
+    ]
+    assert [parse_event(e.model_dump_json()) for e in events] == events
+    started, finished = events[6], events[7]
+    assert started.type == "tool_call_started"
+    assert started.call.name == "get_current_time"
+    assert started.call.arguments == {"timezone": "UTC"}
+    assert started.server == "native"
+    assert finished.type == "tool_call_finished"
+    assert not finished.is_error
+    assert '"timezone": "UTC"' in finished.result_preview
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert final.result.output == "It is late."
+    assert json.loads(final.model_dump_json())["result"]["stop_reason"] == "final_answer"
+
+
+async def test_the_stream_is_closed_right_after_the_call_and_the_filler_never_sent() -> None:
+    # Seed 002: a complete call, then 2,000 tokens of "(waiting...)" at 200 tokens/s.
+    first = Turn.calls_in_text(TIME, before="Let me check.\n").then_tokens(
+        2000, token=" (waiting for the tool result...)", delay=0.005
+    )
+    async with scripted_agent([first, Turn.text("Noon.")], tool_mode="prompt") as (agent, server):
+        events = await collect(agent.stream("What time is it?"))
+        reply = await server.wait_for_reply_async(1)
+
+    assert reply.client_disconnected
+    assert reply.segment_ended_at[-1] is None  # the filler's last token was never sent
+    assert reply.chunks_sent < reply.chunks_total - 1900
+    shown = "".join(e.text for e in events if isinstance(e, TextDeltaEvent))
+    assert shown == "Let me check.\nNoon."
+    assert "waiting" not in json.dumps([e.model_dump(mode="json") for e in events])
+    [finished] = [e for e in events if e.type == "step_finished" and e.step == 1]
+    assert finished.closed_early
+
+
+async def test_calls_written_back_to_back_are_all_read_before_the_stream_closes() -> None:
+    calls = [ToolCallSpec("calculate", {"expression": f"{n} * 2"}) for n in (1, 2, 3)]
+    first = Turn.calls_in_text(*calls).then_text("\nNow I wait.").then_tokens(500)
+    async with scripted_agent([first, Turn.text("2, 4, 6")], tool_mode="prompt") as (agent, server):
+        result = await agent.run("Double 1, 2 and 3.")
+
+    assert [r.result.text for r in result.tool_calls] == ["2", "4", "6"]
+    assert server.requests[1].messages[-1]["content"].count("<tool_result") == 3
+
+
+async def test_markup_leaked_into_native_text_is_recovered_as_calls() -> None:
+    leaked = Turn.text("<tool_call>" + json.dumps({"name": "calculate", "arguments": {"expression": "2+2"}}))
+    leaked = leaked.then_text("</tool_call>")
+    async with scripted_agent([leaked, Turn.text("4")], tool_mode="native") as (agent, server):
+        events = await collect(agent.stream("2+2?"))
+
+    assert not any(isinstance(e, TextDeltaEvent) and "tool_call" in e.text for e in events)
+    assistant = server.requests[1].messages[-2]
+    assert assistant["tool_calls"][0]["function"]["name"] == "calculate"
+    assert tool_messages(server.requests[1])[0]["content"] == "4"
+    assert server.requests[1].tools  # still native mode
+
+
+async def test_auto_mode_falls_back_to_prompt_mode_when_tools_are_rejected(tool_mode_memory: Path) -> None:
+    script = [
+        Turn.error(400, '"scripted-model" does not support tools'),
+        Turn.calls_in_text(ToolCallSpec("calculate", {"expression": "15 + 27"})),
+        Turn.text("42"),
+    ]
+    async with scripted_agent(script, tool_mode="auto") as (agent, server):
+        events = await collect(agent.stream("15 + 27?"))
+
+    first, retried, answered = server.requests
+    assert first.tools
+    assert not retried.tools
+    assert not answered.tools
+    assert "<tool_call>" in retried.messages[0]["content"]  # the catalog and convention, in the prompt
+    assert answered.messages[-1]["content"].endswith(">42</tool_result>")
+    [changed] = [e for e in events if e.type == "tool_mode_changed"]
+    assert changed.tool_mode == "prompt"
+    assert "does not support tools" in changed.reason
+    assert agent.model.tool_mode == "prompt"
+    assert "prompt" in (tool_mode_memory / "tool_modes.json").read_text()
+    assert isinstance(events[-1], FinalEvent)
+    assert events[-1].result.tool_mode == "prompt"
+
+
+@pytest.mark.parametrize("approved", [False, True])
+async def test_a_destructive_call_waits_for_approval(approved: bool) -> None:
+    deleted: list[str] = []
+    asked: list[ApprovalRequest] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return approved
+
+    script = [Turn.tool_calls(ToolCallSpec("delete_file", {"path": "/tmp/x"})), Turn.text("OK.")]
+    async with scripted_agent(script, tools=[destructive_tool(deleted)], approve=approve) as (agent, server):
+        events = await collect(agent.stream("Delete /tmp/x"))
+
+    [request] = asked
+    assert request.call.arguments == {"path": "/tmp/x"}
+    assert request.reason == "the tool is marked as destructive"
+    types = [e.type for e in events]
+    assert (
+        types.index("approval_requested")
+        < types.index("approval_decided")
+        < types.index("tool_call_finished")
+    )
+    [result] = tool_messages(server.requests[1])
+    if approved:
+        assert deleted == ["/tmp/x"]
+        assert result["content"] == "deleted /tmp/x"
+    else:
+        assert deleted == []
+        assert "The user declined this call" in result["content"]
+
+
+async def test_approval_policy_overrides_and_no_approver_means_declined() -> None:
+    deleted: list[str] = []
+    never_ask = AgentDefinition(approval={"tools": {"delete_*": "never"}, "servers": {"native": "always"}})
+    script = [
+        Turn.tool_calls(
+            ToolCallSpec("delete_file", {"path": "a"}), ToolCallSpec("calculate", {"expression": "1"})
+        ),
+        Turn.text("Done."),
+    ]
+    async with scripted_agent(script, tools=[destructive_tool(deleted)], definition=never_ask) as (
+        agent,
+        _server,
+    ):
+        result = await agent.run("Go.")
+
+    assert deleted == ["a"]  # the tool rule beats the server rule
+    declined = result.tool_calls[1]
+    assert declined.approved is False
+    assert "no one could be asked" in declined.result.text
+    assert "native" in declined.result.text
+
+
+async def test_leaving_the_stream_early_cancels_the_run_and_its_tool() -> None:
+    tool_started, tool_cancelled = anyio.Event(), anyio.Event()
+
+    async def wait_forever() -> str:
+        """Never return."""
+        tool_started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            tool_cancelled.set()
+        return "unreachable"
+
+    script = [Turn.tool_calls(ToolCallSpec("wait_forever", {}))]
+    tools = [FunctionTool.from_function(wait_forever)]
+    async with scripted_agent(script, tools=tools) as (agent, _server), agent.stream("Wait.") as stream:
+        async for event in stream:
+            if isinstance(event, ToolCallStartedEvent):
+                await tool_started.wait()
+                break
+
+    assert tool_cancelled.is_set()
+    assert stream.result is not None
+    assert stream.result.stop_reason == "cancelled"
+    assert "did not run" in stream.result.tool_calls[0].result.text
+
+
+async def test_cancel_ends_the_run_with_a_final_event() -> None:
+    tool_started = anyio.Event()
+
+    async def wait_forever() -> str:
+        """Never return."""
+        tool_started.set()
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    script = [Turn.tool_calls(ToolCallSpec("wait_forever", {}))]
+    async with scripted_agent(script, tools=[FunctionTool.from_function(wait_forever)]) as (agent, _server):
+        events: list[AgentEvent] = []
+        async with agent.stream("Wait.") as stream:
+            async for event in stream:
+                events.append(event)
+                if isinstance(event, ToolCallStartedEvent):
+                    await tool_started.wait()
+                    stream.cancel()
+
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert final.result.stop_reason == "cancelled"
+    assert final.result.steps == 1
+
+
+async def test_iterating_without_entering_the_stream_says_how_to_use_it() -> None:
+    async with scripted_agent([]) as (agent, _server):
+        with pytest.raises(RuntimeError, match=r"async with agent\.stream"):
+            async for _ in agent.stream("Hi"):
+                pass
