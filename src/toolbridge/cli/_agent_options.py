@@ -1,0 +1,21 @@
+"""Options shared by the commands that talk to an agent (`ask`, `chat`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+AgentOption = Annotated[
+    str | None,
+    typer.Option("--agent", "-a", help="Agent from the config's 'agents' section (default: default)."),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="Model: a name from the config's 'models', provider:model (e.g. ollama:qwen3), or demo.",
+    ),
+]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call without asking.")]

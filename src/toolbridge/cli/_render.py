@@ -1,0 +1,191 @@
+"""Showing an agent's events on a terminal: the answer as Markdown, each tool call live, approvals inline.
+
+On a terminal the answer streams into a live region (rich `Live`) with a spinner per running call;
+finished calls and text that preceded them are printed above it for good. When stdout is not a
+terminal the same events are printed as plain lines, and `--json` prints the events themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import anyio
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.prompt import Confirm
+from rich.spinner import Spinner
+from rich.text import Text
+
+from toolbridge.agent import AgentEvent, ApprovalRequest, RunResult
+from toolbridge.types import ToolCall
+
+__all__ = ["EventPrinter", "JsonEventPrinter", "TerminalRenderer"]
+
+_ARGUMENTS_SHOWN = 120
+_RESULT_SHOWN = 160
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe_call(call: ToolCall) -> str:
+    arguments = json.dumps(call.arguments, ensure_ascii=False)
+    return f"{call.name} {_one_line(arguments, _ARGUMENTS_SHOWN)}"
+
+
+class EventPrinter:
+    """The interface the chat session drives: show events, and ask the user about a call."""
+
+    def show(self, event: AgentEvent) -> None:
+        raise NotImplementedError
+
+    async def ask_approval(self, request: ApprovalRequest) -> bool:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """The turn ended (normally or not): leave the terminal tidy."""
+
+
+async def _confirm(console: Console, request: ApprovalRequest) -> bool:
+    if not sys.stdin.isatty():
+        console.print("[yellow]declined[/]: approval needed but stdin is not a terminal (use --yes).")
+        return False
+    question = f"Run [bold]{escape(describe_call(request.call))}[/]? ({escape(request.reason)})"
+    # Abandoned on cancel: Ctrl-C during the question stops the turn at once.
+    ask = lambda: Confirm.ask(question, console=console, default=False)  # noqa: E731
+    return await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)
+
+
+class TerminalRenderer(EventPrinter):
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._live: Live | None = None
+        self._text = ""
+        self._reasoning = ""
+        self._running: dict[str, ToolCall] = {}
+        self._printed_any_text = False
+
+    # -- the live region ------------------------------------------------------------------------
+
+    def _view(self) -> RenderableType:
+        parts: list[RenderableType] = []
+        if self._reasoning and not self._text:
+            last = self._reasoning.strip().splitlines()[-1:] or [""]
+            parts.append(Text(f"thinking: {_one_line(last[0], 100)}", style="dim italic"))
+        if self._text:
+            parts.append(Markdown(self._text))
+        for call in self._running.values():
+            parts.append(Spinner("dots", Text(describe_call(call), style="cyan")))
+        return Group(*parts)
+
+    def _refresh(self) -> None:
+        if not self.console.is_terminal:
+            return
+        if self._live is None:
+            self._live = Live(self._view(), console=self.console, refresh_per_second=12, transient=True)
+            self._live.start()
+        else:
+            self._live.update(self._view())
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def _flush_text(self) -> None:
+        """Print the text so far for good (it came before tool calls or is the final answer)."""
+        if self._text.strip():
+            self._stop_live()
+            if self.console.is_terminal:
+                self.console.print(Markdown(self._text))
+            else:
+                self.console.print(self._text.strip(), markup=False, highlight=False)
+            self._printed_any_text = True
+        self._text = ""
+        self._reasoning = ""
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def show(self, event: AgentEvent) -> None:
+        if event.type == "text_delta":
+            self._text += event.text
+            if not self.console.is_terminal:
+                return  # printed whole at the end of the step: plain output has no live region
+        elif event.type == "reasoning_delta":
+            self._reasoning += event.text
+        elif event.type == "tool_call_started":
+            self._flush_text()
+            self._running[event.call.id] = event.call
+            if not self.console.is_terminal:
+                self.console.print(f"→ {describe_call(event.call)}", markup=False)
+        elif event.type == "tool_call_finished":
+            self._running.pop(event.call_id, None)
+            self._print_above(self._finished_line(event))
+        elif event.type == "invalid_tool_call":
+            self._print_above(Text(f"! unreadable tool call: {event.message}", style="yellow"))
+        elif event.type == "tool_mode_changed":
+            self._print_above(Text(f"(tools moved into the prompt: {event.reason})", style="dim"))
+        elif event.type == "step_finished":
+            if event.outcome != "run_tools":
+                self._flush_text()
+        elif event.type == "final":
+            self._flush_text()
+            self._show_stop(event.result)
+        self._refresh()
+
+    def _print_above(self, line: RenderableType) -> None:
+        if self._live is not None:
+            self._live.console.print(line)
+        else:
+            self.console.print(line)
+
+    @staticmethod
+    def _finished_line(event: AgentEvent) -> Text:
+        assert event.type == "tool_call_finished"
+        mark, style = ("✗", "red") if event.is_error else ("✓", "green")
+        line = Text(f"{mark} {event.name}", style=style)
+        line.append(f"  {event.duration:.2f}s", style="dim")
+        if getattr(event, "cached", False):
+            line.append(" (cached)", style="dim")
+        line.append(
+            f"  {_one_line(event.result_preview, _RESULT_SHOWN)}", style="red" if event.is_error else ""
+        )
+        return line
+
+    def _show_stop(self, result: RunResult) -> None:
+        if result.stop_reason == "final_answer":
+            return
+        detail = result.stop_detail or result.stop_reason.replace("_", " ")
+        self._print_above(Text(f"stopped: {detail}", style="yellow"))
+
+    async def ask_approval(self, request: ApprovalRequest) -> bool:
+        self._stop_live()
+        try:
+            return await _confirm(self.console, request)
+        finally:
+            self._refresh()
+
+    def close(self) -> None:
+        self._stop_live()
+        self._running.clear()
+        self._text = ""
+        self._reasoning = ""
+
+
+class JsonEventPrinter(EventPrinter):
+    """`--json`: one event per line on stdout; approval questions go to stderr."""
+
+    def __init__(self, console: Console, errors: Console) -> None:
+        self.console = console
+        self.errors = errors
+
+    def show(self, event: AgentEvent) -> None:
+        self.console.out(event.model_dump_json(), highlight=False)
+
+    async def ask_approval(self, request: ApprovalRequest) -> bool:
+        return await _confirm(self.errors, request)

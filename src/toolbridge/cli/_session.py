@@ -1,0 +1,116 @@
+"""A terminal conversation with an agent: turns run on an event loop in a background thread.
+
+The main thread reads input and waits for each turn, so Ctrl-C arrives there as KeyboardInterrupt
+and stops only the turn in progress (its stream and running tools are cancelled), not the session
+or the MCP servers it keeps open between turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager
+from typing import Any
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from toolbridge.agent import Agent, AgentStream, ApprovalRequest, RunResult, approve_all
+from toolbridge.cli._render import EventPrinter
+from toolbridge.config import Config
+from toolbridge.types import Message
+
+__all__ = ["TerminalSession"]
+
+
+class TerminalSession:
+    """Opens the agent once (servers connect on first use) and runs turns until closed."""
+
+    def __init__(
+        self,
+        config: Config,
+        printer: EventPrinter,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        approve_everything: bool = False,
+        history: Sequence[Message] = (),
+    ) -> None:
+        self.printer = printer
+        self.history: list[Message] = list(history)
+        self._config = config
+        self._agent_name = agent
+        self._model_name = model
+        self._approve_everything = approve_everything
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+        self._agent_cm: AbstractContextManager[Agent] | None = None
+        self._agent: Agent | None = None
+        self._current: AgentStream | None = None
+
+    def __enter__(self) -> TerminalSession:
+        self._portal_cm = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        try:
+            self._agent_cm = self._portal.wrap_async_context_manager(self._open_agent())
+            self._agent = self._agent_cm.__enter__()
+        except BaseException as exc:
+            self._portal_cm.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        try:
+            if self._agent_cm is not None:
+                self._agent_cm.__exit__(*exc_info)
+        finally:
+            if self._portal_cm is not None:
+                self._portal_cm.__exit__(*exc_info)
+
+    @asynccontextmanager
+    async def _open_agent(self) -> AsyncIterator[Agent]:
+        approve = approve_all if self._approve_everything else self._ask
+        async with Agent.from_config(
+            self._config, name=self._agent_name, model=self._model_name, approve=approve
+        ) as agent:
+            try:
+                yield agent
+            finally:
+                close = getattr(agent.model, "aclose", None)
+                if close is not None:
+                    await close()
+
+    @property
+    def agent(self) -> Agent:
+        assert self._agent is not None, "use the session in a `with` block"
+        return self._agent
+
+    async def _ask(self, request: ApprovalRequest) -> bool:
+        return await self.printer.ask_approval(request)
+
+    def turn(self, prompt: str) -> RunResult | None:
+        """Run one turn to its end. Ctrl-C cancels it; the result then says `cancelled`."""
+        assert self._portal is not None
+        future = self._portal.start_task_soon(self._run_turn, prompt)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            self._portal.call(self._cancel_turn)
+            return future.result()
+        finally:
+            self.printer.close()
+
+    async def _run_turn(self, prompt: str) -> RunResult | None:
+        async with self.agent.stream(prompt, history=self.history) as events:
+            self._current = events
+            try:
+                async for event in events:
+                    self.printer.show(event)
+            finally:
+                self._current = None
+        result = events.result
+        if result is not None:
+            self.history = list(result.messages)
+        return result
+
+    async def _cancel_turn(self) -> None:
+        if self._current is not None:
+            self._current.cancel()

@@ -1,0 +1,192 @@
+"""`toolbridge ask` and `chat` as real processes: the demo model, a scripted model, approval, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from toolbridge.agent import parse_event
+from toolbridge.config.model import ServerConfig
+from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+
+TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
+StdioServer = Callable[..., ServerConfig]
+
+
+def environment(tmp_path: Path) -> dict[str, str]:
+    env = {**os.environ, "NO_COLOR": "1", "TOOLBRIDGE_CACHE_DIR": str(tmp_path / "cache")}
+    for name in ("TOOLBRIDGE_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        env.pop(name, None)
+    return env
+
+
+def toolbridge(tmp_path: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*TOOLBRIDGE, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment(tmp_path),
+        cwd=tmp_path,
+        check=False,
+    )
+
+
+def scripted_config(tmp_path: Path, model: ScriptedModel, **extra: Any) -> Path:
+    path = tmp_path / "toolbridge.json"
+    document = {
+        "models": {
+            "scripted": {"provider": "openai-compatible", "base_url": model.base_url, "model": "scripted"}
+        },
+        "default_model": "scripted",
+        **extra,
+    }
+    path.write_text(json.dumps(document))
+    return path
+
+
+def events_of(stdout: str) -> list[Any]:
+    return [parse_event(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_ask_with_the_demo_model_runs_the_whole_loop(tmp_path: Path) -> None:
+    done = toolbridge(tmp_path, "ask", "--model", "demo", "What is 15 + 27?")
+    assert done.returncode == 0, done.stderr
+    assert "→ calculate" in done.stdout
+    assert "✓ calculate" in done.stdout
+    assert "[demo model] 15 + 27 = 42" in done.stdout
+
+
+def test_ask_without_any_model_says_how_to_configure_one(tmp_path: Path) -> None:
+    env = environment(tmp_path)
+    env["OLLAMA_HOST"] = "127.0.0.1:9"  # nothing listens there
+    done = subprocess.run(
+        [*TOOLBRIDGE, "ask", "hi"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "--model demo" in done.stderr
+    assert "OPENAI_API_KEY" in done.stderr
+
+
+def test_ask_json_prints_every_event_through_a_real_model_endpoint(tmp_path: Path) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"}, id="call_1")),
+        Turn.text("15 + 27 is 42.").expecting(lambda request: request.last_message["content"] == "42"),
+    ]
+    with ScriptedModel(script) as model:
+        config = scripted_config(tmp_path, model)
+        done = toolbridge(tmp_path, "ask", "--config", str(config), "--json", "What is 15 + 27?")
+    assert done.returncode == 0, done.stderr
+    events = events_of(done.stdout)
+    kinds = [event.type for event in events]
+    assert kinds[0] == "step_started"
+    assert kinds[-1] == "final"
+    finished = next(event for event in events if event.type == "tool_call_finished")
+    assert (finished.name, finished.result_preview, finished.is_error) == ("calculate", "42", False)
+    assert "".join(e.text for e in events if e.type == "text_delta" and e.step == 2) == "15 + 27 is 42."
+    assert events[-1].result.output == "15 + 27 is 42."
+
+
+@pytest.fixture
+def echo_needs_approval(tmp_path: Path, stdio_server: StdioServer) -> Callable[[ScriptedModel], Path]:
+    basic = stdio_server("basic")
+
+    def make(model: ScriptedModel) -> Path:
+        return scripted_config(
+            tmp_path,
+            model,
+            mcpServers={"basic": {"command": basic.command, "args": basic.args}},
+            agents={"default": {"approval": {"tools": {"echo": "always"}}}},
+        )
+
+    return make
+
+
+def test_a_call_needing_approval_is_declined_without_a_terminal(
+    tmp_path: Path, echo_needs_approval: Callable[[ScriptedModel], Path]
+) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("echo", {"text": "secret"})),
+        Turn.text("Understood.").expecting(lambda request: "declined" in request.last_message["content"]),
+    ]
+    with ScriptedModel(script) as model:
+        done = toolbridge(tmp_path, "ask", "--config", str(echo_needs_approval(model)), "Echo it")
+    assert done.returncode == 0, done.stderr
+    assert "approval needed but stdin is not a terminal" in done.stdout
+
+
+def test_yes_approves_the_call(tmp_path: Path, echo_needs_approval: Callable[[ScriptedModel], Path]) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("echo", {"text": "secret"})),
+        Turn.text("Done.").expecting(lambda request: request.last_message["content"] == "secret"),
+    ]
+    with ScriptedModel(script) as model:
+        done = toolbridge(tmp_path, "ask", "--yes", "--config", str(echo_needs_approval(model)), "Echo it")
+    assert done.returncode == 0, done.stderr
+    assert "✓ echo" in done.stdout
+
+
+def read_events_until(stream: IO[str], wanted: str) -> Iterator[Any]:
+    for line in stream:
+        event = parse_event(line)
+        yield event
+        if event.type == wanted:
+            return
+    raise AssertionError(f"the stream ended before a {wanted!r} event")
+
+
+def test_ctrl_c_in_chat_stops_the_answer_but_not_the_session(tmp_path: Path) -> None:
+    script = [
+        # A slow answer: Ctrl-C arrives while it streams.
+        Turn.text("This answer is long " * 50, chunk_size=4, delay=0.05),
+        Turn.text("Second answer.").expecting(
+            lambda request: request.last_message == {"role": "user", "content": "second question"}
+        ),
+    ]
+    with ScriptedModel(script) as model:
+        config = scripted_config(tmp_path, model)
+        chat = subprocess.Popen(
+            [*TOOLBRIDGE, "chat", "--json", "--config", str(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(tmp_path),
+            cwd=tmp_path,
+        )
+        try:
+            assert chat.stdin is not None
+            assert chat.stdout is not None
+            chat.stdin.write("first question\n")
+            chat.stdin.flush()
+            for _ in read_events_until(chat.stdout, "text_delta"):
+                pass
+            chat.send_signal(signal.SIGINT)
+            final = list(read_events_until(chat.stdout, "final"))[-1]
+            assert final.result.stop_reason == "cancelled"
+            assert model.wait_for_reply(1).client_disconnected
+
+            chat.stdin.write("second question\n")
+            chat.stdin.close()
+            second = list(read_events_until(chat.stdout, "final"))[-1]
+            assert second.result.output == "Second answer."
+            assert chat.wait(timeout=30) == 0
+        finally:
+            if chat.poll() is None:
+                chat.kill()
+                chat.wait()
