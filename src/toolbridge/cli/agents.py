@@ -1,0 +1,258 @@
+"""`toolbridge agents`: list, create, edit, show and delete the agents kept in the database."""
+
+from __future__ import annotations
+
+import json as json_module
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.markup import escape
+from rich.table import Table
+
+from toolbridge.agent.definition import AgentDefinition, ApprovalRule
+from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
+from toolbridge.cli._store import DbOption, open_store, when
+from toolbridge.cli.app import app
+from toolbridge.store import AgentRecord, StoreError
+
+T = TypeVar("T")
+
+agents_app = typer.Typer(help="Agents kept in the database: list, create, edit, show, delete.")
+app.add_typer(agents_app, name="agents")
+
+NameArgument = Annotated[str, typer.Argument(metavar="NAME", help="The agent's name.")]
+ModelOption = Annotated[str | None, typer.Option("--model", "-m", help="Model name, as configured.")]
+InstructionsOption = Annotated[
+    str | None, typer.Option("--instructions", "-i", help="Instructions that open the system prompt.")
+]
+InstructionsFileOption = Annotated[
+    Path | None, typer.Option("--instructions-file", help="Read the instructions from this file.")
+]
+DescriptionOption = Annotated[
+    str | None, typer.Option("--description", "-d", help="One line about the agent.")
+]
+ToolCallingOption = Annotated[
+    bool | None, typer.Option("--tools/--no-tools", help="Whether the agent may call tools at all.")
+]
+ServersOption = Annotated[
+    list[str] | None, typer.Option("--server", "-s", help="An MCP server it may use (repeat). Default: all.")
+]
+AllowOption = Annotated[
+    list[str] | None, typer.Option("--allow", help="Only these tools, names or patterns (repeat).")
+]
+DenyOption = Annotated[list[str] | None, typer.Option("--deny", help="Never these tools (repeat).")]
+MaxStepsOption = Annotated[int | None, typer.Option("--max-steps", min=1, help="Model requests per run.")]
+ApprovalOption = Annotated[
+    ApprovalRule | None,
+    typer.Option("--approval", help="Default approval rule: auto (destructive tools), always or never."),
+]
+
+
+@agents_app.callback(invoke_without_command=True)
+def agents(
+    ctx: typer.Context, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
+) -> None:
+    """List stored agents: name, model, tools, servers, description."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with open_store(db, config) as store:
+        records = store.list_agents()
+    if json:
+        print_json([agent_json(record) for record in records])
+        return
+    if not records:
+        stdout.print("No stored agents. Create one with `toolbridge agents create NAME --model M`.")
+        return
+    table = Table("name", "model", "tools", "servers", "description", "updated")
+    for record in records:
+        agent = record.definition
+        table.add_row(
+            escape(agent.name),
+            escape(agent.model or "(default)"),
+            "on" if agent.tool_calling else "off",
+            escape(", ".join(agent.servers) if agent.servers is not None else "all"),
+            escape(agent.description),
+            when(record.updated_at),
+        )
+    stdout.print(table)
+
+
+@agents_app.command()
+def create(
+    name: NameArgument,
+    model: ModelOption = None,
+    instructions: InstructionsOption = None,
+    instructions_file: InstructionsFileOption = None,
+    description: DescriptionOption = None,
+    tool_calling: ToolCallingOption = None,
+    server: ServersOption = None,
+    allow: AllowOption = None,
+    deny: DenyOption = None,
+    max_steps: MaxStepsOption = None,
+    approval: ApprovalOption = None,
+    db: DbOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Store a new agent. Options left out take the defaults (all servers, all tools, 10 steps)."""
+    changes = _changes(
+        model,
+        instructions,
+        instructions_file,
+        description,
+        tool_calling,
+        server,
+        allow,
+        deny,
+        max_steps,
+        approval,
+    )
+    definition = _validated({"name": name, **_nested(changes)})
+    with open_store(db, config) as store:
+        record = _or_fail(lambda: store.create_agent(definition))
+    stdout.print(f"Created agent {escape(record.name)!r}.")
+
+
+@agents_app.command()
+def edit(
+    name: NameArgument,
+    rename: Annotated[str | None, typer.Option("--rename", help="Give the agent this new name.")] = None,
+    model: ModelOption = None,
+    instructions: InstructionsOption = None,
+    instructions_file: InstructionsFileOption = None,
+    description: DescriptionOption = None,
+    tool_calling: ToolCallingOption = None,
+    server: ServersOption = None,
+    all_servers: Annotated[bool, typer.Option("--all-servers", help="Let it use every server.")] = False,
+    allow: AllowOption = None,
+    allow_all: Annotated[bool, typer.Option("--allow-all", help="Drop the allow list.")] = False,
+    deny: DenyOption = None,
+    max_steps: MaxStepsOption = None,
+    approval: ApprovalOption = None,
+    db: DbOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Change a stored agent: only the options given change."""
+    changes = _changes(
+        model,
+        instructions,
+        instructions_file,
+        description,
+        tool_calling,
+        server,
+        allow,
+        deny,
+        max_steps,
+        approval,
+    )
+    if rename:
+        changes["name"] = rename
+    if all_servers:
+        changes["servers"] = None
+    if allow_all:
+        changes["tools.allow"] = None
+    if not changes:
+        fail("nothing to change: give at least one option, e.g. --model or --instructions (see --help)")
+    with open_store(db, config) as store:
+        current = _or_fail(lambda: store.get_agent(name)).definition
+        document = current.model_dump(mode="json")
+        for key, value in _nested(changes).items():
+            document[key] = {**document[key], **value} if key in ("tools", "approval") else value
+        definition = _validated(document)
+        record = _or_fail(lambda: store.update_agent(name, definition))
+    stdout.print(f"Updated agent {escape(record.name)!r}.")
+
+
+@agents_app.command()
+def show(
+    name: NameArgument, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
+) -> None:
+    """Print one agent's whole definition."""
+    with open_store(db, config) as store:
+        record = _or_fail(lambda: store.get_agent(name))
+    if json:
+        print_json(agent_json(record))
+        return
+    for key, value in agent_json(record).items():
+        shown = value if isinstance(value, str) else json_module.dumps(value, ensure_ascii=False)
+        stdout.print(f"[bold]{key}[/]: {escape(shown)}")
+
+
+@agents_app.command()
+def delete(name: NameArgument, db: DbOption = None, config: ConfigOption = None) -> None:
+    """Delete a stored agent. Its chats stay in the history."""
+    with open_store(db, config) as store:
+        _or_fail(lambda: store.delete_agent(name))
+    stdout.print(f"Deleted agent {escape(name)!r}.")
+
+
+def agent_json(record: AgentRecord) -> dict[str, Any]:
+    return {
+        **record.definition.model_dump(mode="json"),
+        "created_at": record.created_at.isoformat(),
+        "updated_at": record.updated_at.isoformat(),
+    }
+
+
+def _changes(
+    model: str | None,
+    instructions: str | None,
+    instructions_file: Path | None,
+    description: str | None,
+    tool_calling: bool | None,
+    servers: list[str] | None,
+    allow: list[str] | None,
+    deny: list[str] | None,
+    max_steps: int | None,
+    approval: ApprovalRule | None,
+) -> dict[str, Any]:
+    """The options given, as dotted definition keys."""
+    if instructions is not None and instructions_file is not None:
+        fail("give --instructions or --instructions-file, not both")
+    if instructions_file is not None:
+        try:
+            instructions = instructions_file.read_text()
+        except OSError as exc:
+            fail(f"cannot read --instructions-file {instructions_file}: {exc.strerror}")
+    given = {
+        "model": model,
+        "instructions": instructions,
+        "description": description,
+        "tool_calling": tool_calling,
+        "servers": servers or None,
+        "tools.allow": allow or None,
+        "tools.deny": deny or None,
+        "max_steps": max_steps,
+        "approval.default": approval,
+    }
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _nested(changes: dict[str, Any]) -> dict[str, Any]:
+    """`{"tools.allow": x}` -> `{"tools": {"allow": x}}`."""
+    nested: dict[str, Any] = {}
+    for key, value in changes.items():
+        section, _, field = key.partition(".")
+        if field:
+            nested.setdefault(section, {})[field] = value
+        else:
+            nested[key] = value
+    return nested
+
+
+def _validated(document: dict[str, Any]) -> AgentDefinition:
+    try:
+        return AgentDefinition.model_validate(document)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        fail(f"invalid agent setting {where}: {error['msg']}")
+
+
+def _or_fail(action: Callable[[], T]) -> T:
+    try:
+        return action()
+    except StoreError as exc:
+        fail(str(exc))

@@ -1,0 +1,111 @@
+"""`toolbridge history`: stored chats, newest first; `toolbridge history show ID`: one chat's messages."""
+
+from __future__ import annotations
+
+import json as json_module
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
+from toolbridge.cli._store import DbOption, open_store, when
+from toolbridge.cli.app import app
+from toolbridge.store import StoredMessage, StoreError
+from toolbridge.types import AssistantMessage, ToolMessage
+
+history_app = typer.Typer(no_args_is_help=False, help="Stored chats and their messages.")
+app.add_typer(history_app, name="history")
+
+LimitOption = Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most this many chats.")]
+
+
+@history_app.callback(invoke_without_command=True)
+def history(
+    ctx: typer.Context,
+    limit: LimitOption = 20,
+    json: JsonOption = False,
+    db: DbOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """List stored chats, most recently updated first: id, title, agent, messages, last update."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with open_store(db, config) as store:
+        chats = store.list_chats(limit=limit)
+    if json:
+        print_json([chat.model_dump(mode="json") for chat in chats])
+        return
+    if not chats:
+        stdout.print(f"No chats stored yet in {store.safe_url}.")
+        return
+    table = Table("id", "title", "agent", "messages", "updated")
+    for chat in chats:
+        table.add_row(
+            str(chat.id),
+            escape(chat.title),
+            escape(chat.agent or ""),
+            str(chat.message_count),
+            when(chat.updated_at),
+        )
+    stdout.print(table)
+
+
+@history_app.command("show")
+def show(
+    chat_id: Annotated[int, typer.Argument(metavar="ID", help="The chat's id, from `toolbridge history`.")],
+    json: JsonOption = False,
+    db: DbOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Print a chat's messages in order: user, assistant (with reasoning and tool calls), tool results."""
+    with open_store(db, config) as store:
+        try:
+            chat = store.get_chat(chat_id)
+            messages = store.get_stored_messages(chat_id)
+        except StoreError as exc:
+            fail(str(exc))
+    if json:
+        print_json(
+            {**chat.model_dump(mode="json"), "messages": [_message_json(stored) for stored in messages]}
+        )
+        return
+    stdout.print(
+        f"[bold]{escape(chat.title) or '(untitled)'}[/]  chat {chat.id}, agent {escape(chat.agent or '-')}"
+    )
+    for stored in messages:
+        print_message(stored)
+
+
+def _message_json(stored: StoredMessage) -> dict[str, Any]:
+    # The neutral message's own fields, flat, plus where and when it was stored.
+    return {
+        "position": stored.position,
+        "created_at": stored.created_at.isoformat(),
+        **stored.message.model_dump(mode="json"),
+    }
+
+
+def print_message(stored: StoredMessage) -> None:
+    message = stored.message
+    stdout.print(f"\n[bold cyan]{message.role}[/] [dim]{when(stored.created_at)}[/]")
+    if isinstance(message, AssistantMessage):
+        if message.reasoning:
+            stdout.print(f"[dim italic]{escape(message.reasoning)}[/]")
+        if message.content:
+            stdout.print(escape(message.content))
+        for call in message.tool_calls:
+            stdout.print(f"[yellow]→ {escape(call.name)}[/]({escape(_arguments(call.arguments))})")
+    elif isinstance(message, ToolMessage):
+        result = message.result
+        state = "[red]error[/]" if result.is_error else "[green]ok[/]"
+        where = f" on {escape(result.server)}" if result.server else ""
+        stdout.print(f"[yellow]{escape(message.name)}[/]{where} {state} {result.duration:.2f}s")
+        stdout.print(escape(result.text))
+    else:
+        stdout.print(escape(message.content))
+
+
+def _arguments(arguments: dict[str, Any]) -> str:
+    return json_module.dumps(arguments, ensure_ascii=False)

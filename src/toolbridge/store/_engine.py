@@ -1,0 +1,138 @@
+"""Where the database is, opening it with the right SQLite settings, and migrating it to the latest schema.
+
+SQLite connections get WAL (readers never block the writer, and a killed writer leaves a database that
+recovers on the next open), foreign keys, and a busy timeout. pysqlite's own transaction handling is
+switched off so that SQLAlchemy's BEGIN is real: DDL in migrations is then transactional too, and
+writers take the write lock up front (`BEGIN IMMEDIATE`), where the busy timeout can wait for it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from toolbridge.store._errors import StoreError
+
+__all__ = [
+    "DATABASE_ENV_VAR",
+    "default_database_url",
+    "display_url",
+    "head_revision",
+    "migrate",
+    "open_engine",
+    "resolve_database_url",
+]
+
+DATABASE_ENV_VAR = "TOOLBRIDGE_DB"
+BUSY_TIMEOUT_MS = 30_000
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+# The execution option that tells the `begin` hook how to start a SQLite transaction.
+_BEGIN_OPTION = "toolbridge_sqlite_begin"
+
+
+def default_database_url() -> str:
+    return f"sqlite:///{Path(platformdirs.user_data_dir('toolbridge')) / 'toolbridge.db'}"
+
+
+def resolve_database_url(explicit: str | None = None, config: Mapping[str, Any] | None = None) -> str:
+    """The database to use: `explicit` (`--db`), then `$TOOLBRIDGE_DB`, then the config's `database` key,
+    then `toolbridge.db` in the user data dir. A value without `://` is a SQLite file path."""
+    configured = (config or {}).get("database")
+    for candidate in (explicit, os.environ.get(DATABASE_ENV_VAR), configured):
+        if candidate:
+            if not isinstance(candidate, str):
+                raise StoreError(f"the config's 'database' must be a URL string, got {candidate!r}")
+            return candidate if "://" in candidate else f"sqlite:///{Path(candidate).expanduser()}"
+    return default_database_url()
+
+
+def open_engine(url: str) -> tuple[Engine, Engine]:
+    """An engine for reads and one for writes (the same pool; on SQLite writes begin IMMEDIATE)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(f"invalid database URL {url!r}: {exc}") from exc
+    try:
+        if parsed.get_backend_name() != "sqlite":
+            engine = create_engine(parsed, pool_pre_ping=True)
+            return engine, engine
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+    except (ArgumentError, ImportError) as exc:
+        raise StoreError(
+            f"cannot use the database URL {display_url(url)}: {exc}. Check the URL's scheme, and install "
+            "the driver it names (for PostgreSQL: pip install psycopg, and a postgresql+psycopg:// URL)."
+        ) from exc
+    except OSError as exc:
+        raise StoreError(f"cannot create the directory for {display_url(url)}: {exc}") from exc
+    _configure_sqlite(engine)
+    return engine, engine.execution_options(**{_BEGIN_OPTION: "BEGIN IMMEDIATE"})
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # SQLAlchemy's `begin` hook below issues BEGIN
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        connection.exec_driver_sql(connection.get_execution_options().get(_BEGIN_OPTION, "BEGIN"))
+
+
+def _alembic_config(connection: Connection | None = None) -> AlembicConfig:
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str | None:
+    """The latest schema revision this toolbridge knows."""
+    return ScriptDirectory.from_config(_alembic_config()).get_current_head()
+
+
+def migrate(reader: Engine, writer: Engine, url: str) -> None:
+    """Bring the schema up to the latest revision, in one transaction. A no-op when it is already there."""
+    head = head_revision()
+    try:
+        with reader.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_revision()
+        if current == head:
+            return
+        with writer.begin() as connection:
+            command.upgrade(_alembic_config(connection), "head")
+    except CommandError as exc:
+        raise StoreError(
+            f"cannot migrate the database {display_url(url)}: {exc}. It may have been written by a newer "
+            "toolbridge; upgrade toolbridge or point --db / $TOOLBRIDGE_DB at another database."
+        ) from exc
+    except SQLAlchemyError as exc:
+        raise StoreError(
+            f"cannot open the database {display_url(url)}: {exc.__class__.__name__}: {exc}"
+        ) from exc
+
+
+def display_url(url: str) -> str:
+    """The URL without its password, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url

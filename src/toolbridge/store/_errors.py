@@ -1,0 +1,32 @@
+"""The store's errors. All derive from `StoreError`, itself a `ToolbridgeError`."""
+
+from __future__ import annotations
+
+from toolbridge.errors import ToolbridgeError
+
+__all__ = ["AgentExistsError", "AgentNotFoundError", "ChatNotFoundError", "StoreError"]
+
+
+class StoreError(ToolbridgeError):
+    """The database could not be opened, migrated or used. The message names the database."""
+
+
+class AgentNotFoundError(StoreError):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"no stored agent named {name!r}; `toolbridge agents` lists them")
+
+
+class AgentExistsError(StoreError):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"an agent named {name!r} already exists; pick another name, "
+            f"or change it with `toolbridge agents edit {name}`"
+        )
+
+
+class ChatNotFoundError(StoreError):
+    def __init__(self, chat_id: int) -> None:
+        self.chat_id = chat_id
+        super().__init__(f"no chat with id {chat_id}; `toolbridge history` lists chats")

@@ -1,0 +1,138 @@
+"""The database tables, as SQLAlchemy 2 typed models. Migrations in `migrations/` build exactly this.
+
+Times are stored as UTC and read back timezone-aware on every backend (SQLite keeps no zone).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+__all__ = ["AgentRow", "Base", "ChatRow", "MessageRow", "ToolCallRow", "UTCDateTime", "utcnow"]
+
+# Named constraints, so later migrations can drop or alter them on every backend (SQLite needs names
+# for batch mode to find them).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A datetime stored as naive UTC and returned aware, so SQLite and PostgreSQL behave the same."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: pass a timezone-aware time")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class AgentRow(Base):
+    """A stored agent. The whole definition is JSON, so new definition fields need no migration."""
+
+    __tablename__ = "agents"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    definition: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ChatRow(Base):
+    __tablename__ = "chats"
+    __table_args__ = (Index("ix_chats_updated_at", "updated_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    title: Mapped[str | None] = mapped_column(Text)
+    """None: listings show the start of the first user message."""
+    agent: Mapped[str | None] = mapped_column(String(200))
+    """The agent's name. Not a foreign key: agents may also come from the config file."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class MessageRow(Base):
+    """One neutral message. `tool_calls` (assistant) and `tool_result` (tool) hold the typed parts as JSON;
+    `content` holds the readable text of every kind, the tool result's text included."""
+
+    __tablename__ = "messages"
+    __table_args__ = (UniqueConstraint("chat_id", "position", name="uq_messages_chat_id_position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    """0, 1, 2 ... in conversation order within the chat."""
+    role: Mapped[str] = mapped_column(String(20))
+    name: Mapped[str | None] = mapped_column(String(200))
+    """The tool's name, for tool messages."""
+    content: Mapped[str] = mapped_column(Text, default="")
+    reasoning: Mapped[str] = mapped_column(Text, default="")
+    tool_calls: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    tool_result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ToolCallRow(Base):
+    """One tool call as it happened, for statistics. Outlives its chat (the chat link is then cleared)."""
+
+    __tablename__ = "tool_calls"
+    __table_args__ = (
+        Index("ix_tool_calls_started_at", "started_at"),
+        Index("ix_tool_calls_tool_server_started_at", "tool", "server", "started_at"),
+        Index("ix_tool_calls_chat_id", "chat_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int | None] = mapped_column(ForeignKey("chats.id", ondelete="SET NULL"))
+    call_id: Mapped[str] = mapped_column(String(200))
+    tool: Mapped[str] = mapped_column(String(200))
+    server: Mapped[str] = mapped_column(String(200))
+    """The server that ran it, `native`, or empty when the call never reached a tool."""
+    argument_hash: Mapped[str] = mapped_column(String(64))
+    """sha256 of the canonical JSON arguments, as the result cache keys them."""
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    duration: Mapped[float] = mapped_column(Float)
+    """Seconds."""
+    status: Mapped[str] = mapped_column(String(20))
+    """ok, error, denied or timeout."""
+    error: Mapped[str | None] = mapped_column(Text)
+    cache_hit: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -1,0 +1,104 @@
+"""Tool-call statistics: counts in SQL, percentiles in Python (portable across backends), and `--since`."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session
+
+from toolbridge.store._errors import StoreError
+from toolbridge.store._records import ToolStats
+from toolbridge.store._schema import ToolCallRow
+
+__all__ = ["parse_since", "percentile", "tool_stats"]
+
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+
+
+def parse_since(text: str, *, now: datetime | None = None) -> datetime:
+    """`30m`, `1h`, `7d`, `2w` before `now`, or an ISO date or time (a time without zone is UTC)."""
+    now = now or datetime.now(UTC)
+    relative = _RELATIVE.match(text)
+    if relative:
+        amount, unit = relative.groups()
+        return now - timedelta(**{_UNITS[unit]: float(amount)})
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise StoreError(
+            f"cannot read {text!r} as a time: use 30m, 1h, 7d, 2w or an ISO date like 2025-01-31"
+        ) from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def percentile(sorted_values: Sequence[float], fraction: float) -> float:
+    """Linear interpolation between the closest ranks (numpy's default); 0.0 for no values."""
+    if not sorted_values:
+        return 0.0
+    rank = (len(sorted_values) - 1) * fraction
+    low, high = math.floor(rank), math.ceil(rank)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (rank - low)
+
+
+def tool_stats(session: Session, since: datetime | None) -> list[ToolStats]:
+    """Per tool and server, busiest first."""
+    window = [ToolCallRow.started_at >= since] if since is not None else []
+    key = (ToolCallRow.tool, ToolCallRow.server)
+
+    totals = session.execute(
+        select(
+            *key,
+            func.count(),
+            func.sum(case((ToolCallRow.status == "ok", 1), else_=0)),
+            func.sum(case((ToolCallRow.cache_hit, 1), else_=0)),
+            func.max(ToolCallRow.started_at),
+        )
+        .where(*window)
+        .group_by(*key)
+    ).all()
+
+    durations: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for tool, server, duration in session.execute(
+        select(*key, ToolCallRow.duration).where(*window).order_by(ToolCallRow.duration)
+    ):
+        durations[tool, server].append(duration)
+
+    last_errors: dict[tuple[str, str], tuple[str | None, datetime]] = {}
+    for tool, server, error, started_at in session.execute(
+        select(*key, ToolCallRow.error, ToolCallRow.started_at)
+        .where(*window, ToolCallRow.status != "ok")
+        .order_by(ToolCallRow.started_at.desc(), ToolCallRow.id.desc())
+    ):
+        last_errors.setdefault((tool, server), (error, started_at))
+
+    stats = []
+    for tool, server, calls, succeeded, cache_hits, last_called in totals:
+        latencies = durations[tool, server]
+        error, error_at = last_errors.get((tool, server), (None, None))
+        stats.append(
+            ToolStats(
+                tool=tool,
+                server=server,
+                calls=calls,
+                succeeded=int(succeeded or 0),
+                cache_hits=int(cache_hits or 0),
+                p50=percentile(latencies, 0.50),
+                p95=percentile(latencies, 0.95),
+                last_called=_aware(last_called),
+                last_error=error,
+                last_error_at=error_at,
+            )
+        )
+    return sorted(stats, key=lambda s: (-s.calls, s.tool, s.server))
+
+
+def _aware(value: datetime | str) -> datetime:
+    # max() over a TypeDecorator column keeps the type on PostgreSQL, but SQLite may hand back text.
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)

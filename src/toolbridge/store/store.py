@@ -1,0 +1,293 @@
+"""`Store`: agents, chats with their messages, and the tool-call log, in one database.
+
+The store is synchronous; each method is one short transaction. Async code (the agent loop, the HTTP
+server) calls it through `anyio.to_thread.run_sync(store.append_message, chat_id, message)`: SQLite's
+driver blocks anyway, and one `Store` is safe to share between threads (every call takes its own
+connection from the pool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self
+
+from sqlalchemy import Engine, Select, delete, func, select, update
+from sqlalchemy.engine import Row
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from toolbridge.agent.definition import AgentDefinition
+from toolbridge.store._convert import message_from_row, row_from_message
+from toolbridge.store._engine import display_url, migrate, open_engine
+from toolbridge.store._errors import AgentExistsError, AgentNotFoundError, ChatNotFoundError, StoreError
+from toolbridge.store._records import AgentRecord, ChatSummary, StoredMessage, ToolCallLogEntry, ToolStats
+from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, ToolCallRow, utcnow
+from toolbridge.store._stats import tool_stats
+from toolbridge.types import Message
+
+__all__ = ["TITLE_LENGTH", "Store"]
+
+TITLE_LENGTH = 60
+"""Characters of the first user message shown as the title of an untitled chat."""
+
+
+class Store:
+    """The database at `url` (any SQLAlchemy URL), migrated to the latest schema when opened.
+
+    ```python
+    with Store("sqlite:///toolbridge.db") as store:
+        chat = store.create_chat(agent="excel-helper")
+        store.append_message(chat.id, UserMessage(content="What is in sales.xlsx?"))
+        messages = store.get_messages(chat.id)
+    ```
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._reader, self._writer = open_engine(url)
+        try:
+            migrate(self._reader, self._writer, url)
+        except BaseException:
+            self._reader.dispose()
+            raise
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without its password, for messages."""
+        return display_url(self.url)
+
+    def close(self) -> None:
+        self._reader.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- agents ------------------------------------------------------------------------------------------
+
+    def create_agent(self, definition: AgentDefinition) -> AgentRecord:
+        """Raises `AgentExistsError` when an agent has that name."""
+        try:
+            with self._write() as session:
+                row = AgentRow(name=definition.name, definition=_agent_json(definition))
+                session.add(row)
+                session.flush()
+                return _agent_record(row)
+        except IntegrityError as exc:
+            raise AgentExistsError(definition.name) from exc
+
+    def get_agent(self, name: str) -> AgentRecord:
+        """Raises `AgentNotFoundError`."""
+        with self._read() as session:
+            return _agent_record(self._agent_row(session, name))
+
+    def list_agents(self) -> list[AgentRecord]:
+        with self._read() as session:
+            rows = session.scalars(select(AgentRow).order_by(AgentRow.name))
+            return [_agent_record(row) for row in rows]
+
+    def update_agent(self, name: str, definition: AgentDefinition) -> AgentRecord:
+        """Replace agent `name`'s definition (a new `definition.name` renames it)."""
+        try:
+            with self._write() as session:
+                row = self._agent_row(session, name)
+                row.name = definition.name
+                row.definition = _agent_json(definition)
+                row.updated_at = utcnow()
+                session.flush()
+                return _agent_record(row)
+        except IntegrityError as exc:
+            raise AgentExistsError(definition.name) from exc
+
+    def delete_agent(self, name: str) -> None:
+        """Raises `AgentNotFoundError`. Chats that used the agent keep its name."""
+        with self._write() as session:
+            session.delete(self._agent_row(session, name))
+
+    @staticmethod
+    def _agent_row(session: Session, name: str) -> AgentRow:
+        row = session.scalar(select(AgentRow).where(AgentRow.name == name))
+        if row is None:
+            raise AgentNotFoundError(name)
+        return row
+
+    # -- chats and messages ------------------------------------------------------------------------------
+
+    def create_chat(self, *, agent: str | None = None, title: str | None = None) -> ChatSummary:
+        with self._write() as session:
+            row = ChatRow(agent=agent, title=title)
+            session.add(row)
+            session.flush()
+            return ChatSummary(
+                id=row.id,
+                title=title or "",
+                agent=agent,
+                message_count=0,
+                created_at=row.created_at,
+                updated_at=row.updated_at,
+            )
+
+    def append_message(self, chat_id: int, message: Message) -> StoredMessage:
+        """Store `message` after the chat's last one, committed before this returns."""
+        with self._write() as session:
+            chat = session.get(ChatRow, chat_id)
+            if chat is None:
+                raise ChatNotFoundError(chat_id)
+            last = session.scalar(select(func.max(MessageRow.position)).where(MessageRow.chat_id == chat_id))
+            row = row_from_message(message, chat_id=chat_id, position=0 if last is None else last + 1)
+            session.add(row)
+            chat.updated_at = utcnow()
+            session.flush()
+            return StoredMessage(
+                chat_id=chat_id, position=row.position, created_at=row.created_at, message=message
+            )
+
+    def get_chat(self, chat_id: int) -> ChatSummary:
+        """Raises `ChatNotFoundError`."""
+        with self._read() as session:
+            found = session.execute(_chat_summaries().where(ChatRow.id == chat_id)).first()
+            if found is None:
+                raise ChatNotFoundError(chat_id)
+            return _chat_summary(found)
+
+    def list_chats(self, *, limit: int = 50, offset: int = 0, agent: str | None = None) -> list[ChatSummary]:
+        """Most recently updated first."""
+        query = _chat_summaries().order_by(ChatRow.updated_at.desc(), ChatRow.id.desc())
+        if agent is not None:
+            query = query.where(ChatRow.agent == agent)
+        with self._read() as session:
+            return [_chat_summary(found) for found in session.execute(query.limit(limit).offset(offset))]
+
+    def rename_chat(self, chat_id: int, title: str | None) -> ChatSummary:
+        """Set the title; None goes back to the first user message."""
+        with self._write() as session:
+            chat = session.get(ChatRow, chat_id)
+            if chat is None:
+                raise ChatNotFoundError(chat_id)
+            chat.title = title
+        return self.get_chat(chat_id)
+
+    def delete_chat(self, chat_id: int) -> None:
+        """Delete the chat and its messages; its tool-call log entries stay, unlinked."""
+        with self._write() as session:
+            chat = session.get(ChatRow, chat_id)
+            if chat is None:
+                raise ChatNotFoundError(chat_id)
+            # Explicit rather than relying on ON DELETE, so backends without enforced FKs agree.
+            session.execute(delete(MessageRow).where(MessageRow.chat_id == chat_id))
+            session.execute(update(ToolCallRow).where(ToolCallRow.chat_id == chat_id).values(chat_id=None))
+            session.delete(chat)
+
+    def get_messages(self, chat_id: int) -> list[Message]:
+        """The chat's messages in order, as neutral messages (pass them as an agent's history)."""
+        return [stored.message for stored in self.get_stored_messages(chat_id)]
+
+    def get_stored_messages(self, chat_id: int) -> list[StoredMessage]:
+        """The chat's messages with their positions and times. Raises `ChatNotFoundError`."""
+        with self._read() as session:
+            if session.get(ChatRow, chat_id) is None:
+                raise ChatNotFoundError(chat_id)
+            rows = session.scalars(
+                select(MessageRow).where(MessageRow.chat_id == chat_id).order_by(MessageRow.position)
+            )
+            return [
+                StoredMessage(
+                    chat_id=chat_id, position=r.position, created_at=r.created_at, message=message_from_row(r)
+                )
+                for r in rows
+            ]
+
+    # -- tool-call log -----------------------------------------------------------------------------------
+
+    def log_tool_call(self, entry: ToolCallLogEntry) -> None:
+        with self._write() as session:
+            session.add(
+                ToolCallRow(
+                    chat_id=entry.chat_id,
+                    call_id=entry.call_id,
+                    tool=entry.tool,
+                    server=entry.server,
+                    argument_hash=entry.argument_hash,
+                    started_at=entry.started_at,
+                    duration=entry.duration,
+                    status=entry.status,
+                    error=entry.error,
+                    cache_hit=entry.cache_hit,
+                )
+            )
+
+    def tool_stats(self, since: datetime | None = None) -> list[ToolStats]:
+        """Calls, success rate, p50/p95 latency, cache hits and last error per tool and server."""
+        with self._read() as session:
+            return tool_stats(session, since)
+
+    # -- sessions ----------------------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[Session]:
+        """One transaction, committed on success (on SQLite, it holds the write lock from its start)."""
+        with self._session(self._writer) as session, session.begin():
+            yield session
+
+    @contextmanager
+    def _read(self) -> Iterator[Session]:
+        with self._session(self._reader) as session, session.begin():
+            yield session
+
+    @contextmanager
+    def _session(self, engine: Engine) -> Iterator[Session]:
+        try:
+            with Session(engine, expire_on_commit=False) as session:
+                yield session
+        except (IntegrityError, StoreError):
+            raise
+        except SQLAlchemyError as exc:
+            raise StoreError(f"database {display_url(self.url)}: {exc.__class__.__name__}: {exc}") from exc
+
+
+def _agent_json(definition: AgentDefinition) -> dict[str, Any]:
+    return definition.model_dump(mode="json", exclude={"name"})
+
+
+def _agent_record(row: AgentRow) -> AgentRecord:
+    definition = AgentDefinition.model_validate({**row.definition, "name": row.name})
+    return AgentRecord(definition=definition, created_at=row.created_at, updated_at=row.updated_at)
+
+
+def _chat_summaries() -> Select[ChatRow, int, str | None]:
+    """ChatRow plus its message count and first user message, as correlated subqueries (portable SQL)."""
+    count = select(func.count()).where(MessageRow.chat_id == ChatRow.id).correlate(ChatRow).scalar_subquery()
+    first_user = (
+        select(MessageRow.content)
+        .where(MessageRow.chat_id == ChatRow.id, MessageRow.role == "user")
+        .order_by(MessageRow.position)
+        .limit(1)
+        .correlate(ChatRow)
+        .scalar_subquery()
+    )
+    return select(ChatRow, count, first_user)
+
+
+def _chat_summary(found: Row[ChatRow, int, str | None]) -> ChatSummary:
+    chat, message_count, first_user = found
+    title = chat.title or _title_from(first_user or "")
+    return ChatSummary(
+        id=chat.id,
+        title=title,
+        agent=chat.agent,
+        message_count=message_count,
+        created_at=chat.created_at,
+        updated_at=chat.updated_at,
+    )
+
+
+def _title_from(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"

@@ -1,0 +1,136 @@
+"""Messages round-trip exactly; chats list newest first with counts and titles; deletes cascade."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from toolbridge.store import ChatNotFoundError, Store, ToolCallLogEntry
+from toolbridge.types import (
+    AssistantMessage,
+    AudioPart,
+    ImagePart,
+    Message,
+    ResourcePart,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    ToolResult,
+    UserMessage,
+)
+
+EVERY_KIND: list[Message] = [
+    SystemMessage(content="You are terse."),
+    UserMessage(content="What is 15 + 27, and what's in notes.txt?\nThanks! ünïcödé 🙂"),
+    AssistantMessage(
+        content="Let me check.",
+        reasoning="Two calls: add, then read.",
+        tool_calls=[
+            ToolCall(name="add", arguments={"a": 15, "b": 27}, id="call_1", source="basic"),
+            ToolCall(
+                name="read_file", arguments={"path": "notes.txt", "opts": {"n": [1, 2.5, None]}}, id="call_2"
+            ),
+        ],
+    ),
+    ToolMessage(
+        name="add",
+        result=ToolResult(
+            call_id="call_1",
+            content=[TextPart(text="42")],
+            structured_content={"sum": 42},
+            server="basic",
+            duration=0.0125,
+            notes=["coerced 'a' to an integer"],
+            cached=True,
+        ),
+    ),
+    ToolMessage(
+        name="read_file",
+        result=ToolResult(
+            call_id="call_2",
+            content=[
+                ImagePart(data="aGVsbG8=", mime_type="image/png"),
+                AudioPart(data="AAAA", mime_type="audio/wav"),
+                ResourcePart(uri="file:///notes.txt", mime_type="text/plain", text="buy milk"),
+                ResourcePart(uri="file:///blob.bin", blob="AQID"),
+            ],
+            server="files",
+            duration=1.5,
+        ),
+    ),
+    ToolMessage(name="missing", result=ToolResult.error("call_3", "unknown tool 'missing'")),
+    AssistantMessage(content="42, and the notes say: buy milk."),
+    AssistantMessage(),
+]
+
+
+def test_every_message_kind_round_trips_exactly(store: Store, db_url: str) -> None:
+    chat = store.create_chat(agent="helper")
+    positions = [store.append_message(chat.id, message).position for message in EVERY_KIND]
+    assert positions == list(range(len(EVERY_KIND)))
+    with Store(db_url) as reopened:  # read back from the file, not from anything cached in memory
+        assert reopened.get_messages(chat.id) == EVERY_KIND
+        stored = reopened.get_stored_messages(chat.id)
+    assert [entry.position for entry in stored] == positions
+    assert all(entry.created_at.tzinfo is UTC for entry in stored)
+
+
+def test_chats_are_listed_newest_first_with_counts_and_titles(store: Store) -> None:
+    first = store.create_chat(agent="a")
+    second = store.create_chat(title="Named on purpose")
+    third = store.create_chat()
+    store.append_message(first.id, SystemMessage(content="system text is never a title"))
+    store.append_message(first.id, UserMessage(content="  How many\nrows are in   sales.xlsx? " + "x" * 100))
+    store.append_message(second.id, UserMessage(content="not the title"))
+    store.append_message(first.id, AssistantMessage(content="Let me look."))  # first is now the newest
+
+    chats = store.list_chats()
+    assert [chat.id for chat in chats] == [first.id, second.id, third.id]
+    by_id = {chat.id: chat for chat in chats}
+    assert by_id[first.id].message_count == 3
+    assert by_id[first.id].title.startswith("How many rows are in sales.xlsx? xxx")
+    assert by_id[first.id].title.endswith("…")
+    assert len(by_id[first.id].title) == 60
+    assert by_id[first.id].agent == "a"
+    assert by_id[second.id].title == "Named on purpose"
+    assert by_id[third.id].title == ""
+    assert by_id[third.id].message_count == 0
+    assert by_id[first.id].updated_at > by_id[first.id].created_at
+
+    assert [chat.id for chat in store.list_chats(limit=1, offset=1)] == [second.id]
+    assert [chat.id for chat in store.list_chats(agent="a")] == [first.id]
+    assert store.get_chat(first.id) == by_id[first.id]
+
+
+def test_renaming_a_chat_and_going_back_to_the_first_user_message(store: Store) -> None:
+    chat = store.create_chat()
+    store.append_message(chat.id, UserMessage(content="the question"))
+    assert store.rename_chat(chat.id, "A better title").title == "A better title"
+    assert store.rename_chat(chat.id, None).title == "the question"
+
+
+def test_deleting_a_chat_removes_its_messages_and_keeps_its_tool_log(store: Store) -> None:
+    chat = store.create_chat()
+    store.append_message(chat.id, UserMessage(content="hi"))
+    call = ToolCall(name="add", arguments={})
+    store.log_tool_call(
+        ToolCallLogEntry.from_result(
+            call, ToolResult(call_id=call.id, server="basic"), started_at=datetime.now(UTC), chat_id=chat.id
+        )
+    )
+    store.delete_chat(chat.id)
+    with pytest.raises(ChatNotFoundError):
+        store.get_messages(chat.id)
+    assert store.list_chats() == []
+    assert store.tool_stats()[0].calls == 1
+
+
+def test_unknown_chats_raise_with_a_hint(store: Store) -> None:
+    with pytest.raises(ChatNotFoundError, match="toolbridge history"):
+        store.append_message(404, UserMessage(content="lost"))
+    with pytest.raises(ChatNotFoundError):
+        store.get_chat(404)
+    with pytest.raises(ChatNotFoundError):
+        store.delete_chat(404)
