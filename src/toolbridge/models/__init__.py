@@ -9,7 +9,8 @@
 - `remember_prompt_mode` / `remembered_tool_mode`: the memory of endpoints that reject native tools.
 """
 
-from toolbridge.models.anthropic import AnthropicModel
+from typing import TYPE_CHECKING, Any
+
 from toolbridge.models.base import (
     Finish,
     Model,
@@ -23,10 +24,13 @@ from toolbridge.models.base import (
     UsageReport,
 )
 from toolbridge.models.demo import DemoModel
-from toolbridge.models.openai import OpenAIChatModel
 from toolbridge.models.profiles import PROFILES, ProviderProfile, find_profile
 from toolbridge.models.resolve import ModelConfig, build_model, model_configs, resolve_model
 from toolbridge.models.tool_modes import forget_tool_mode, remember_prompt_mode, remembered_tool_mode
+
+if TYPE_CHECKING:
+    from toolbridge.models.anthropic import AnthropicModel
+    from toolbridge.models.openai import OpenAIChatModel
 
 __all__ = [
     "PROFILES",
@@ -53,3 +57,16 @@ __all__ = [
     "remembered_tool_mode",
     "resolve_model",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The adapters import their SDKs, which take seconds to import: only when asked for.
+    if name == "OpenAIChatModel":
+        from toolbridge.models.openai import OpenAIChatModel
+
+        return OpenAIChatModel
+    if name == "AnthropicModel":
+        from toolbridge.models.anthropic import AnthropicModel
+
+        return AnthropicModel
+    raise AttributeError(f"module 'toolbridge.models' has no attribute {name!r}")

@@ -36,7 +36,7 @@ from toolbridge.models.base import (
     ToolMode,
     UsageReport,
 )
-from toolbridge.models.profiles import ProviderProfile, find_profile
+from toolbridge.models.profiles import DEFAULT_MAX_RETRIES, ProviderProfile, find_profile
 from toolbridge.models.tool_modes import remembered_tool_mode
 from toolbridge.prompting import openai_tool_definitions
 from toolbridge.types import (
@@ -51,8 +51,6 @@ from toolbridge.types import (
 )
 
 __all__ = ["DEFAULT_MAX_RETRIES", "OpenAIChatModel", "openai_messages"]
-
-DEFAULT_MAX_RETRIES = 2
 
 _EMPTY_RESULT = "(the tool returned nothing)"
 

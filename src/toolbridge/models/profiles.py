@@ -13,7 +13,17 @@ from typing import Literal
 
 from toolbridge.prompting import SchemaTarget
 
-__all__ = ["PROFILES", "ProviderProfile", "find_profile", "ollama_host", "provider_names"]
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "PROFILES",
+    "ProviderProfile",
+    "find_profile",
+    "ollama_host",
+    "provider_names",
+]
+
+DEFAULT_MAX_RETRIES = 2
+"""Retries of a failed request (429, 5xx, a dropped connection) the SDKs make before giving up."""
 
 Wire = Literal["openai", "anthropic"]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from pydantic import (
@@ -36,11 +36,21 @@ from pydantic import (
 
 from toolbridge.config import Config
 from toolbridge.errors import ConfigError
-from toolbridge.models.anthropic import AnthropicModel
 from toolbridge.models.base import Model, ModelSettings, ToolMode
 from toolbridge.models.demo import DemoModel
-from toolbridge.models.openai import DEFAULT_MAX_RETRIES, OpenAIChatModel
-from toolbridge.models.profiles import PROFILES, find_profile, ollama_host, provider_names
+from toolbridge.models.profiles import (
+    DEFAULT_MAX_RETRIES,
+    PROFILES,
+    find_profile,
+    ollama_host,
+    provider_names,
+)
+
+if TYPE_CHECKING:
+    from toolbridge.models.openai import OpenAIChatModel
+
+# The SDK adapters are imported where a model is built: importing `anthropic` alone takes seconds,
+# and a run uses one provider at most.
 
 __all__ = [
     "DEFAULT_OPENAI_MODEL",
@@ -158,7 +168,11 @@ def build_model(
     }
     try:
         if profile.wire == "anthropic":
+            from toolbridge.models.anthropic import AnthropicModel
+
             return AnthropicModel(settings.model, profile=profile, **options)
+        from toolbridge.models.openai import OpenAIChatModel
+
         return OpenAIChatModel(settings.model, provider=profile, **options)
     except ConfigError as error:
         if not from_config:
@@ -204,6 +218,8 @@ def resolve_model(name: str | None = None, config: Config | None = None) -> Mode
 
 
 def _model_from_environment() -> Model:
+    from toolbridge.models.openai import OpenAIChatModel
+
     api_key = os.environ.get("OPENAI_API_KEY", "").strip()
     base_url = os.environ.get("OPENAI_BASE_URL", "").strip()
     if api_key or base_url:
@@ -225,6 +241,8 @@ def _model_from_environment() -> Model:
 
 
 def find_ollama_model() -> OpenAIChatModel | None:
+    from toolbridge.models.openai import OpenAIChatModel
+
     """A model of the Ollama at `$OLLAMA_HOST` (default 127.0.0.1:11434), if one answers and has models.
 
     The pick prefers families that can call tools, in the order Ollama lists them (newest first).
