@@ -10,9 +10,11 @@ ToolbridgeError
 ├── ToolError                a tool call could not be made as asked (carries `tool`)
 │   ├── UnknownToolError     no tool by that name (carries close `suggestions`)
 │   └── ToolArgumentsError   the arguments do not match the tool's input schema
-└── ModelError               the model's API failed after the provider's retries (carries `model`,
-    │                        and `status` and `body` when it answered over HTTP)
-    └── ToolsNotSupportedError  the endpoint rejected function calling; prompt mode works instead
+├── ModelError               the model's API failed after the provider's retries (carries `model`,
+│   │                        and `status` and `body` when it answered over HTTP)
+│   └── ToolsNotSupportedError  the endpoint rejected function calling; prompt mode works instead
+└── StoreError               the database could not be opened, migrated or used (`toolbridge.store`
+                             adds AgentNotFoundError, AgentExistsError, ChatNotFoundError below it)
 ```
 
 Only bugs and user mistakes raise. Errors a model can fix (unknown tool, bad arguments, a timeout, a
@@ -31,6 +33,7 @@ __all__ = [
     "ServerError",
     "ServerStartError",
     "ServerTimeoutError",
+    "StoreError",
     "ToolArgumentsError",
     "ToolError",
     "ToolbridgeError",
@@ -126,3 +129,7 @@ class ModelError(ToolbridgeError):
 
 class ToolsNotSupportedError(ModelError):
     """The endpoint rejected a request because it carried tools: use prompt mode for this model."""
+
+
+class StoreError(ToolbridgeError):
+    """The database could not be opened, migrated or used. The message names the database."""

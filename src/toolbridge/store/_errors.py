@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from toolbridge.errors import ToolbridgeError
+from toolbridge.errors import StoreError
 
 __all__ = ["AgentExistsError", "AgentNotFoundError", "ChatNotFoundError", "StoreError"]
-
-
-class StoreError(ToolbridgeError):
-    """The database could not be opened, migrated or used. The message names the database."""
 
 
 class AgentNotFoundError(StoreError):
