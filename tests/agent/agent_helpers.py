@@ -140,7 +140,7 @@ class AnswersFromResults(Model):
         self.answer = answer
         self.name = inner.name
 
-    @property  # type: ignore[override]
+    @property
     def tool_mode(self) -> ToolMode:
         return self.inner.tool_mode
 

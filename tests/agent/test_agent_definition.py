@@ -175,3 +175,15 @@ def test_run_sync_runs_the_loop_for_scripts() -> None:
 
     assert result.output == "42"
     assert result.tool_calls[0].result.text == "42"
+
+
+@pytest.mark.anyio
+async def test_from_config_resolves_the_definitions_model_by_name() -> None:
+    document = {"agents": {"default": {"model": "demo", "tool_mode": "prompt"}}}
+    async with Agent.from_config(parse_config(document)) as agent:
+        result = await agent.run("What is 15 + 27?")
+
+    assert agent.model.name == "demo"
+    assert result.tool_mode == "prompt"
+    assert [record.result.text for record in result.tool_calls] == ["42"]
+    assert "42" in result.output

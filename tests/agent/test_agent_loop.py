@@ -3,6 +3,8 @@ corrects, limits, truncation, and text that must never run as a call."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from agent_helpers import CallLog, destructive_tool, overlapping_tools, scripted_agent, tool_messages
 
@@ -239,7 +241,7 @@ async def test_history_continues_the_conversation() -> None:
     assert second.output == "Yes, 5."
 
 
-def _assert_every_call_answered(messages: list[object]) -> None:
+def _assert_every_call_answered(messages: Sequence[object]) -> None:
     """The transcript stays valid for any API: each call of an assistant message has a tool message."""
     answered = {m.result.call_id for m in messages if isinstance(m, ToolMessage)}
     for message in messages:

@@ -40,10 +40,11 @@ async def toolbox(
     async with Toolbox(config) as box:
         book = str(folder / "myfile.xlsx")
         # The workbook is made with the server's own write tools, outside the agent.
-        for name, arguments in [
+        steps: list[tuple[str, dict[str, Any]]] = [
             ("create_workbook", {"path": book, "sheets": ["Data"]}),
             ("write_range", {"path": book, "sheet": "Data", "at": "A1", "rows": ROWS}),
-        ]:
+        ]
+        for name, arguments in steps:
             made = await box.call(name, arguments)
             assert not made.is_error, made.text
         yield box

@@ -30,8 +30,7 @@ from toolbridge.agent.events import AgentEvent, FinalEvent
 from toolbridge.agent.loop import AgentRun
 from toolbridge.agent.result import RunResult
 from toolbridge.config.model import Config
-from toolbridge.errors import ConfigError
-from toolbridge.models import Model, ModelSettings
+from toolbridge.models import Model, ModelSettings, resolve_model
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
 from toolbridge.types import Message
 
@@ -86,7 +85,7 @@ class Agent:
         Extra Python `tools` are offered next to the config's servers and the native tools.
         """
         definition = load_agent_definition(config, name)
-        resolved = model if isinstance(model, Model) else _resolve_model(config, model or definition.model)
+        resolved = model if isinstance(model, Model) else resolve_model(model or definition.model, config)
         async with Toolbox(config, tools=tools) as toolbox:
             yield cls(resolved, toolbox, definition, approve=approve)
 
@@ -213,16 +212,3 @@ class AgentStream:
                 "use the stream as a context manager: `async with agent.stream(prompt) as events:`"
             )
         return self._receive.__aiter__()
-
-
-def _resolve_model(config: Config, name: str | None) -> Model:
-    import toolbridge.models
-
-    # The models layer's name resolution (the config's `models` section, `provider:model`, defaults).
-    resolve = getattr(toolbridge.models, "resolve_model", None)
-    if resolve is None:
-        raise ConfigError(
-            f"cannot resolve the model {name!r} by name yet: pass a Model instance (model=...)", key="model"
-        )
-    resolved: Model = resolve(config, name)
-    return resolved

@@ -1,19 +1,18 @@
 """The agent loop, as a small explicit state machine.
 
-Each step sends one request to the model, reads the reply, and returns one tagged outcome:
+Each step sends one request to the model, reads the reply, records it, and returns one tagged outcome:
 
-```
-            ┌──────────────────────── RunTools ◄──┐
-            ▼                                     │
-   ┌─► step: request ─► read reply ─► decide ─────┼─► FinalAnswer   (no calls: the answer)
-   │        │                                     └─► Stop(reason)  (max_steps, repeated_call,
-   │        └─ ToolsNotSupportedError in auto mode: switch to prompt mode, redo the step   model_error)
-   └── run the calls concurrently, append the assistant message and one tool message per call
-```
+    RunTools(reply)      the reply made calls: run them all concurrently, append one tool message per
+                         call, and take another step
+    FinalAnswer(reply)   the reply made no calls: it is the answer
+    Stop(reason, detail) max_steps (the calls of the last allowed step do not run), repeated_call (the
+                         same calls a third time in a row), model_error (after the provider's retries)
 
-Cancellation (Ctrl-C, `AgentStream.cancel()`, a cancelled scope) can come at any await; the run is then
-finished as `cancelled` with whatever completed, and the cancellation goes on. Finishing always leaves a
-well-formed transcript: every call of the last assistant message gets a result, "did not run" if need be.
+Inside a step, `ToolsNotSupportedError` in `auto` mode switches the run (and, through the models layer,
+the model) to prompt mode and redoes the step. Cancellation (Ctrl-C, `AgentStream.cancel()`, a cancelled
+scope) can come at any await; the run is then finished as `cancelled` with whatever completed, and the
+cancellation goes on. Finishing always leaves a well-formed transcript: every call of the last assistant
+message gets a tool message, saying it did not run if need be.
 """
 
 from __future__ import annotations
