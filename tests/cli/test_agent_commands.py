@@ -190,3 +190,27 @@ def test_ctrl_c_in_chat_stops_the_answer_but_not_the_session(tmp_path: Path) -> 
             if chat.poll() is None:
                 chat.kill()
                 chat.wait()
+
+
+def test_the_demo_model_reads_a_named_workbook_through_excel_mcp_server(
+    tmp_path: Path, published_server: Callable[..., ServerConfig]
+) -> None:
+    excel = published_server("excel-mcp-server")
+    config = tmp_path / "toolbridge.json"
+    config.write_text(json.dumps({"mcpServers": {"excel": {"command": excel.command, "args": excel.args}}}))
+    book = str(tmp_path / "myfile.xlsx")
+    for tool, arguments in [
+        ("create_workbook", {"path": book}),
+        (
+            "write_range",
+            {"path": book, "sheet": "Sheet1", "at": "A1", "rows": [["fruit", "qty"], ["apple", 3]]},
+        ),
+    ]:
+        made = toolbridge(tmp_path, "call", tool, json.dumps(arguments), "--config", str(config))
+        assert made.returncode == 0, made.stderr
+
+    done = toolbridge(tmp_path, "ask", "--model", "demo", "--config", str(config), "what is in myfile.xlsx?")
+    assert done.returncode == 0, done.stderr
+    assert "→ read_range" in done.stdout
+    answer = done.stdout.split("[demo model] Here is what myfile.xlsx contains", 1)[1]
+    assert '["fruit","qty"],["apple",3]' in answer

@@ -5,7 +5,8 @@ It is labelled wherever it answers (every reply starts with "[demo model]") and 
 It goes through the same loop, parser and tools as a real model:
 
 - a time question calls `get_current_time`; arithmetic ("what is 15 + 27?") calls `calculate`; a named
-  `.xlsx` file is read with `read_data_from_excel` (excel-mcp-server), sheet "Sheet1" unless one is named;
+  `.xlsx` file is read with `read_data_from_excel` (the seeds' excel server) or `read_range`
+  (excel-mcp-server 2.x), sheet "Sheet1" unless one is named;
 - with tools in the request (native mode) it streams `ToolCallDelta`s; without (prompt mode) it writes
   `<tool_call>` text, and only uses tools whose catalog entry (`## name`) is in the system prompt;
 - once a result is back (a `ToolMessage`, or a `<tool_result>` block in prompt mode) it answers from it,
@@ -56,6 +57,8 @@ EXCEL_TOOL = "read_data_from_excel"
 DEFAULT_SHEET = "Sheet1"
 _MAX_QUOTED = 2000
 
+_PATH_PARAMETERS = ("filepath", "path", "file_path", "file", "filename")
+_SHEET_PARAMETERS = ("sheet_name", "sheet", "worksheet")
 _XLSX = re.compile(r"""([^\s"'`]+\.xlsx)\b""", re.IGNORECASE)
 _SHEET = re.compile(r"""\bsheet(?:_name)?\s+["'`]?([\w-]+)|\b(sheet\d+)\b""", re.IGNORECASE)
 _TIME = re.compile(r"\b(time|clock|what day|date|today)\b", re.IGNORECASE)
@@ -146,7 +149,12 @@ def plan_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> _Reply
     offered = {tool.name: tool for tool in tools} if native else {}
     catalog = "\n\n".join(m.content for m in messages if isinstance(m, SystemMessage))
     names = list(offered) if native else _CATALOG_ENTRY.findall(catalog)
-    call = _call_for(question, names, lambda name: _requires(name, "timezone", offered, catalog))
+    call = _call_for(
+        question,
+        names,
+        lambda name: _requires(name, "timezone", offered, catalog),
+        lambda name: _parameters(name, offered, catalog),
+    )
     if call is None:
         return _Reply(_no_tool_needed(names))
     if call.name not in names:
@@ -185,6 +193,14 @@ def _question_and_results(messages: Sequence[Message]) -> tuple[str, list[_Resul
     return "", results[::-1]
 
 
+def _parameters(tool_name: str, offered: dict[str, ToolSpec], catalog: str) -> list[str]:
+    """The parameter names of a tool: from its schema (native mode) or its catalog entry (prompt mode)."""
+    if tool_name in offered:
+        return list(offered[tool_name].input_schema.get("properties", {}))
+    entry = re.search(rf"^## {re.escape(tool_name)}\s*$(.*?)(?=^## |\Z)", catalog, re.MULTILINE | re.DOTALL)
+    return re.findall(r"^- (\w+) \(", entry.group(1), re.MULTILINE) if entry else []
+
+
 def _requires(tool_name: str, parameter: str, offered: dict[str, ToolSpec], catalog: str) -> bool:
     if tool_name in offered:
         return parameter in offered[tool_name].input_schema.get("required", [])
@@ -195,14 +211,23 @@ def _requires(tool_name: str, parameter: str, offered: dict[str, ToolSpec], cata
 # -- the rules ---------------------------------------------------------------------------------------
 
 
-def _call_for(question: str, names: list[str], requires_timezone: Callable[[str], bool]) -> _Call | None:
+def _call_for(
+    question: str,
+    names: list[str],
+    requires_timezone: Callable[[str], bool],
+    parameters_of: Callable[[str], list[str]],
+) -> _Call | None:
     if match := _XLSX.search(question):
         path = Path(match.group(1).strip(".,;:!?")).expanduser()
         # excel-mcp-server over stdio wants an absolute path; the user means one relative to here.
         filepath = str(path if path.is_absolute() else Path.cwd() / path)
         sheet = _SHEET.search(question.replace(match.group(1), ""))
         sheet_name = (sheet.group(1) or sheet.group(2)) if sheet else DEFAULT_SHEET
-        return _Call(_excel_tool(names), {"filepath": filepath, "sheet_name": sheet_name})
+        tool = _excel_tool(names)
+        parameters = parameters_of(tool)
+        path_key = next((p for p in _PATH_PARAMETERS if p in parameters), _PATH_PARAMETERS[0])
+        sheet_key = next((p for p in _SHEET_PARAMETERS if p in parameters), _SHEET_PARAMETERS[0])
+        return _Call(tool, {path_key: filepath, sheet_key: sheet_name})
     if expression := extract_expression(question):
         return _Call(CALCULATE_TOOL, {"expression": expression})
     if _TIME.search(question):
@@ -214,8 +239,10 @@ def _call_for(question: str, names: list[str], requires_timezone: Callable[[str]
 
 
 def _excel_tool(names: list[str]) -> str:
-    if EXCEL_TOOL in names:
-        return EXCEL_TOOL
+    # The seed's tool first, then excel-mcp-server 2.x's `read_range`, then anything that reads sheets.
+    for known in (EXCEL_TOOL, "read_range"):
+        if known in names:
+            return known
     readers = [n for n in names if "read" in n.lower() and re.search(r"excel|xlsx|sheet|workbook", n, re.I)]
     return readers[0] if readers else EXCEL_TOOL
 
