@@ -15,6 +15,7 @@ from toolbridge.agent import (
     AgentEvent,
     ApprovalRequest,
     FinalEvent,
+    MessageAddedEvent,
     TextDeltaEvent,
     ToolCallStartedEvent,
     parse_event,
@@ -41,23 +42,32 @@ async def test_events_tell_the_whole_run_in_order_and_survive_json() -> None:
         events = await collect(agent.stream("What time is it?"))
 
     assert [e.type for e in events] == [
+        "message_added",  # the prompt
         "step_started",
         "reasoning_delta",
         "reasoning_delta",
         "reasoning_delta",
         "reasoning_delta",
         "step_finished",
+        "message_added",  # the reply with its call
         "tool_call_started",
         "tool_call_finished",
+        "message_added",  # the result
         "step_started",
         "text_delta",
         "text_delta",
         "text_delta",
         "step_finished",
+        "message_added",  # the answer
         "final",
     ]
     assert [parse_event(e.model_dump_json()) for e in events] == events
-    started, finished = events[6], events[7]
+    added = [e for e in events if isinstance(e, MessageAddedEvent)]
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert [e.message for e in added] == final.result.messages
+    assert [e.index for e in added] == [0, 1, 2, 3]
+    started, finished = events[8], events[9]
     assert started.type == "tool_call_started"
     assert started.call.name == "get_current_time"
     assert started.call.arguments == {"timezone": "UTC"}
@@ -239,6 +249,10 @@ async def test_cancel_ends_the_run_with_a_final_event() -> None:
     assert isinstance(final, FinalEvent)
     assert final.result.stop_reason == "cancelled"
     assert final.result.steps == 1
+    # Every message of the cancelled run was still announced, so a store keeps the whole transcript.
+    added = [e.message for e in events if isinstance(e, MessageAddedEvent)]
+    assert added == final.result.messages
+    assert "did not run" in final.result.messages[-1].result.text  # type: ignore[union-attr]
 
 
 async def test_iterating_without_entering_the_stream_says_how_to_use_it() -> None:

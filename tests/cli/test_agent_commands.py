@@ -94,7 +94,7 @@ def test_ask_json_prints_every_event_through_a_real_model_endpoint(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     events = events_of(done.stdout)
     kinds = [event.type for event in events]
-    assert kinds[0] == "step_started"
+    assert kinds[:2] == ["message_added", "step_started"]
     assert kinds[-1] == "final"
     finished = next(event for event in events if event.type == "tool_call_finished")
     assert (finished.name, finished.result_preview, finished.is_error) == ("calculate", "42", False)

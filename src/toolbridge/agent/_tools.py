@@ -93,6 +93,7 @@ class ToolRunner:
                 duration=result.duration,
                 server=result.server,
                 truncated_chars=cut,
+                cached=result.cached,
             )
         )
 

@@ -123,9 +123,7 @@ class Agent:
                     return await self.run(prompt, history=history)
             finally:
                 # HTTP clients belong to the loop that opened them, and this loop ends here.
-                close = getattr(self.model, "aclose", None)
-                if close is not None:
-                    await close()
+                await self.model.aclose()
 
         return anyio.run(run_on_a_loop_of_its_own)
 
@@ -202,6 +200,9 @@ class AgentStream:
         async with send:
             with self._scope:
                 await run.run()
+            # A cancelled run ends without announcing its last messages; they come before the end.
+            for event in run.unpublished_messages():
+                await send.send(event)
             result = run.result
             if result is not None:
                 await send.send(FinalEvent(result=result))

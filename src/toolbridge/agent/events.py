@@ -6,6 +6,7 @@ Every event has a `type` discriminator and the `step` it belongs to (1-based; 0 
 step_started ─┬─ reasoning_delta* ─ text_delta* ─ step_finished
               └─ (tool_mode_changed: the step is redone in prompt mode)
 per call:     tool_call_started ─ (approval_requested ─ approval_decided) ─ tool_call_finished
+message_added as each message of the transcript completes (the prompt, each reply, each result)
 final         always last, carries the `RunResult`
 ```
 
@@ -19,7 +20,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolbridge.agent.result import RunResult
-from toolbridge.types import ToolCall, Usage
+from toolbridge.types import Message, ToolCall, Usage
 
 __all__ = [
     "AgentEvent",
@@ -27,6 +28,7 @@ __all__ = [
     "ApprovalRequestedEvent",
     "FinalEvent",
     "InvalidToolCallEvent",
+    "MessageAddedEvent",
     "ReasoningDeltaEvent",
     "StepFinishedEvent",
     "StepStartedEvent",
@@ -116,6 +118,17 @@ class ToolCallFinishedEvent(_Event):
     """Seconds the tool took (0 when it never ran)."""
     server: str | None = None
     truncated_chars: int = 0
+    cached: bool = False
+    """The result came from the result cache; the tool did not run again."""
+
+
+class MessageAddedEvent(_Event):
+    """A message of the transcript is complete: store it now, and nothing completed is ever lost."""
+
+    type: Literal["message_added"] = "message_added"
+    index: int
+    """Its position in `RunResult.messages` (the history passed in comes first)."""
+    message: Message
 
 
 class InvalidToolCallEvent(_Event):
@@ -143,6 +156,7 @@ AgentEvent = Annotated[
     | ApprovalDecidedEvent
     | ToolCallFinishedEvent
     | InvalidToolCallEvent
+    | MessageAddedEvent
     | FinalEvent,
     Field(discriminator="type"),
 ]

@@ -32,6 +32,7 @@ from toolbridge.agent.definition import AgentDefinition
 from toolbridge.agent.events import (
     AgentEvent,
     InvalidToolCallEvent,
+    MessageAddedEvent,
     StepFinishedEvent,
     StepStartedEvent,
     ToolModeChangedEvent,
@@ -117,6 +118,8 @@ class AgentRun:
         self._settings = settings or ModelSettings()
         self._messages: list[Message] = [*without_system(history), UserMessage(content=prompt)]
         self._new_message_index = len(self._messages) - 1
+        self._published = self._new_message_index
+        """Messages before this index were announced with a `MessageAddedEvent` (or came as history)."""
         self._tools: list[ToolSpec] = []
         self._runner = ToolRunner(registry, (), definition, approve=approve, emit=emit)
         self._mode: ActiveMode = "none"
@@ -136,12 +139,17 @@ class AgentRun:
     async def run(self) -> RunResult:
         try:
             await self._prepare()
+            await self._publish_messages()
             while True:
                 outcome = await self._step()
+                await self._publish_messages()
                 if isinstance(outcome, RunTools):
                     await self._run_tools(outcome.reply)
+                    await self._publish_messages()
                 else:
-                    return self._finish(outcome)
+                    result = self._finish(outcome)
+                    await self._publish_messages()
+                    return result
         except anyio.get_cancelled_exc_class():
             # No awaits here: the scope is cancelled. The stream sends the final event itself.
             self._finish(Stop("cancelled", "The run was cancelled."))
@@ -315,6 +323,19 @@ class AgentRun:
             self._repeats = 1 if signature else 0
         self._last_signature = signature
         return self._repeats >= REPEAT_LIMIT
+
+    def unpublished_messages(self) -> list[MessageAddedEvent]:
+        """Events for the transcript's messages not announced yet (after a cancelled run, say)."""
+        events = [
+            MessageAddedEvent(step=self._steps, index=index, message=self._messages[index])
+            for index in range(self._published, len(self._messages))
+        ]
+        self._published = len(self._messages)
+        return events
+
+    async def _publish_messages(self) -> None:
+        for event in self.unpublished_messages():
+            await self._send(event)
 
     async def _send(self, event: AgentEvent) -> None:
         if self._emit is not None:

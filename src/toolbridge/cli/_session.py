@@ -74,9 +74,7 @@ class TerminalSession:
             try:
                 yield agent
             finally:
-                close = getattr(agent.model, "aclose", None)
-                if close is not None:
-                    await close()
+                await agent.model.aclose()
 
     @property
     def agent(self) -> Agent:

@@ -91,3 +91,6 @@ class Model(ABC):
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
         """Open a streamed reply. Leaving the context closes the stream, also before it ended: that is
         how the agent stops paying for text a model writes after its tool calls."""
+
+    async def aclose(self) -> None:  # noqa: B027 - a default for adapters that hold nothing
+        """Release what the model holds on the running event loop (HTTP clients). Safe to call twice."""
