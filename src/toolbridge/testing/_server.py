@@ -73,6 +73,9 @@ class BackgroundServer:
         )
         self._server = _ThreadedUvicorn(config, before_shutdown)
         self._socket = socket.create_server(("127.0.0.1", 0))
+        # Accepted connections inherit this. Without it every request on a kept-alive connection waits
+        # ~40 ms for a delayed ACK (Nagle), which made each model turn 20x slower than it needs to be.
+        self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.port: int = self._socket.getsockname()[1]
         self._thread = threading.Thread(target=self._run, name=f"scripted-model:{self.port}", daemon=True)
         self._failure: BaseException | None = None
