@@ -1,0 +1,93 @@
+"""`toolbridge serve`: the OpenAI-compatible endpoint, the web page and its API, on 127.0.0.1:8765."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Annotated
+
+import typer
+
+from toolbridge.cli._common import ConfigOption, VerboseOption, fail, load, setup_logging, stderr
+from toolbridge.cli._store import DbOption, open_store
+from toolbridge.cli.app import app
+from toolbridge.errors import ToolbridgeError
+
+HostOption = Annotated[
+    str | None,
+    typer.Option(
+        "--host", help="Address to listen on. Default: 127.0.0.1 (this machine only).", show_default=False
+    ),
+]
+PortOption = Annotated[
+    int | None, typer.Option("--port", "-p", help="Port. Default: 8765.", show_default=False)
+]
+TokenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        help="Require 'Authorization: Bearer TOKEN' on every request (required off 127.0.0.1). "
+        "Default: $TOOLBRIDGE_TOKEN.",
+        show_default=False,
+    ),
+]
+NoActivityOption = Annotated[
+    bool,
+    typer.Option("--no-tool-activity", help="Don't show tool calls as reasoning on /v1/chat/completions."),
+]
+
+
+class _RedactTokens(logging.Filter):
+    """The event stream takes `?token=` (EventSource cannot send headers): keep it out of access logs."""
+
+    _TOKEN = re.compile(r"(token=)[^&\s\"]+")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.args and isinstance(record.args, tuple):
+            record.args = tuple(
+                self._TOKEN.sub(r"\1***", a) if isinstance(a, str) else a for a in record.args
+            )
+        return True
+
+
+@app.command()
+def serve(
+    host: HostOption = None,
+    port: PortOption = None,
+    token: TokenOption = None,
+    db: DbOption = None,
+    no_tool_activity: NoActivityOption = False,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
+) -> None:
+    """Serve agents over HTTP: POST /v1/chat/completions for any OpenAI client, and a web chat page at /."""
+    import uvicorn
+
+    from toolbridge.server import create_app, settings_from_config
+
+    setup_logging(verbose)
+    loaded = load(config)
+    try:
+        settings = settings_from_config(
+            loaded, host=host, port=port, token=token, tool_activity=False if no_tool_activity else None
+        )
+        settings.check_bind()
+    except ToolbridgeError as exc:
+        fail(str(exc))
+    with open_store(db, config) as store:
+        server_app = create_app(loaded, store=store, settings=settings)
+        shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        stderr.print(
+            f"toolbridge serving on http://{shown_host}:{settings.port}/ "
+            f"(OpenAI base_url http://{shown_host}:{settings.port}/v1, database {store.safe_url})"
+            + ("; token required" if settings.token else ""),
+            markup=False,
+        )
+        logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
+        uvicorn.run(
+            server_app,
+            host=settings.host,
+            port=settings.port,
+            log_level="debug" if verbose else "warning",
+            timeout_graceful_shutdown=5,
+        )

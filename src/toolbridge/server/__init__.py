@@ -1,0 +1,26 @@
+"""The HTTP server: an OpenAI-compatible endpoint with MCP tools, and the web page with its JSON API.
+
+    app = create_app(load_config(), store=Store(resolve_database_url()), settings=ServerSettings())
+    uvicorn.run(app, host="127.0.0.1", port=8765)
+
+`toolbridge serve` does this; API.md beside this file describes every endpoint.
+"""
+
+from toolbridge.server._settings import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    TOKEN_ENV_VAR,
+    ServerSettings,
+    settings_from_config,
+)
+from toolbridge.server.app import STATIC_DIR, create_app
+
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "STATIC_DIR",
+    "TOKEN_ENV_VAR",
+    "ServerSettings",
+    "create_app",
+    "settings_from_config",
+]

@@ -1,0 +1,120 @@
+"""The agents the server offers, their models (resolved once, reused by every run), and starting runs.
+
+Agents come from the config's `agents` section (plus the built-in `default`) and from the store
+(`toolbridge agents create`); a name in both is the config's. Definitions are read again for each run,
+so an agent edited in the store takes effect on its next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import anyio
+
+from toolbridge.agent import AgentDefinition, AgentStream, Approver, load_agent_definition
+from toolbridge.agent._reply import Emit
+from toolbridge.agent.definition import DEFAULT_AGENT_NAME
+from toolbridge.agent.loop import AgentRun
+from toolbridge.config import Config
+from toolbridge.models import Model, ModelSettings, resolve_model
+from toolbridge.server._errors import ApiError
+from toolbridge.store import AgentNotFoundError, Store
+from toolbridge.tools import ToolRegistry
+from toolbridge.types import Message
+
+__all__ = ["AgentCatalog", "LiveRun"]
+
+
+class LiveRun:
+    """One run of an agent: its event stream, and the messages it has completed so far."""
+
+    def __init__(self, start: Callable[[Emit], AgentRun]) -> None:
+        self._start = start
+        self._run: AgentRun | None = None
+        self.events = AgentStream(self._started)
+
+    def _started(self, emit: Emit) -> AgentRun:
+        self._run = self._start(emit)
+        return self._run
+
+    @property
+    def transcript(self) -> Sequence[Message]:
+        """History, prompt and every message the run has completed (a reply being streamed is not in it).
+
+        The agent layer offers no public view of a run's transcript before the run ends, so this reads
+        the loop's own list; every message in it is complete once appended.
+        """
+        return self._run._messages if self._run is not None else ()
+
+
+class AgentCatalog:
+    def __init__(self, config: Config, store: Store, registry: ToolRegistry) -> None:
+        self.config = config
+        self.store = store
+        self.registry = registry
+        self._models: dict[str | None, Model] = {}
+        self._resolving = anyio.Lock()
+
+    def _config_agents(self) -> list[str]:
+        section = self.config.raw.get("agents", {})
+        return list(section) if isinstance(section, dict) else []
+
+    async def definitions(self) -> list[AgentDefinition]:
+        """Every agent, `default` first, then the config's, then the store's, each name once."""
+        configured = [DEFAULT_AGENT_NAME, *(n for n in self._config_agents() if n != DEFAULT_AGENT_NAME)]
+        found = [load_agent_definition(self.config, name) for name in configured]
+        stored = await anyio.to_thread.run_sync(self.store.list_agents)
+        found += [record.definition for record in stored if record.definition.name not in configured]
+        return found
+
+    async def definition(self, name: str, *, param: str) -> AgentDefinition:
+        """The agent called `name`; a 404 listing the agents if there is none."""
+        if name == DEFAULT_AGENT_NAME or name in self._config_agents():
+            return load_agent_definition(self.config, name)
+        try:
+            record = await anyio.to_thread.run_sync(self.store.get_agent, name)
+        except AgentNotFoundError:
+            known = ", ".join(d.name for d in await self.definitions())
+            raise ApiError(
+                404, f"no agent named {name!r}; the agents are: {known}", param=param, code="model_not_found"
+            ) from None
+        return record.definition
+
+    async def model_for(self, definition: AgentDefinition) -> Model:
+        """The agent's model, resolved on first use (so one agent's missing key does not stop the server)."""
+        async with self._resolving:
+            if definition.model not in self._models:
+                model = await anyio.to_thread.run_sync(resolve_model, definition.model, self.config)
+                self._models[definition.model] = model
+            return self._models[definition.model]
+
+    def start(
+        self,
+        model: Model,
+        definition: AgentDefinition,
+        prompt: str,
+        history: Sequence[Message],
+        *,
+        approve: Approver,
+        settings: ModelSettings | None = None,
+    ) -> LiveRun:
+        """A run to enter (`async with run.events`); each run gets its own approver."""
+        return LiveRun(
+            lambda emit: AgentRun(
+                model,
+                self.registry,
+                definition,
+                prompt,
+                history=history,
+                approve=approve,
+                emit=emit,
+                settings=settings,
+            )
+        )
+
+    async def aclose(self) -> None:
+        for model in self._models.values():
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
+        self._models.clear()

@@ -1,0 +1,185 @@
+"""Chats at run time: one run at a time per chat, its events fanned out to every open event stream
+(late joiners first get the run's events from its start), and approvals answered over HTTP.
+
+Runs belong to the server's task group, not to the request that started them: a run goes on when the
+page that started it is closed, and ends (written down as cancelled) when the server shuts down.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from toolbridge.agent import ApprovalDecidedEvent, ApprovalRequest, ApprovalRequestedEvent, FinalEvent
+from toolbridge.errors import ToolbridgeError
+from toolbridge.server._agents import AgentCatalog, LiveRun
+from toolbridge.server._errors import ApiError
+from toolbridge.server._recording import RunRecorder
+from toolbridge.server._settings import ServerSettings
+from toolbridge.store import ChatNotFoundError, ChatSummary, Store
+from toolbridge.types import UserMessage
+
+__all__ = ["ChatHub", "event_stream"]
+
+logger = logging.getLogger(__name__)
+
+_SUBSCRIBER_SLACK = 1000
+"""Events a slow event stream may fall behind; past that it is closed (a reconnect replays the run)."""
+
+
+@dataclass
+class _PendingApproval:
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    approved: bool = False
+
+
+@dataclass
+class _Channel:
+    """One chat's live side."""
+
+    run_id: str | None = None
+    backlog: list[str] = field(default_factory=list)
+    """The current run's events as sent, for streams that open while it runs."""
+    subscribers: set[MemoryObjectSendStream[str]] = field(default_factory=set)
+    approvals: dict[str, _PendingApproval] = field(default_factory=dict)
+
+    def publish(self, data: str) -> None:
+        self.backlog.append(data)
+        for subscriber in list(self.subscribers):
+            try:
+                subscriber.send_nowait(data)
+            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self.subscribers.discard(subscriber)
+                subscriber.close()
+
+    def subscribe(self) -> tuple[MemoryObjectSendStream[str], MemoryObjectReceiveStream[str]]:
+        send, receive = anyio.create_memory_object_stream[str](len(self.backlog) + _SUBSCRIBER_SLACK)
+        for data in self.backlog:
+            send.send_nowait(data)
+        self.subscribers.add(send)
+        return send, receive
+
+    def pending(self, call_id: str) -> _PendingApproval:
+        return self.approvals.setdefault(call_id, _PendingApproval())
+
+
+class ChatHub:
+    def __init__(
+        self, catalog: AgentCatalog, store: Store, settings: ServerSettings, runs: TaskGroup
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._settings = settings
+        self._runs = runs
+        self._channels: dict[int, _Channel] = {}
+
+    def _channel(self, chat_id: int) -> _Channel:
+        return self._channels.setdefault(chat_id, _Channel())
+
+    async def start_run(self, chat_id: int, content: str) -> str:
+        """Store the user's message and start the chat's agent on it; returns the run id."""
+        chat = await self.get_chat(chat_id)
+        channel = self._channel(chat_id)
+        if channel.run_id is not None:
+            raise ApiError(
+                409, f"chat {chat_id} is still answering (run {channel.run_id}); wait for its final event"
+            )
+        run_id = channel.run_id = uuid.uuid4().hex
+        try:
+            definition = await self._catalog.definition(chat.agent or "default", param="agent")
+            try:
+                model = await self._catalog.model_for(definition)
+            except ToolbridgeError as error:
+                raise ApiError(503, f"agent {definition.name!r} has no usable model: {error}") from error
+            history = await anyio.to_thread.run_sync(self._store.get_messages, chat_id)
+            await anyio.to_thread.run_sync(self._store.append_message, chat_id, UserMessage(content=content))
+        except BaseException:
+            channel.run_id = None
+            raise
+
+        async def approve(request: ApprovalRequest) -> bool:
+            return await self._wait_for_answer(channel, request)
+
+        live = self._catalog.start(model, definition, content, history, approve=approve)
+        recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1)
+        channel.backlog = []
+        channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
+        self._runs.start_soon(self._run, channel, run_id, live, recorder, name=f"chat {chat_id} run {run_id}")
+        return run_id
+
+    async def _run(self, channel: _Channel, run_id: str, live: LiveRun, recorder: RunRecorder) -> None:
+        finished = False
+        try:
+            async with live.events as events:
+                async for event in events:
+                    if isinstance(event, FinalEvent):
+                        await recorder.finish(event.result)
+                        finished = True
+                    else:
+                        await recorder.observe(event, live.transcript)
+                    if isinstance(event, ApprovalRequestedEvent):
+                        channel.pending(event.call.id)  # before anyone can see the request
+                    elif isinstance(event, ApprovalDecidedEvent):
+                        channel.approvals.pop(event.call_id, None)
+                    channel.publish(event.model_dump_json())
+        except Exception as error:
+            logger.exception("run %s failed", run_id)
+            channel.publish(json.dumps({"type": "run_error", "run_id": run_id, "message": str(error)}))
+        finally:
+            if not finished and live.events.result is not None:
+                await recorder.finish(live.events.result)
+            channel.run_id = None
+            channel.backlog = []
+            channel.approvals.clear()
+
+    async def _wait_for_answer(self, channel: _Channel, request: ApprovalRequest) -> bool:
+        pending = channel.pending(request.call.id)
+        with anyio.move_on_after(self._settings.approval_timeout):
+            await pending.answered.wait()
+        channel.approvals.pop(request.call.id, None)
+        return pending.approved
+
+    async def answer(self, chat_id: int, call_id: str, approved: bool) -> None:
+        await self.get_chat(chat_id)
+        pending = self._channel(chat_id).approvals.get(call_id)
+        if pending is None or pending.answered.is_set():
+            raise ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
+        pending.approved = approved
+        pending.answered.set()
+
+    async def get_chat(self, chat_id: int) -> ChatSummary:
+        try:
+            return await anyio.to_thread.run_sync(self._store.get_chat, chat_id)
+        except ChatNotFoundError:
+            raise ApiError(404, f"no chat {chat_id}; list the chats with GET /api/chats") from None
+
+    async def events(self, chat_id: int) -> AsyncIterator[str]:
+        """The chat's events as SSE text, until the client leaves; comments keep an idle stream open."""
+        await self.get_chat(chat_id)
+        return event_stream(self._channel(chat_id), self._settings.keepalive_interval)
+
+
+async def event_stream(channel: _Channel, keepalive: float) -> AsyncIterator[str]:
+    send, receive = channel.subscribe()
+    try:
+        yield ": connected\n\n"
+        while True:
+            data: str | None = None
+            with anyio.move_on_after(keepalive if math.isfinite(keepalive) else None):
+                try:
+                    data = await receive.receive()
+                except anyio.EndOfStream:
+                    return  # dropped for falling behind: the client reconnects and replays the run
+            yield ": keep-alive\n\n" if data is None else f"data: {data}\n\n"
+    finally:
+        channel.subscribers.discard(send)
+        send.close()
+        receive.close()

@@ -1,0 +1,115 @@
+"""Every error the server answers with, in OpenAI's format, so one client-side reader handles them all:
+
+{"error": {"message": "...", "type": "invalid_request_error", "param": "messages", "code": null}}
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypeVar
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+__all__ = ["ApiError", "error_body", "error_response", "install_error_handlers", "read_body"]
+
+BodyT = TypeVar("BodyT", bound=BaseModel)
+
+_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    409: "conflict_error",
+    413: "invalid_request_error",
+    422: "invalid_request_error",
+    502: "api_error",
+    503: "api_error",
+}
+
+
+class ApiError(Exception):
+    """An answer other than success; raised anywhere in a handler, sent as an OpenAI-format error."""
+
+    def __init__(
+        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+
+
+def error_body(
+    status: int, message: str, *, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    kind = _TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def error_response(
+    status: int, message: str, *, param: str | None = None, code: str | None = None
+) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(
+        error_body(status, message, param=param, code=code), status_code=status, headers=headers
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, error: ApiError) -> JSONResponse:
+        return error_response(error.status, error.message, param=error.param, code=error.code)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
+        return _validation_response(error)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        message = str(error.detail)
+        if error.status_code == 404 and message == "Not Found":
+            message = f"no such endpoint: {request.method} {request.url.path}"
+        elif error.status_code == 405:
+            message = f"{request.method} is not allowed on {request.url.path}"
+        return error_response(error.status_code, message)
+
+
+async def read_body(request: Request, model: type[BodyT]) -> BodyT:
+    """The JSON body as `model`, whatever the Content-Type says; a 400 naming the field otherwise.
+
+    Read here rather than by FastAPI so a body sent without `Content-Type: application/json` (curl -d)
+    is still read as JSON, and malformed JSON gets a message about JSON."""
+    raw = await request.body()
+    try:
+        data = json.loads(raw)
+    except ValueError as error:
+        raise ApiError(
+            400, f"the request body is not valid JSON ({error}); send a JSON object", code="invalid_json"
+        ) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise _invalid(error.errors()[0]) from None
+
+
+def _validation_response(error: RequestValidationError) -> JSONResponse:
+    invalid = _invalid(error.errors()[0])
+    return error_response(invalid.status, invalid.message, param=invalid.param, code=invalid.code)
+
+
+def _invalid(problem: Any) -> ApiError:
+    location = [str(part) for part in problem["loc"] if part != "body"]
+    param = ".".join(location) or None
+    if problem["type"] == "missing":
+        message = f"missing required field {param!r}" if param else "the request body is missing"
+    elif problem["type"] == "model_attributes_type" and not param:
+        message = "the request body must be a JSON object"
+    else:
+        message = f"{param}: {problem['msg']}" if param else problem["msg"]
+    return ApiError(400, message, param=param, code=problem["type"])

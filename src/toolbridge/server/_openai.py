@@ -1,0 +1,222 @@
+"""`POST /v1/chat/completions` and `GET /v1/models`: any OpenAI client or chat UI, with MCP tools.
+
+`model` names an agent. The whole tool loop runs here; the client gets the final answer, and (unless
+`server.tool_activity` is false) each tool call as `reasoning_content`, which chat UIs show as thinking.
+Calls that need approval are declined unless `server.auto_approve` is true: nobody can be asked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
+
+from toolbridge.agent import (
+    AgentEvent,
+    ApprovalRequest,
+    FinalEvent,
+    ReasoningDeltaEvent,
+    RunResult,
+    StepStartedEvent,
+    TextDeltaEvent,
+)
+from toolbridge.errors import ToolbridgeError
+from toolbridge.models import ModelSettings
+from toolbridge.server._agents import LiveRun
+from toolbridge.server._errors import ApiError, error_body, read_body
+from toolbridge.server._openai_wire import (
+    ChatCompletionRequest,
+    CompletionIds,
+    activity_line,
+    read_conversation,
+)
+from toolbridge.server._recording import RunRecorder
+from toolbridge.server._state import ServerState
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1")
+
+_FINISH_REASONS = {
+    "final_answer": "stop",
+    "max_steps": "length",
+    "repeated_call": "length",
+    "cancelled": "stop",
+}
+
+
+@router.get("/models")
+async def list_models(request: Request) -> dict[str, Any]:
+    state = ServerState.of(request)
+    definitions = await state.catalog.definitions()
+    models = [{"id": d.name, "object": "model", "created": 0, "owned_by": "toolbridge"} for d in definitions]
+    return {"object": "list", "data": models}
+
+
+@router.post("/chat/completions", response_model=None)
+async def chat_completions(request: Request) -> Response:
+    body = await read_body(request, ChatCompletionRequest)
+    state = ServerState.of(request)
+    conversation = read_conversation(body)
+    definition = await state.catalog.definition(body.model, param="model")
+    if conversation.instructions:
+        joined = "\n\n".join(part for part in (definition.instructions, conversation.instructions) if part)
+        definition = definition.model_copy(update={"instructions": joined})
+    try:
+        model = await state.catalog.model_for(definition)
+    except ToolbridgeError as error:
+        raise ApiError(503, f"agent {definition.name!r} has no usable model: {error}") from error
+
+    auto_approve = state.settings.auto_approve
+
+    async def approve(request: ApprovalRequest) -> bool:
+        return auto_approve
+
+    settings = ModelSettings(
+        temperature=body.temperature, max_tokens=body.max_completion_tokens or body.max_tokens
+    )
+    live = state.catalog.start(
+        model, definition, conversation.prompt, conversation.history, approve=approve, settings=settings
+    )
+    recorder = RunRecorder(state.store, chat_id=None, written=len(conversation.history) + 1)
+    reply = _Reply(live, recorder, CompletionIds(definition.name), show_activity=state.settings.tool_activity)
+    if body.stream:
+        include_usage = body.stream_options is not None and body.stream_options.include_usage
+        return _EventStreamResponse(reply, include_usage=include_usage)
+    return await reply.whole()
+
+
+class _Reply:
+    """One run, told as chunks (`stream`) or as one completion (`whole`)."""
+
+    def __init__(
+        self, live: LiveRun, recorder: RunRecorder, ids: CompletionIds, *, show_activity: bool
+    ) -> None:
+        self._live = live
+        self._recorder = recorder
+        self._ids = ids
+        self._show_activity = show_activity
+        self._text_so_far = False
+        self._step_has_text = False
+
+    async def _run(self, on_delta: Callable[[dict[str, str]], Awaitable[None]]) -> RunResult:
+        """Run the agent, passing each `{"content"|"reasoning_content": text}` on; the run's result."""
+        result: RunResult | None = None
+        try:
+            async with self._live.events as events:
+                async for event in events:
+                    if isinstance(event, FinalEvent):
+                        result = event.result
+                        await self._recorder.finish(result)
+                    else:
+                        await self._recorder.observe(event, self._live.transcript)
+                        if delta := self._delta(event):
+                            await on_delta(delta)
+        finally:
+            if result is None and self._live.events.result is not None:
+                await self._recorder.finish(self._live.events.result)
+        assert result is not None, "a run that was not cancelled ends with a final event"
+        return result
+
+    def _delta(self, event: AgentEvent) -> dict[str, str] | None:
+        if isinstance(event, StepStartedEvent):
+            self._step_has_text = False
+        elif isinstance(event, TextDeltaEvent):
+            # Text from separate steps (a remark before a tool call, then the answer) stays apart.
+            text = event.text if self._step_has_text or not self._text_so_far else "\n\n" + event.text
+            self._step_has_text = self._text_so_far = True
+            return {"content": text}
+        elif isinstance(event, ReasoningDeltaEvent):
+            return {"reasoning_content": event.text}
+        elif self._show_activity and (line := activity_line(event)) is not None:
+            return {"reasoning_content": line}
+        return None
+
+    async def stream(self, send: Callable[[dict[str, Any]], Awaitable[None]], *, include_usage: bool) -> None:
+        """Chunks as `send(data)`; an `{"error": ...}` object if the model fails, as OpenAI's API does."""
+        await send(self._ids.chunk({"role": "assistant", "content": ""}))
+
+        async def send_delta(delta: dict[str, str]) -> None:
+            await send(self._ids.chunk(delta))
+
+        result = await self._run(send_delta)
+        if result.stop_reason == "model_error":
+            await send(error_body(502, f"the agent's model failed: {result.stop_detail}", code="model_error"))
+            return
+        if result.stop_reason != "final_answer":
+            await send(self._ids.chunk({"content": _stop_note(result)}))
+        await send(self._ids.chunk({}, _FINISH_REASONS.get(result.stop_reason, "stop")))
+        if include_usage:
+            await send(self._ids.usage_chunk(_usage(result)))
+
+    async def whole(self) -> Response:
+        reasoning: list[str] = []
+
+        async def collect(delta: dict[str, str]) -> None:
+            if "reasoning_content" in delta:
+                reasoning.append(delta["reasoning_content"])
+
+        result = await self._run(collect)
+        if result.stop_reason == "model_error":
+            raise ApiError(502, f"the agent's model failed: {result.stop_detail}", code="model_error")
+        content = result.output if result.stop_reason == "final_answer" else _stop_note(result)
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if reasoning:
+            message["reasoning_content"] = "".join(reasoning)
+        finish_reason = _FINISH_REASONS.get(result.stop_reason, "stop")
+        return JSONResponse(self._ids.completion(message, finish_reason, _usage(result)))
+
+
+class _EventStreamResponse(Response):
+    """Server-sent events written by one coroutine, so the run's task group never spans a `yield`;
+    the run is cancelled as soon as the client hangs up."""
+
+    def __init__(self, reply: _Reply, *, include_usage: bool) -> None:
+        super().__init__(media_type="text/event-stream")
+        # No Content-Length: the body is as long as the run.
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
+        self._reply = reply
+        self._include_usage = include_usage
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+
+        async def send_event(data: dict[str, Any]) -> None:
+            body = f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+
+        async def cancel_on_hang_up(scope: anyio.CancelScope) -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(cancel_on_hang_up, group.cancel_scope)
+            try:
+                await self._reply.stream(send_event, include_usage=self._include_usage)
+            except ToolbridgeError as error:
+                await send_event(error_body(500, f"the run failed: {error}", code="run_failed"))
+            await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+            group.cancel_scope.cancel()
+
+
+def _stop_note(result: RunResult) -> str:
+    return f"[stopped: {result.stop_detail}]"
+
+
+def _usage(result: RunResult) -> dict[str, int]:
+    used = result.usage
+    return {
+        "prompt_tokens": used.input_tokens,
+        "completion_tokens": used.output_tokens,
+        "total_tokens": used.input_tokens + used.output_tokens,
+    }

@@ -1,0 +1,169 @@
+"""The OpenAI chat-completions wire shapes the endpoint reads and writes, and the conversions to ours.
+
+Only what an agent needs is read: the messages (history and prompt), `stream`, `temperature` and
+`max_tokens`. Everything else a client sends (`tools`, `top_p`, ...) is accepted and ignored: the agent
+brings its own tools and runs them server-side.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolbridge.agent import AgentEvent, ToolCallFinishedEvent, ToolCallStartedEvent
+from toolbridge.server._errors import ApiError
+from toolbridge.types import (
+    AssistantMessage,
+    Message,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    ToolResult,
+    UserMessage,
+)
+
+__all__ = ["ChatCompletionRequest", "CompletionIds", "Conversation", "activity_line", "read_conversation"]
+
+
+class WireMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(description="The agent to run (GET /v1/models lists them).")
+    messages: list[WireMessage] = Field(min_length=1)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_completion_tokens: int | None = Field(default=None, gt=0)
+
+
+class Conversation(BaseModel):
+    instructions: str
+    """The client's system messages, added to the agent's own instructions."""
+    history: list[Message]
+    prompt: str
+
+
+def read_conversation(request: ChatCompletionRequest) -> Conversation:
+    """The request's messages as neutral history plus the prompt (the last message, which must be the user's)."""
+    *earlier, last = request.messages
+    if last.role != "user":
+        raise ApiError(
+            400,
+            f"the last message must be the user's (got role {last.role!r}): the agent answers it, "
+            "running any tools itself",
+            param=f"messages.{len(request.messages) - 1}.role",
+        )
+    system: list[str] = []
+    history: list[Message] = []
+    call_names: dict[str, str] = {}
+    for index, message in enumerate(earlier):
+        text = _text_of(message.content)
+        if message.role in ("system", "developer"):
+            system.append(text)
+        elif message.role == "user":
+            history.append(UserMessage(content=text))
+        elif message.role == "assistant":
+            calls = [_tool_call(raw, f"messages.{index}.tool_calls") for raw in message.tool_calls or []]
+            call_names.update({call.id: call.name for call in calls})
+            history.append(AssistantMessage(content=text, tool_calls=calls))
+        else:
+            call_id = message.tool_call_id or ""
+            result = ToolResult(call_id=call_id, content=[TextPart(text=text)])
+            history.append(ToolMessage(name=call_names.get(call_id, "tool"), result=result))
+    return Conversation(
+        instructions="\n\n".join(s for s in system if s), history=history, prompt=_text_of(last.content)
+    )
+
+
+def _text_of(content: str | list[dict[str, Any]] | None) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    return "\n".join(str(part.get("text", "")) for part in content if part.get("type") == "text")
+
+
+def _tool_call(raw: dict[str, Any], where: str) -> ToolCall:
+    function = raw.get("function") or {}
+    try:
+        arguments = json.loads(function.get("arguments") or "{}")
+    except ValueError:
+        arguments = {}
+    name = function.get("name")
+    if not isinstance(name, str):
+        raise ApiError(400, "each tool call needs function.name", param=where)
+    call_id = raw.get("id")
+    return ToolCall(
+        name=name,
+        arguments=arguments if isinstance(arguments, dict) else {},
+        **({"id": call_id} if call_id else {}),
+    )
+
+
+def activity_line(event: AgentEvent) -> str | None:
+    """Tool activity as a line of reasoning text: `→ calculate {...}` when a call starts, `✓`/`✗` when done."""
+    if isinstance(event, ToolCallStartedEvent):
+        return f"→ {event.call.name} {json.dumps(event.call.arguments, ensure_ascii=False)}\n"
+    if isinstance(event, ToolCallFinishedEvent):
+        mark = "✗" if event.is_error else "✓"
+        preview = " ".join(event.result_preview.split())
+        return f"{mark} {event.name} {event.duration:.2f}s: {preview}\n"
+    return None
+
+
+class CompletionIds:
+    """What every chunk and completion of one response repeats."""
+
+    def __init__(self, model: str) -> None:
+        self.id = f"chatcmpl-{uuid.uuid4().hex}"
+        self.created = int(time.time())
+        self.model = model
+
+    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
+
+    def usage_chunk(self, usage: dict[str, int]) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": usage,
+        }
+
+    def completion(
+        self, message: dict[str, Any], finish_reason: str, usage: dict[str, int]
+    ) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
+            "usage": usage,
+        }

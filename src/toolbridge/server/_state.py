@@ -1,0 +1,29 @@
+"""What the routes share for the app's lifetime, set up by its lifespan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from toolbridge.server._agents import AgentCatalog
+from toolbridge.server._chats import ChatHub
+from toolbridge.server._settings import ServerSettings
+from toolbridge.store import Store
+from toolbridge.tools import Toolbox
+
+__all__ = ["ServerState"]
+
+
+@dataclass(frozen=True)
+class ServerState:
+    settings: ServerSettings
+    store: Store
+    toolbox: Toolbox
+    catalog: AgentCatalog
+    chats: ChatHub
+
+    @staticmethod
+    def of(request: Request) -> ServerState:
+        state: ServerState = request.app.state.toolbridge
+        return state

@@ -1,0 +1,124 @@
+"""The JSON API behind the web page (see API.md): agents, chats and their messages, a chat's live events,
+approvals, tools, servers and statistics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolbridge.server._errors import ApiError, read_body
+from toolbridge.server._state import ServerState
+from toolbridge.store import ChatSummary, StoreError, parse_since
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api")
+
+
+class NewChat(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = "default"
+    title: str | None = None
+
+
+class NewMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1)
+
+
+class ApprovalAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    approved: bool
+
+
+def _chat_json(chat: ChatSummary) -> dict[str, Any]:
+    return chat.model_dump(mode="json", include={"id", "title", "agent", "message_count", "updated_at"})
+
+
+@router.get("/agents")
+async def list_agents(request: Request) -> list[dict[str, Any]]:
+    definitions = await ServerState.of(request).catalog.definitions()
+    return [{"name": d.name, "description": d.description, "model": d.model} for d in definitions]
+
+
+@router.get("/chats")
+async def list_chats(request: Request, limit: int = 100) -> list[dict[str, Any]]:
+    store = ServerState.of(request).store
+    chats = await anyio.to_thread.run_sync(lambda: store.list_chats(limit=limit))
+    return [_chat_json(chat) for chat in chats]
+
+
+@router.post("/chats", status_code=201)
+async def create_chat(request: Request) -> dict[str, Any]:
+    body = await read_body(request, NewChat)
+    state = ServerState.of(request)
+    definition = await state.catalog.definition(body.agent, param="agent")
+    chat = await anyio.to_thread.run_sync(
+        lambda: state.store.create_chat(agent=definition.name, title=body.title)
+    )
+    return _chat_json(chat)
+
+
+@router.get("/chats/{chat_id}/messages")
+async def chat_messages(chat_id: int, request: Request) -> list[dict[str, Any]]:
+    state = ServerState.of(request)
+    await state.chats.get_chat(chat_id)
+    messages = await anyio.to_thread.run_sync(state.store.get_messages, chat_id)
+    return [message.model_dump(mode="json") for message in messages]
+
+
+@router.post("/chats/{chat_id}/messages", status_code=202)
+async def post_message(chat_id: int, request: Request) -> dict[str, str]:
+    body = await read_body(request, NewMessage)
+    run_id = await ServerState.of(request).chats.start_run(chat_id, body.content)
+    return {"run_id": run_id}
+
+
+@router.get("/chats/{chat_id}/events")
+async def chat_events(chat_id: int, request: Request) -> StreamingResponse:
+    stream = await ServerState.of(request).chats.events(chat_id)
+    return StreamingResponse(
+        stream,
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.post("/chats/{chat_id}/approvals/{call_id}", status_code=204)
+async def answer_approval(chat_id: int, call_id: str, request: Request) -> Response:
+    body = await read_body(request, ApprovalAnswer)
+    await ServerState.of(request).chats.answer(chat_id, call_id, body.approved)
+    return Response(status_code=204)
+
+
+@router.get("/tools")
+async def list_tools(request: Request, agent: str | None = None) -> list[dict[str, Any]]:
+    state = ServerState.of(request)
+    tools = await state.toolbox.list_tools()
+    if agent is not None:
+        tools = (await state.catalog.definition(agent, param="agent")).select_tools(tools)
+    return [tool.model_dump(mode="json") for tool in tools]
+
+
+@router.get("/servers")
+async def list_servers(request: Request) -> list[dict[str, Any]]:
+    statuses = await ServerState.of(request).toolbox.server_status()
+    return [status.model_dump(mode="json") for status in statuses]
+
+
+@router.get("/stats")
+async def tool_stats(request: Request, since: str | None = None) -> list[dict[str, Any]]:
+    store = ServerState.of(request).store
+    try:
+        start = parse_since(since) if since else None
+    except StoreError as error:
+        raise ApiError(400, str(error), param="since") from None
+    stats = await anyio.to_thread.run_sync(lambda: store.tool_stats(since=start))
+    return [entry.model_dump(mode="json") for entry in stats]

@@ -1,0 +1,76 @@
+"""`create_app()`: the FastAPI application behind `toolbridge serve`.
+
+One `Toolbox` (the MCP sessions) lives as long as the app; each agent's model is resolved once and
+reused; chat runs live in the app's task group, so shutting down cancels them (and writes them down).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from toolbridge.config import Config
+from toolbridge.server import _openai, _web
+from toolbridge.server._agents import AgentCatalog
+from toolbridge.server._chats import ChatHub
+from toolbridge.server._errors import ApiError, install_error_handlers
+from toolbridge.server._security import SecurityMiddleware
+from toolbridge.server._settings import ServerSettings
+from toolbridge.server._state import ServerState
+from toolbridge.store import Store
+from toolbridge.tools import Toolbox
+
+__all__ = ["STATIC_DIR", "create_app"]
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+
+def create_app(config: Config, *, store: Store, settings: ServerSettings | None = None) -> FastAPI:
+    """The app for `config`'s agents and servers, keeping chats and the tool-call log in `store`.
+
+    `settings` (default: `ServerSettings()`) must name the host and port the app is served on: the
+    Host and Origin checks accept only those (and localhost).
+    """
+    settings = settings or ServerSettings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with Toolbox(config) as toolbox, anyio.create_task_group() as runs:
+            catalog = AgentCatalog(config, store, toolbox.registry)
+            chats = ChatHub(catalog, store, settings, runs)
+            app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats)
+            try:
+                yield
+            finally:
+                runs.cancel_scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await catalog.aclose()
+
+    app = FastAPI(
+        title="toolbridge",
+        summary="Any LLM with MCP tools: an OpenAI-compatible endpoint and the web page's JSON API.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    install_error_handlers(app)
+    app.add_middleware(SecurityMiddleware, settings=settings)
+    app.include_router(_openai.router)
+    app.include_router(_web.router)
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        page = STATIC_DIR / "index.html"
+        if not page.is_file():
+            raise ApiError(404, f"the web page is missing from this install ({page}); reinstall toolbridge")
+        return FileResponse(page, headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+    return app
