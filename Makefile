@@ -18,3 +18,4 @@ test:
 bench:
 	.venv/bin/python bench/mcp_calls.py
 	.venv/bin/python bench/parser.py
+	.venv/bin/python bench/loop.py
