@@ -7,44 +7,17 @@ so an agent edited in the store takes effect on its next run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import anyio
 
-from toolbridge.agent import AgentDefinition, AgentStream, Approver, load_agent_definition
-from toolbridge.agent._reply import Emit
+from toolbridge.agent import Agent, AgentDefinition, Approver, load_agent_definition
 from toolbridge.agent.definition import DEFAULT_AGENT_NAME
-from toolbridge.agent.loop import AgentRun
 from toolbridge.config import Config
 from toolbridge.models import Model, ModelSettings, resolve_model
 from toolbridge.server._errors import ApiError
 from toolbridge.store import AgentNotFoundError, Store
 from toolbridge.tools import ToolRegistry
-from toolbridge.types import Message
 
-__all__ = ["AgentCatalog", "LiveRun"]
-
-
-class LiveRun:
-    """One run of an agent: its event stream, and the messages it has completed so far."""
-
-    def __init__(self, start: Callable[[Emit], AgentRun]) -> None:
-        self._start = start
-        self._run: AgentRun | None = None
-        self.events = AgentStream(self._started)
-
-    def _started(self, emit: Emit) -> AgentRun:
-        self._run = self._start(emit)
-        return self._run
-
-    @property
-    def transcript(self) -> Sequence[Message]:
-        """History, prompt and every message the run has completed (a reply being streamed is not in it).
-
-        The agent layer offers no public view of a run's transcript before the run ends, so this reads
-        the loop's own list; every message in it is complete once appended.
-        """
-        return self._run._messages if self._run is not None else ()
+__all__ = ["AgentCatalog"]
 
 
 class AgentCatalog:
@@ -88,33 +61,18 @@ class AgentCatalog:
                 self._models[definition.model] = model
             return self._models[definition.model]
 
-    def start(
+    def agent(
         self,
         model: Model,
         definition: AgentDefinition,
-        prompt: str,
-        history: Sequence[Message],
         *,
-        approve: Approver,
+        approve: Approver | None,
         settings: ModelSettings | None = None,
-    ) -> LiveRun:
-        """A run to enter (`async with run.events`); each run gets its own approver."""
-        return LiveRun(
-            lambda emit: AgentRun(
-                model,
-                self.registry,
-                definition,
-                prompt,
-                history=history,
-                approve=approve,
-                emit=emit,
-                settings=settings,
-            )
-        )
+    ) -> Agent:
+        """An agent over the shared tools for one run, with that run's approver (None: decline)."""
+        return Agent(model, self.registry, definition, approve=approve, settings=settings)
 
     async def aclose(self) -> None:
         for model in self._models.values():
-            close = getattr(model, "aclose", None)
-            if close is not None:
-                await close()
+            await model.aclose()
         self._models.clear()

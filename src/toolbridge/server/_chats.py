@@ -18,9 +18,9 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from toolbridge.agent import ApprovalDecidedEvent, ApprovalRequest, ApprovalRequestedEvent, FinalEvent
+from toolbridge.agent import AgentStream, ApprovalDecidedEvent, ApprovalRequest, ApprovalRequestedEvent
 from toolbridge.errors import ToolbridgeError
-from toolbridge.server._agents import AgentCatalog, LiveRun
+from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._errors import ApiError
 from toolbridge.server._recording import RunRecorder
 from toolbridge.server._settings import ServerSettings
@@ -108,23 +108,20 @@ class ChatHub:
         async def approve(request: ApprovalRequest) -> bool:
             return await self._wait_for_answer(channel, request)
 
-        live = self._catalog.start(model, definition, content, history, approve=approve)
+        events = self._catalog.agent(model, definition, approve=approve).stream(content, history=history)
         recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1)
         channel.backlog = []
         channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
-        self._runs.start_soon(self._run, channel, run_id, live, recorder, name=f"chat {chat_id} run {run_id}")
+        self._runs.start_soon(
+            self._run, channel, run_id, events, recorder, name=f"chat {chat_id} run {run_id}"
+        )
         return run_id
 
-    async def _run(self, channel: _Channel, run_id: str, live: LiveRun, recorder: RunRecorder) -> None:
-        finished = False
+    async def _run(self, channel: _Channel, run_id: str, stream: AgentStream, recorder: RunRecorder) -> None:
         try:
-            async with live.events as events:
+            async with stream as events:
                 async for event in events:
-                    if isinstance(event, FinalEvent):
-                        await recorder.finish(event.result)
-                        finished = True
-                    else:
-                        await recorder.observe(event, live.transcript)
+                    await recorder.observe(event)
                     if isinstance(event, ApprovalRequestedEvent):
                         channel.pending(event.call.id)  # before anyone can see the request
                     elif isinstance(event, ApprovalDecidedEvent):
@@ -134,8 +131,6 @@ class ChatHub:
             logger.exception("run %s failed", run_id)
             channel.publish(json.dumps({"type": "run_error", "run_id": run_id, "message": str(error)}))
         finally:
-            if not finished and live.events.result is not None:
-                await recorder.finish(live.events.result)
             channel.run_id = None
             channel.backlog = []
             channel.approvals.clear()

@@ -18,16 +18,16 @@ from starlette.types import Receive, Scope, Send
 
 from toolbridge.agent import (
     AgentEvent,
-    ApprovalRequest,
+    AgentStream,
     FinalEvent,
     ReasoningDeltaEvent,
     RunResult,
     StepStartedEvent,
     TextDeltaEvent,
+    approve_all,
 )
 from toolbridge.errors import ToolbridgeError
 from toolbridge.models import ModelSettings
-from toolbridge.server._agents import LiveRun
 from toolbridge.server._errors import ApiError, error_body, read_body
 from toolbridge.server._openai_wire import (
     ChatCompletionRequest,
@@ -72,19 +72,18 @@ async def chat_completions(request: Request) -> Response:
     except ToolbridgeError as error:
         raise ApiError(503, f"agent {definition.name!r} has no usable model: {error}") from error
 
-    auto_approve = state.settings.auto_approve
-
-    async def approve(request: ApprovalRequest) -> bool:
-        return auto_approve
-
+    # Nobody can be asked here. Without an approver the agent declines such calls and tells the model
+    # the call needs approval (rather than that the user said no).
+    approve = approve_all if state.settings.auto_approve else None
     settings = ModelSettings(
         temperature=body.temperature, max_tokens=body.max_completion_tokens or body.max_tokens
     )
-    live = state.catalog.start(
-        model, definition, conversation.prompt, conversation.history, approve=approve, settings=settings
-    )
+    agent = state.catalog.agent(model, definition, approve=approve, settings=settings)
+    events = agent.stream(conversation.prompt, history=conversation.history)
     recorder = RunRecorder(state.store, chat_id=None, written=len(conversation.history) + 1)
-    reply = _Reply(live, recorder, CompletionIds(definition.name), show_activity=state.settings.tool_activity)
+    reply = _Reply(
+        events, recorder, CompletionIds(definition.name), show_activity=state.settings.tool_activity
+    )
     if body.stream:
         include_usage = body.stream_options is not None and body.stream_options.include_usage
         return _EventStreamResponse(reply, include_usage=include_usage)
@@ -95,9 +94,9 @@ class _Reply:
     """One run, told as chunks (`stream`) or as one completion (`whole`)."""
 
     def __init__(
-        self, live: LiveRun, recorder: RunRecorder, ids: CompletionIds, *, show_activity: bool
+        self, stream: AgentStream, recorder: RunRecorder, ids: CompletionIds, *, show_activity: bool
     ) -> None:
-        self._live = live
+        self._stream = stream
         self._recorder = recorder
         self._ids = ids
         self._show_activity = show_activity
@@ -107,19 +106,13 @@ class _Reply:
     async def _run(self, on_delta: Callable[[dict[str, str]], Awaitable[None]]) -> RunResult:
         """Run the agent, passing each `{"content"|"reasoning_content": text}` on; the run's result."""
         result: RunResult | None = None
-        try:
-            async with self._live.events as events:
-                async for event in events:
-                    if isinstance(event, FinalEvent):
-                        result = event.result
-                        await self._recorder.finish(result)
-                    else:
-                        await self._recorder.observe(event, self._live.transcript)
-                        if delta := self._delta(event):
-                            await on_delta(delta)
-        finally:
-            if result is None and self._live.events.result is not None:
-                await self._recorder.finish(self._live.events.result)
+        async with self._stream as events:
+            async for event in events:
+                await self._recorder.observe(event)
+                if isinstance(event, FinalEvent):
+                    result = event.result
+                elif delta := self._delta(event):
+                    await on_delta(delta)
         assert result is not None, "a run that was not cancelled ends with a final event"
         return result
 

@@ -1,14 +1,12 @@
 """Writing a run down as it goes: each completed message into its chat, each finished call into the log.
 
-`observe(event, transcript)` is called for every event of a run, with the messages the run has completed
-so far; whatever is new is written (one worker-thread hop, each message its own transaction) before the
-event goes on to clients, so a client that has seen an event can rely on what came before being stored.
-`finish(result)` writes the rest: the answer, and the "did not run" results of a cancelled run.
+`observe(event)` is called for every event of a run before the event goes on to clients, and writes
+each `message_added` (one worker-thread hop, each message its own transaction): a client that has seen
+an event can rely on every message completed before it being stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import anyio
@@ -16,7 +14,7 @@ import anyio
 from toolbridge.agent import (
     AgentEvent,
     ApprovalDecidedEvent,
-    RunResult,
+    MessageAddedEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
@@ -27,42 +25,36 @@ __all__ = ["RunRecorder"]
 
 
 class RunRecorder:
-    """`chat_id` None: log the calls only (the OpenAI endpoint keeps no chats; its client has the history)."""
+    """`chat_id` None: log the calls only (the OpenAI endpoint keeps no chats; its client has the history).
+
+    Messages before index `written` of the run's transcript are in the store already (the history, and
+    the prompt, which is stored before the run starts)."""
 
     def __init__(self, store: Store, *, chat_id: int | None, written: int) -> None:
         self._store = store
         self._chat_id = chat_id
         self._written = written
-        """Messages of the transcript already in the store (the history and the prompt)."""
         self._calls: dict[str, tuple[ToolCall, datetime]] = {}
         self._declined: set[str] = set()
         self._finished: set[str] = set()
 
-    async def observe(self, event: AgentEvent, transcript: Sequence[Message]) -> None:
+    async def observe(self, event: AgentEvent) -> None:
         if isinstance(event, ToolCallStartedEvent):
             self._calls[event.call.id] = (event.call, datetime.now(UTC))
         elif isinstance(event, ApprovalDecidedEvent) and not event.approved:
             self._declined.add(event.call_id)
         elif isinstance(event, ToolCallFinishedEvent):
             self._finished.add(event.call_id)
-        if len(transcript) > self._written:
-            await self._write(list(transcript[self._written :]))
+        elif isinstance(event, MessageAddedEvent) and event.index >= self._written:
+            self._written = event.index + 1
+            entry = self._log_entry(event.message)
+            if self._chat_id is not None or entry is not None:
+                await anyio.to_thread.run_sync(self._commit, event.message, entry)
 
-    async def finish(self, result: RunResult) -> None:
-        # Shielded: a run cancelled by its client or by shutdown still gets written down.
-        with anyio.CancelScope(shield=True):
-            await self._write(result.messages[self._written :])
-
-    async def _write(self, messages: list[Message]) -> None:
-        self._written += len(messages)
-        entries = [entry for m in messages if (entry := self._log_entry(m)) is not None]
-        await anyio.to_thread.run_sync(self._commit, messages, entries)
-
-    def _commit(self, messages: list[Message], entries: list[ToolCallLogEntry]) -> None:
+    def _commit(self, message: Message, entry: ToolCallLogEntry | None) -> None:
         if self._chat_id is not None:
-            for message in messages:
-                self._store.append_message(self._chat_id, message)
-        for entry in entries:
+            self._store.append_message(self._chat_id, message)
+        if entry is not None:
             self._store.log_tool_call(entry)
 
     def _log_entry(self, message: Message) -> ToolCallLogEntry | None:

@@ -1,7 +1,7 @@
 """`create_app()`: the FastAPI application behind `toolbridge serve`.
 
 One `Toolbox` (the MCP sessions) lives as long as the app; each agent's model is resolved once and
-reused; chat runs live in the app's task group, so shutting down cancels them (and writes them down).
+reused; chat runs live in the app's task group, so shutting down cancels them.
 """
 
 from __future__ import annotations

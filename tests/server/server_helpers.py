@@ -1,0 +1,222 @@
+"""Running `toolbridge serve` for tests, in-process (uvicorn on a thread) or as a real process, on a free
+127.0.0.1 port, with the scripted model behind its agents; and reading its event streams.
+
+    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model, agents={...}) as server:
+        answer = server.openai().chat.completions.create(model="default", messages=[...])
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import uvicorn
+
+from toolbridge.config import load_config
+from toolbridge.server import create_app, settings_from_config
+from toolbridge.store import Store
+from toolbridge.testing import ScriptedModel
+
+READY_TIMEOUT = 20.0
+EVENT_TIMEOUT = 10.0
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def write_config(
+    directory: Path,
+    model: ScriptedModel | None,
+    *,
+    agents: dict[str, Any] | None = None,
+    server: dict[str, Any] | None = None,
+    mcp_servers: dict[str, Any] | None = None,
+) -> Path:
+    """A config whose default model is `model` (native tool calls over the real OpenAI protocol)."""
+    data: dict[str, Any] = {"mcpServers": mcp_servers or {}, "agents": agents or {}, "server": server or {}}
+    if model is not None:
+        data["models"] = {
+            "scripted": {
+                "provider": "openai",
+                "model": model.model_name,
+                "base_url": model.base_url,
+                "api_key": "test",
+                "max_retries": 0,
+                "tool_mode": "native",
+            }
+        }
+        data["default_model"] = "scripted"
+    path = directory / "toolbridge.json"
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+@dataclass
+class RunningServer:
+    port: int
+    token: str | None = None
+    db_url: str = ""
+    _clients: list[httpx.Client] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def http(self, **options: Any) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        client = httpx.Client(base_url=self.url, headers=headers, timeout=EVENT_TIMEOUT, **options)
+        self._clients.append(client)
+        return client
+
+    def openai(self, **options: Any) -> openai.OpenAI:
+        return openai.OpenAI(
+            base_url=f"{self.url}/v1", api_key=self.token or "unused", max_retries=0, **options
+        )
+
+    def close_clients(self) -> None:
+        for client in self._clients:
+            client.close()
+
+
+@contextmanager
+def serve_in_thread(
+    directory: Path,
+    model: ScriptedModel | None,
+    *,
+    token: str | None = None,
+    **config_sections: Any,
+) -> Iterator[RunningServer]:
+    """`create_app` under uvicorn (lifespan on) on its own thread and event loop."""
+    config = load_config(write_config(directory, model, **config_sections))
+    port = free_port()
+    settings = settings_from_config(config, port=port, token=token)
+    db_url = f"sqlite:///{directory / 'toolbridge.db'}"
+    with Store(db_url) as store:
+        app = create_app(config, store=store, settings=settings)
+        server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_config=None, access_log=False)
+        )
+        thread = threading.Thread(target=server.run, name=f"toolbridge-serve:{port}", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + READY_TIMEOUT
+        while not server.started:  # uvicorn sets it once the lifespan has started and the socket listens
+            assert thread.is_alive(), "the server thread died while starting (see the log above)"
+            assert time.monotonic() < deadline, f"the server did not start on port {port}"
+            time.sleep(0.01)
+        running = RunningServer(port=port, token=token, db_url=db_url)
+        try:
+            yield running
+        finally:
+            running.close_clients()
+            server.should_exit = True
+            thread.join(READY_TIMEOUT)
+            assert not thread.is_alive(), "the server did not stop"
+
+
+@dataclass
+class ServerProcess:
+    process: subprocess.Popen[str]
+    server: RunningServer
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(READY_TIMEOUT)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(READY_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.server.close_clients()
+
+
+def toolbridge_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "toolbridge", *args]
+
+
+def start_process(
+    config: Path, db_url: str, *, port: int | None = None, token: str | None = None
+) -> ServerProcess:
+    """`toolbridge serve` as a real process; returns once it answers HTTP."""
+    port = port or free_port()
+    args = ["serve", "--config", str(config), "--db", db_url, "--port", str(port)]
+    env = {**os.environ, "TOOLBRIDGE_TOKEN": ""}
+    if token:
+        args += ["--token", token]
+    process = subprocess.Popen(
+        toolbridge_command(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    running = ServerProcess(process, RunningServer(port=port, token=token, db_url=db_url))
+    probe = running.server.http(timeout=1.0)
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            output = process.stdout.read() if process.stdout else ""
+            raise AssertionError(f"toolbridge serve exited with {process.returncode}:\n{output}")
+        try:
+            if probe.get("/v1/models").status_code == 200:
+                return running
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            running.stop()
+            raise AssertionError(f"toolbridge serve did not answer on port {port} in time")
+        time.sleep(0.05)  # polling for readiness
+
+
+class EventReader:
+    """A chat's event stream (`GET /api/chats/{id}/events`), read one event at a time.
+
+    Opening it waits for the `: connected` comment, so the subscription exists before the test acts."""
+
+    def __init__(self, client: httpx.Client, chat_id: int, *, query: str = "") -> None:
+        self._context = client.stream("GET", f"/api/chats/{chat_id}/events{query}")
+        self.response = self._context.__enter__()
+        assert self.response.status_code == 200, self.response.read()
+        self._lines = self.response.iter_lines()
+        assert next(self._lines) == ": connected"
+
+    def next(self) -> dict[str, Any]:
+        for line in self._lines:
+            if line.startswith("data: "):
+                event: dict[str, Any] = json.loads(line.removeprefix("data: "))
+                return event
+        raise AssertionError("the event stream ended")
+
+    def until(self, event_type: str) -> list[dict[str, Any]]:
+        """Events up to and including the first of `event_type`."""
+        seen = []
+        while True:
+            event = self.next()
+            seen.append(event)
+            if event["type"] == event_type:
+                return seen
+
+    def close(self) -> None:
+        self._context.__exit__(None, None, None)
+
+    def __enter__(self) -> EventReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
