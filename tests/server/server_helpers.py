@@ -81,7 +81,7 @@ class RunningServer:
 
     def http(self, **options: Any) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        client = httpx.Client(base_url=self.url, headers=headers, timeout=EVENT_TIMEOUT, **options)
+        client = httpx.Client(base_url=self.url, headers=headers, **{"timeout": EVENT_TIMEOUT, **options})
         self._clients.append(client)
         return client
 

@@ -1,0 +1,107 @@
+"""Host and Origin checks (DNS rebinding, other sites' pages), the bearer token, body size limits, and
+refusing to listen beyond this machine without a token."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import openai
+import pytest
+from server_helpers import EventReader, free_port, serve_in_thread, toolbridge_command, write_config
+
+from toolbridge.errors import ConfigError
+from toolbridge.server import ServerSettings
+
+TOKEN = "s3cret-token"
+
+
+def test_host_and_origin_must_be_this_server(tmp_path: Path) -> None:
+    with serve_in_thread(tmp_path, None) as server:
+        http = server.http()
+        rebound = http.get("/api/agents", headers={"Host": f"attacker.example:{server.port}"})
+        wrong_port = http.get("/api/agents", headers={"Host": "127.0.0.1:1"})
+        by_name = http.get("/api/agents", headers={"Host": f"localhost:{server.port}"})
+        by_ipv6 = http.get("/api/agents", headers={"Host": f"[::1]:{server.port}"})
+        other_site = http.post("/api/chats", json={}, headers={"Origin": "https://attacker.example"})
+        null_origin = http.post("/api/chats", json={}, headers={"Origin": "null"})
+        own_page = http.post("/api/chats", json={}, headers={"Origin": f"http://localhost:{server.port}"})
+
+    assert rebound.status_code == 403
+    assert rebound.json()["error"]["type"] == "permission_error"
+    assert "Host 'attacker.example:" in rebound.json()["error"]["message"]
+    assert wrong_port.status_code == 403
+    assert by_name.status_code == by_ipv6.status_code == 200
+    assert other_site.status_code == null_origin.status_code == 403
+    assert "https://attacker.example" in other_site.json()["error"]["message"]
+    assert own_page.status_code == 201
+
+
+def test_allowed_hosts_from_the_config(tmp_path: Path) -> None:
+    with serve_in_thread(tmp_path, None, server={"allowed_hosts": ["toolbridge.lan"]}) as server:
+        response = server.http().get("/api/agents", headers={"Host": f"toolbridge.lan:{server.port}"})
+    assert response.status_code == 200
+
+
+def test_token_is_required_and_accepted(tmp_path: Path) -> None:
+    with serve_in_thread(tmp_path, None, token=TOKEN) as server:
+        anonymous = server.http()
+        anonymous.headers.pop("Authorization")
+        missing = anonymous.get("/api/chats")
+        wrong = anonymous.get("/v1/models", headers={"Authorization": "Bearer guess"})
+        page = anonymous.get("/")  # the page's files hold no data; its API calls carry the token
+        right = server.http().get("/api/chats")
+        models = server.openai().models.list()
+        with pytest.raises(openai.AuthenticationError) as refused:
+            openai.OpenAI(base_url=f"{server.url}/v1", api_key="guess", max_retries=0).models.list()
+        chat_id = server.http().post("/api/chats", json={}).json()["id"]
+        with EventReader(anonymous, chat_id, query=f"?token={TOKEN}") as events:
+            assert events.response.status_code == 200
+        sse_without = anonymous.get(f"/api/chats/{chat_id}/events")
+
+    assert missing.status_code == wrong.status_code == sse_without.status_code == 401
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert "Authorization: Bearer <token>" in missing.json()["error"]["message"]
+    assert TOKEN not in missing.text
+    assert page.status_code == 200
+    assert right.status_code == 200
+    assert [m.id for m in models.data] == ["default"]
+    assert refused.value.status_code == 401
+
+
+def test_bodies_over_the_limit_are_refused_even_without_content_length(tmp_path: Path) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"content": "'
+        for _ in range(40):
+            yield b"x" * 1024
+        yield b'"}'
+
+    with serve_in_thread(tmp_path, None, server={"max_body_bytes": 16_384}) as server:
+        http = server.http()
+        chat_id = http.post("/api/chats", json={}).json()["id"]
+        chunked = http.post(f"/api/chats/{chat_id}/messages", content=chunks())
+        messages = http.get(f"/api/chats/{chat_id}/messages").json()
+
+    assert "content-length" not in chunked.request.headers
+    assert chunked.status_code == 413
+    assert "larger than 16,384 bytes" in chunked.json()["error"]["message"]
+    assert messages == []
+
+
+def test_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: Path) -> None:
+    config = write_config(tmp_path, None)
+    env = {**os.environ, "TOOLBRIDGE_TOKEN": ""}
+    args = ["serve", "--host", "0.0.0.0", "--port", str(free_port()), "--config", str(config)]
+    args += ["--db", f"sqlite:///{tmp_path / 'db.sqlite'}"]
+    refused = subprocess.run(toolbridge_command(*args), capture_output=True, text=True, env=env, timeout=60)
+
+    assert refused.returncode == 1
+    assert "refusing to listen on 0.0.0.0 without a token" in refused.stderr
+    assert "--token" in refused.stderr
+    # With a token it may; loopback needs none.
+    ServerSettings(host="0.0.0.0", token=TOKEN).check_bind()
+    ServerSettings(host="::1").check_bind()
+    with pytest.raises(ConfigError):
+        ServerSettings(host="192.168.1.20").check_bind()
