@@ -193,3 +193,20 @@ def test_bad_requests_get_clear_openai_errors(tmp_path: Path) -> None:
     assert oversized.status_code == 413
     assert "larger than 1,000,000 bytes" in oversized.json()["error"]["message"]
     assert model.requests == []  # nothing reached the model
+
+
+def test_a_failing_model_is_a_502_or_an_error_event_in_the_stream(tmp_path: Path) -> None:
+    turns = [Turn.error(400, "This model's maximum context length is 8192 tokens.")] * 2
+    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+        client = server.openai()
+        with pytest.raises(openai.InternalServerError) as whole:
+            client.chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
+        with pytest.raises(openai.APIError) as streamed:
+            for _ in client.chat.completions.create(model="default", messages=QUESTION, stream=True):  # type: ignore[arg-type]
+                pass
+
+    assert whole.value.status_code == 502
+    assert isinstance(whole.value.body, dict)
+    assert whole.value.body["code"] == "model_error"
+    assert "maximum context length" in whole.value.body["message"]
+    assert "the agent's model failed" in streamed.value.message

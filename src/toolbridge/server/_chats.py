@@ -21,7 +21,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from toolbridge.agent import AgentStream, ApprovalDecidedEvent, ApprovalRequest, ApprovalRequestedEvent
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._agents import AgentCatalog
-from toolbridge.server._errors import ApiError
+from toolbridge.server._errors import ApiError, describe_failure
 from toolbridge.server._recording import RunRecorder
 from toolbridge.server._settings import ServerSettings
 from toolbridge.store import ChatNotFoundError, ChatSummary, Store
@@ -129,7 +129,8 @@ class ChatHub:
                     channel.publish(event.model_dump_json())
         except Exception as error:
             logger.exception("run %s failed", run_id)
-            channel.publish(json.dumps({"type": "run_error", "run_id": run_id, "message": str(error)}))
+            message = describe_failure(error)
+            channel.publish(json.dumps({"type": "run_error", "run_id": run_id, "message": message}))
         finally:
             channel.run_id = None
             channel.backlog = []

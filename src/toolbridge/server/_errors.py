@@ -14,7 +14,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-__all__ = ["ApiError", "error_body", "error_response", "install_error_handlers", "read_body"]
+__all__ = [
+    "ApiError",
+    "describe_failure",
+    "error_body",
+    "error_response",
+    "install_error_handlers",
+    "read_body",
+]
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
 
@@ -70,6 +77,11 @@ def install_error_handlers(app: FastAPI) -> None:
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
         return _validation_response(error)
 
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        # Starlette still logs the traceback; the client gets the same error shape as always.
+        return error_response(500, f"the server failed: {describe_failure(error)}; see the server's log")
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
         message = str(error.detail)
@@ -78,6 +90,13 @@ def install_error_handlers(app: FastAPI) -> None:
         elif error.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}"
         return error_response(error.status_code, message)
+
+
+def describe_failure(error: BaseException) -> str:
+    """The innermost error of a task group's exception group, as one line: the one worth reading."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return f"{type(error).__name__}: {error}"
 
 
 async def read_body(request: Request, model: type[BodyT]) -> BodyT:

@@ -8,6 +8,7 @@ Calls that need approval are declined unless `server.auto_approve` is true: nobo
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -28,7 +29,7 @@ from toolbridge.agent import (
 )
 from toolbridge.errors import ToolbridgeError
 from toolbridge.models import ModelSettings
-from toolbridge.server._errors import ApiError, error_body, read_body
+from toolbridge.server._errors import ApiError, describe_failure, error_body, read_body
 from toolbridge.server._openai_wire import (
     ChatCompletionRequest,
     CompletionIds,
@@ -39,6 +40,8 @@ from toolbridge.server._recording import RunRecorder
 from toolbridge.server._state import ServerState
 
 __all__ = ["router"]
+
+logger = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/v1")
 
@@ -196,8 +199,11 @@ class _EventStreamResponse(Response):
             group.start_soon(cancel_on_hang_up, group.cancel_scope)
             try:
                 await self._reply.stream(send_event, include_usage=self._include_usage)
-            except ToolbridgeError as error:
-                await send_event(error_body(500, f"the run failed: {error}", code="run_failed"))
+            except Exception as error:  # headers are out: the error can only go in the stream
+                logger.exception("run failed")
+                await send_event(
+                    error_body(500, f"the run failed: {describe_failure(error)}", code="run_failed")
+                )
             await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
             group.cancel_scope.cancel()
 

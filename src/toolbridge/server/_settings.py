@@ -73,13 +73,14 @@ class ServerSettings(BaseModel):
 
 
 def settings_from_config(config: Config, **overrides: Any) -> ServerSettings:
-    """The config's `server` section with `overrides` (None values ignored) and `$TOOLBRIDGE_TOKEN`."""
+    """The config's `server` section, then `$TOOLBRIDGE_TOKEN`, then `overrides` (None values ignored)."""
     section = config.raw.get("server", {})
     where = str(config.path) if config.path else None
     if not isinstance(section, dict):
         raise ConfigError("expected an object of server settings", path=where, key="server")
     values: dict[str, Any] = {**section}
-    values.setdefault("token", os.environ.get(TOKEN_ENV_VAR) or None)
+    if os.environ.get(TOKEN_ENV_VAR):
+        values["token"] = os.environ[TOKEN_ENV_VAR]
     values.update({key: value for key, value in overrides.items() if value is not None})
     try:
         return ServerSettings.model_validate(values)
