@@ -6,7 +6,8 @@
   "auto_approve": false,        // /v1/chat/completions runs calls that need approval (else declined)
   "approval_timeout": 300,      // seconds a web run waits for an answer before declining the call
   "max_body_bytes": 1000000,    // larger request bodies are refused with 413
-  "allowed_hosts": []           // extra Host names accepted besides localhost and the bound address
+  "allowed_hosts": [],          // extra Host names accepted besides localhost and the bound address
+  "token": "${MY_TOKEN}"        // bearer token; $TOOLBRIDGE_TOKEN and --token take precedence
 }
 ```
 """
