@@ -1,0 +1,166 @@
+// The page's entry point: wires the views together and routes by the URL's hash
+// (#/ a new chat, #/chats/ID a stored chat, #/servers, #/stats), so a reload lands where the user was.
+
+import { Api } from "./modules/api.js";
+import { ChatList } from "./modules/chat_list.js";
+import { ChatView } from "./modules/chat_view.js";
+import { el, replaceChildren } from "./modules/dom.js";
+import { renderServersPanel } from "./modules/servers_panel.js";
+import { renderStatsPanel } from "./modules/stats_panel.js";
+import { askForToken } from "./modules/token_dialog.js";
+
+const byId = (id) => document.getElementById(id);
+
+const api = new Api({ askForToken });
+let agents = [];
+
+const chatList = new ChatList(byId("chat-list"), {
+  onSelect: (chat) => navigate(`#/chats/${chat.id}`),
+});
+
+const chatView = new ChatView({
+  api,
+  elements: {
+    title: byId("chat-title"),
+    subtitle: byId("chat-subtitle"),
+    connection: byId("connection"),
+    scroller: byId("transcript-scroller"),
+    transcript: byId("transcript"),
+    form: byId("composer"),
+    input: byId("composer-input"),
+    sendButton: byId("send-button"),
+    status: byId("composer-status"),
+  },
+  selectedAgent: () => agents.find((agent) => agent.name === byId("agent-select").value) ?? null,
+  onChatCreated: (chat) => navigate(`#/chats/${chat.id}`),
+  onChatChanged: () => refreshChatList(),
+  reportError,
+});
+
+// -- routing --------------------------------------------------------------------------------------
+
+const VIEWS = { chat: byId("chat-view"), servers: byId("servers-view"), stats: byId("stats-view") };
+
+function navigate(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+async function route() {
+  const [section, id] = location.hash.replace(/^#\/?/, "").split("/");
+  try {
+    if (section === "servers") {
+      showView("servers");
+      await refreshServers();
+    } else if (section === "stats") {
+      showView("stats");
+      await refreshStats();
+    } else if (section === "chats" && id) {
+      showView("chat");
+      await openChat(id);
+    } else {
+      showView("chat");
+      chatList.setActive(null);
+      chatView.showNewChat();
+    }
+  } catch (error) {
+    reportError(error.message);
+  }
+}
+
+function showView(name) {
+  for (const [viewName, view] of Object.entries(VIEWS)) view.hidden = viewName !== name;
+  for (const link of document.querySelectorAll("[data-view-link]")) {
+    if (link.dataset.viewLink === name) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+async function openChat(id) {
+  chatList.setActive(id);
+  if (String(chatView.chatId) === String(id)) return; // already open (e.g. just created)
+  let chat = chatList.find(id);
+  if (!chat) {
+    await chatList.refresh(api);
+    chat = chatList.find(id);
+  }
+  if (!chat) {
+    reportError(`There is no chat ${id}.`);
+    navigate("#/");
+    return;
+  }
+  selectAgent(chat.agent);
+  await chatView.openChat(chat);
+}
+
+// -- sidebar --------------------------------------------------------------------------------------
+
+async function loadAgents() {
+  agents = await api.agents();
+  const select = byId("agent-select");
+  replaceChildren(
+    select,
+    agents.map((agent) => el("option", { value: agent.name }, agent.model ? `${agent.name} (${agent.model})` : agent.name)),
+  );
+  select.addEventListener("change", () => {
+    describeSelectedAgent();
+    if (chatView.chatId === null) chatView.showNewChat();
+  });
+  describeSelectedAgent();
+}
+
+function selectAgent(name) {
+  if (name && agents.some((agent) => agent.name === name)) {
+    byId("agent-select").value = name;
+    describeSelectedAgent();
+  }
+}
+
+function describeSelectedAgent() {
+  const agent = agents.find((candidate) => candidate.name === byId("agent-select").value);
+  byId("agent-description").textContent = agent?.description ?? "";
+}
+
+async function refreshChatList() {
+  try {
+    await chatList.refresh(api);
+    chatView.updateSummary(chatList.find(chatView.chatId));
+  } catch (error) {
+    reportError(`Could not load the chat history: ${error.message}`);
+  }
+}
+
+// -- panels ---------------------------------------------------------------------------------------
+
+async function refreshServers() {
+  await renderServersPanel(byId("servers-panel"), api);
+}
+
+async function refreshStats() {
+  await renderStatsPanel(byId("stats-panel"), api, byId("stats-since").value);
+}
+
+// -- errors ---------------------------------------------------------------------------------------
+
+function reportError(message) {
+  byId("error-text").textContent = message;
+  byId("error-banner").hidden = false;
+}
+
+// -- start ----------------------------------------------------------------------------------------
+
+byId("new-chat").addEventListener("click", () => navigate("#/"));
+byId("error-dismiss").addEventListener("click", () => {
+  byId("error-banner").hidden = true;
+});
+byId("servers-refresh").addEventListener("click", () => refreshServers().catch((error) => reportError(error.message)));
+byId("stats-refresh").addEventListener("click", () => refreshStats().catch((error) => reportError(error.message)));
+byId("stats-since").addEventListener("change", () => refreshStats().catch((error) => reportError(error.message)));
+window.addEventListener("hashchange", route);
+
+try {
+  await Promise.all([loadAgents(), chatList.refresh(api)]);
+} catch (error) {
+  reportError(`Could not reach the toolbridge server: ${error.message}`);
+}
+await route();

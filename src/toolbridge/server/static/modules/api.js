@@ -1,0 +1,131 @@
+// The page's client for the toolbridge HTTP API (see src/toolbridge/server/API.md).
+// Every request goes through `request()`, which adds the bearer token and, on a 401, asks the user
+// for it once (all requests waiting on a 401 share the one question), then retries.
+
+import { readServerSentEvents } from "./sse.js";
+
+const TOKEN_KEY = "toolbridge.token";
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+  }
+}
+
+export class Api {
+  /** `askForToken(rejected)` resolves to a token, or null when the user gives up. */
+  constructor({ askForToken }) {
+    this.askForToken = askForToken;
+    this.pendingTokenQuestion = null;
+  }
+
+  agents() {
+    return this.json("GET", "/api/agents");
+  }
+
+  chats() {
+    return this.json("GET", "/api/chats");
+  }
+
+  createChat(agent) {
+    return this.json("POST", "/api/chats", { agent });
+  }
+
+  messages(chatId) {
+    return this.json("GET", `/api/chats/${encodeURIComponent(chatId)}/messages`);
+  }
+
+  sendMessage(chatId, content) {
+    return this.json("POST", `/api/chats/${encodeURIComponent(chatId)}/messages`, { content });
+  }
+
+  decideApproval(chatId, callId, approved) {
+    const path = `/api/chats/${encodeURIComponent(chatId)}/approvals/${encodeURIComponent(callId)}`;
+    return this.json("POST", path, { approved });
+  }
+
+  tools() {
+    return this.json("GET", "/api/tools");
+  }
+
+  servers() {
+    return this.json("GET", "/api/servers");
+  }
+
+  stats(since) {
+    const query = since ? `?since=${encodeURIComponent(since)}` : "";
+    return this.json("GET", `/api/stats${query}`);
+  }
+
+  /** Follows a chat's agent events until the stream ends or `signal` aborts. */
+  async streamChatEvents(chatId, { onOpen, onEvent, signal }) {
+    const response = await this.request(`/api/chats/${encodeURIComponent(chatId)}/events`, {
+      headers: { Accept: "text/event-stream" },
+      signal,
+    });
+    onOpen?.();
+    await readServerSentEvents(response, (message) => {
+      let event;
+      try {
+        event = JSON.parse(message.data);
+      } catch {
+        return; // not an agent event (e.g. a keep-alive with a plain-text payload)
+      }
+      onEvent({ type: message.event === "message" ? undefined : message.event, ...event });
+    });
+  }
+
+  async json(method, path, body) {
+    const init = { method, headers: { Accept: "application/json" } };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const response = await this.request(path, init);
+    if (response.status === 204) return null;
+    const text = await response.text();
+    return text ? JSON.parse(text) : null;
+  }
+
+  async request(path, init = {}) {
+    let rejected = false;
+    for (;;) {
+      const token = sessionStorage.getItem(TOKEN_KEY);
+      const headers = { ...(init.headers ?? {}) };
+      if (token) headers.Authorization = `Bearer ${token}`;
+      const response = await fetch(path, { ...init, headers });
+      if (response.status === 401) {
+        const answer = await this.tokenFromUser(rejected || Boolean(token));
+        if (!answer) throw new ApiError(401, "This server needs an access token.");
+        rejected = true;
+        continue;
+      }
+      if (!response.ok) throw new ApiError(response.status, await errorMessage(response));
+      return response;
+    }
+  }
+
+  async tokenFromUser(rejected) {
+    this.pendingTokenQuestion ??= this.askForToken(rejected).finally(() => {
+      this.pendingTokenQuestion = null;
+    });
+    const token = await this.pendingTokenQuestion;
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+    return token;
+  }
+}
+
+async function errorMessage(response) {
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text);
+    const detail = body.detail ?? body.error?.message ?? body.error ?? body.message;
+    if (typeof detail === "string") return detail;
+    if (Array.isArray(detail)) return detail.map((item) => item.msg ?? JSON.stringify(item)).join("; ");
+  } catch {
+    // not JSON: the text itself is the message
+  }
+  return text || `${response.status} ${response.statusText}`;
+}

@@ -1,0 +1,249 @@
+// The chat pane: a chat's transcript, the composer, and the chat's event stream while it is open.
+//
+// Opening a chat renders its stored messages and follows its events (reconnecting if the stream
+// drops). The server replays a run's events from its start to a stream that opens late, so after a
+// reload in the middle of a reply, the stored part of that run is dropped from the view when the
+// replay announces the run's prompt (`message_added`, with its index), and the replay redraws it.
+// Sending to a new chat creates it first and waits for its event stream before posting.
+
+import { LiveRun } from "./live_run.js";
+import { Transcript } from "./transcript.js";
+
+const RECONNECT_DELAYS_MS = [500, 1000, 2000, 5000, 10000];
+
+export class ChatView {
+  constructor({ api, elements, selectedAgent, onChatCreated, onChatChanged, reportError }) {
+    this.api = api;
+    this.elements = elements;
+    this.selectedAgent = selectedAgent;
+    this.onChatCreated = onChatCreated;
+    this.onChatChanged = onChatChanged;
+    this.reportError = reportError;
+    this.chat = null;
+    this.storedMessages = [];
+    this.pendingPrompt = null;
+    this.liveRun = null;
+    this.subscription = null;
+    this.transcript = new Transcript(elements.transcript, {
+      onDecision: (callId, approved) => this.api.decideApproval(this.chat.id, callId, approved),
+    });
+    this.bindComposer();
+  }
+
+  get chatId() {
+    return this.chat?.id ?? null;
+  }
+
+  showNewChat() {
+    this.unsubscribe();
+    this.chat = null;
+    this.liveRun = null;
+    this.setRunning(false);
+    const agent = this.selectedAgent();
+    this.elements.title.textContent = "New chat";
+    this.elements.subtitle.textContent = agent ? `with ${agent.name}` : "";
+    this.transcript.showEmptyState(agent);
+    this.elements.input.focus();
+  }
+
+  async openChat(chat) {
+    this.unsubscribe();
+    this.chat = chat;
+    this.liveRun = null;
+    this.setRunning(false);
+    this.elements.title.textContent = chat.title || "New chat";
+    this.elements.subtitle.textContent = chat.agent ? `with ${chat.agent}` : "";
+    const messages = await this.api.messages(chat.id);
+    if (this.chat !== chat) return; // another chat was opened meanwhile
+    this.storedMessages = messages;
+    this.transcript.renderStoredMessages(messages);
+    this.scrollToEnd();
+    this.subscribe(chat.id);
+  }
+
+  /** The open chat's summary changed (a new chat takes its title from its first message). */
+  updateSummary(chat) {
+    if (!chat || !this.chat || String(chat.id) !== String(this.chat.id)) return;
+    Object.assign(this.chat, chat); // the same object: a reconnect in progress keeps following it
+    this.elements.title.textContent = chat.title || "New chat";
+  }
+
+  async send(text) {
+    if (!text.trim() || this.running) return;
+    this.setRunning(true);
+    try {
+      if (!this.chat) await this.createChat();
+      await this.streamOpened;
+      if (this.elements.transcript.querySelector("[data-testid=empty-chat]")) this.transcript.clear();
+      this.transcript.addUserMessage(text);
+      this.pendingPrompt = text;
+      this.elements.input.value = "";
+      this.resizeInput();
+      this.scrollToEnd();
+      await this.api.sendMessage(this.chat.id, text);
+      this.onChatChanged(this.chat.id); // the message is stored: the history shows the new title
+    } catch (error) {
+      this.setRunning(false);
+      this.pendingPrompt = null;
+      const message =
+        error.status === 409 ? "The agent is still answering in this chat; wait for it to finish." : error.message;
+      this.transcript.addNotice(message, "error");
+    }
+  }
+
+  async createChat() {
+    const agent = this.selectedAgent();
+    this.chat = await this.api.createChat(agent?.name ?? "default");
+    this.storedMessages = [];
+    this.elements.title.textContent = this.chat.title || "New chat";
+    this.transcript.clear();
+    this.subscribe(this.chat.id);
+    this.onChatCreated(this.chat);
+  }
+
+  // -- the event stream ---------------------------------------------------------------------------
+
+  subscribe(chatId) {
+    const controller = new AbortController();
+    this.subscription = controller;
+    let opened;
+    this.streamOpened = new Promise((resolve) => {
+      opened = resolve;
+    });
+    const chat = this.chat;
+    const follow = async () => {
+      try {
+        await this.api.streamChatEvents(chatId, {
+          signal: controller.signal,
+          onOpen: () => {
+            this.setConnection("live");
+            opened();
+          },
+          onEvent: (event) => this.handleEvent(chatId, event),
+        });
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        if (error.status === 401 || error.status === 404) {
+          this.reportError(`Live updates stopped: ${error.message}`);
+          opened();
+          return;
+        }
+      }
+      if (controller.signal.aborted) return;
+      opened(); // sending need not wait for a stream that is down
+      await this.reconnect(chat);
+    };
+    follow();
+  }
+
+  /** After the stream dropped: reopen the chat (stored messages, then a new stream) until it works. */
+  async reconnect(chat) {
+    for (let attempt = 0; this.chat === chat; attempt += 1) {
+      this.setConnection("reconnecting");
+      await delay(RECONNECT_DELAYS_MS[Math.min(attempt, RECONNECT_DELAYS_MS.length - 1)]);
+      if (this.chat !== chat) return;
+      try {
+        await this.openChat(chat);
+        return;
+      } catch {
+        // the server is still away: try again later
+      }
+    }
+  }
+
+  unsubscribe() {
+    this.subscription?.abort();
+    this.subscription = null;
+    this.streamOpened = Promise.resolve();
+    this.setConnection("idle");
+  }
+
+  handleEvent(chatId, event) {
+    if (chatId !== this.chatId || !LiveRun.handles(event.type)) return;
+    const following = this.isScrolledToEnd();
+    // A run_started is a new run, or the replay of the current one after the stream reopened.
+    if (event.type === "run_started" || !this.liveRun || (this.liveRun.finished && event.type !== "final")) {
+      this.liveRun = new LiveRun(this.transcript, {
+        onPrompt: (index, message) => this.showPrompt(index, message),
+        onFinished: (result) => this.runFinished(chatId, result),
+      });
+      this.setRunning(true);
+    }
+    this.liveRun.apply(event);
+    if (following) requestAnimationFrame(() => this.scrollToEnd());
+  }
+
+  showPrompt(index, message) {
+    if (this.pendingPrompt !== null) {
+      this.pendingPrompt = null; // sent from here: already shown
+      return;
+    }
+    // Someone else's prompt, or a run replayed after a reload: show the history before it, then it.
+    const history = this.storedMessages.filter((stored) => stored.role !== "system").slice(0, index);
+    this.transcript.renderStoredMessages(history);
+    this.transcript.addUserMessage(message.content);
+  }
+
+  async runFinished(chatId, result) {
+    this.setRunning(false);
+    this.pendingPrompt = null;
+    this.onChatChanged(chatId);
+    try {
+      // The server stores a run's messages before it sends the final event.
+      const messages = await this.api.messages(chatId);
+      if (chatId !== this.chatId) return;
+      this.storedMessages = messages;
+      this.transcript.applyStoredResults(messages);
+    } catch (error) {
+      this.reportError(`Could not load the chat's stored messages: ${error.message}`);
+    }
+  }
+
+  // -- composer -----------------------------------------------------------------------------------
+
+  bindComposer() {
+    const { form, input } = this.elements;
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.send(input.value);
+    });
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    input.addEventListener("input", () => this.resizeInput());
+  }
+
+  resizeInput() {
+    const { input } = this.elements;
+    input.style.height = "auto";
+    input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
+  }
+
+  setRunning(running) {
+    this.running = running;
+    this.elements.sendButton.disabled = running;
+    this.elements.status.textContent = running ? "The agent is working…" : "";
+  }
+
+  setConnection(state) {
+    this.elements.connection.dataset.state = state;
+    this.elements.connection.textContent = { live: "Live", reconnecting: "Reconnecting…", idle: "" }[state];
+  }
+
+  isScrolledToEnd() {
+    const { scroller } = this.elements;
+    return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+  }
+
+  scrollToEnd() {
+    const scroller = this.elements.scroller;
+    scroller.scrollTop = scroller.scrollHeight;
+  }
+}
+
+function delay(milliseconds) {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}

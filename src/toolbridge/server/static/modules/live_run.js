@@ -1,0 +1,83 @@
+// Turns one run's events (src/toolbridge/agent/events.py, plus the server's run_started and
+// run_error) into changes to the transcript: the prompt, streamed text and reasoning, tool cards
+// moving through their states, notes, and the end of the run.
+
+export class LiveRun {
+  /**
+   * `onPrompt(index, message)`: the run's user message, at `index` in the chat's stored messages.
+   * `onFinished(result)`: called once, with the run's result (null when the run failed).
+   */
+  constructor(transcript, { onPrompt, onFinished }) {
+    this.transcript = transcript;
+    this.onPrompt = onPrompt;
+    this.onFinished = onFinished;
+    this.turn = null;
+    this.finished = false;
+  }
+
+  static handles(type) {
+    return Object.hasOwn(HANDLERS, type);
+  }
+
+  /** The assistant's turn, started at the first thing the agent does (after the prompt is shown). */
+  get currentTurn() {
+    if (!this.turn) {
+      this.turn = this.transcript.startAssistantTurn();
+      this.turn.setWorking(!this.finished);
+    }
+    return this.turn;
+  }
+
+  apply(event) {
+    HANDLERS[event.type](this, event);
+  }
+
+  finish(result) {
+    if (this.finished) return;
+    this.finished = true;
+    const turn = this.currentTurn;
+    turn.setWorking(false);
+    if (result) {
+      if (result.output && !turn.hasText) turn.appendText(result.output);
+      if (result.stop_reason && result.stop_reason !== "final_answer") {
+        turn.addNote(result.stop_detail || `The run stopped (${result.stop_reason}).`, "warning");
+      }
+      for (const record of result.tool_calls ?? []) {
+        this.transcript.cardFor(record.call?.id)?.showResult(record.result);
+      }
+    }
+    for (const card of this.transcript.cards.values()) card.markNotRun();
+    this.onFinished(result);
+  }
+}
+
+const HANDLERS = {
+  run_started: () => {},
+  message_added: (run, event) => {
+    if (event.message?.role === "user") run.onPrompt(event.index, event.message);
+  },
+  step_started: (run) => run.currentTurn,
+  step_finished: () => {},
+  text_delta: (run, event) => run.currentTurn.appendText(event.text),
+  reasoning_delta: (run, event) => run.currentTurn.appendReasoning(event.text),
+  tool_mode_changed: (run, event) =>
+    run.currentTurn.addNote(`The model does not take tools natively; they are now described in the prompt. (${event.reason})`),
+  invalid_tool_call: (run, event) =>
+    run.currentTurn.addNote(`The model wrote a tool call that could not be read: ${event.message}`, "warning"),
+  tool_call_started: (run, event) => {
+    const existing = run.transcript.cardFor(event.call.id);
+    if (existing) existing.setServer(event.server);
+    else run.currentTurn.addToolCard(run.transcript.createCard(event.call, event.server));
+  },
+  approval_requested: (run, event) => {
+    if (!run.transcript.cardFor(event.call.id)) HANDLERS.tool_call_started(run, { call: event.call, server: null });
+    run.transcript.cardFor(event.call.id).requestApproval(event.reason);
+  },
+  approval_decided: (run, event) => run.transcript.cardFor(event.call_id)?.approvalDecided(event.approved),
+  tool_call_finished: (run, event) => run.transcript.cardFor(event.call_id)?.finish(event),
+  final: (run, event) => run.finish(event.result),
+  run_error: (run, event) => {
+    run.currentTurn.addNote(`The run failed: ${event.message || "unknown error"}`, "error");
+    run.finish(null);
+  },
+};

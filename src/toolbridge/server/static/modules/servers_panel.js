@@ -1,0 +1,79 @@
+// The servers panel: each MCP server's connection state, its last error, and the tools it offers
+// (native tools, implemented inside toolbridge, are listed as a server of their own).
+
+import { el, replaceChildren } from "./dom.js";
+
+const NATIVE = "native";
+
+export async function renderServersPanel(container, api) {
+  // One after the other: listing the servers connects them, and only then do they list their tools.
+  const servers = await api.servers();
+  const tools = await api.tools();
+  const toolsBySource = groupBy(tools, (tool) => tool.source ?? NATIVE);
+  const cards = servers.map((server) => serverCard(server, toolsBySource.get(server.name) ?? []));
+  const nativeTools = toolsBySource.get(NATIVE) ?? [];
+  if (nativeTools.length && !servers.some((server) => server.name === NATIVE)) {
+    cards.push(
+      serverCard({ name: NATIVE, transport: "built in", state: "ready", tool_count: nativeTools.length }, nativeTools),
+    );
+  }
+  replaceChildren(
+    container,
+    cards.length ? cards : el("p", { class: "muted" }, "No MCP servers are configured, and there are no native tools."),
+  );
+}
+
+function serverCard(server, tools) {
+  const count = server.tool_count ?? tools.length;
+  return el(
+    "section",
+    { class: "panel-card server-card", dataset: { testid: "server-card", server: server.name }, "aria-label": `Server ${server.name}` },
+    el(
+      "header",
+      { class: "panel-card-header" },
+      el("h3", {}, server.name),
+      el("span", { class: "muted" }, server.transport ?? ""),
+      el("span", { class: "tool-card-spacer" }),
+      el("span", { class: `state-badge state-${stateClass(server.state)}`, dataset: { testid: "server-state" } }, server.state ?? "unknown"),
+    ),
+    server.last_error ? el("p", { class: "error-text", dataset: { testid: "server-error" } }, server.last_error) : null,
+    el(
+      "details",
+      { class: "server-tools" },
+      el("summary", {}, count === 1 ? "1 tool" : `${count} tools`),
+      el("ul", { class: "tool-list" }, tools.map(toolItem)),
+    ),
+  );
+}
+
+function toolItem(tool) {
+  const hints = [];
+  if (tool.annotations?.read_only_hint) hints.push("read-only");
+  if (tool.annotations?.destructive_hint) hints.push("destructive");
+  if (tool.annotations?.idempotent_hint) hints.push("idempotent");
+  return el(
+    "li",
+    { dataset: { testid: "server-tool", tool: tool.name } },
+    el("code", {}, tool.name),
+    hints.map((hint) => el("span", { class: `badge hint-${hint}` }, hint)),
+    tool.description ? el("p", { class: "muted" }, tool.description.split("\n")[0]) : null,
+  );
+}
+
+// Connection states from toolbridge.mcp (disabled, disconnected, connecting, connected, failed, closed).
+function stateClass(state) {
+  if (state === "connected" || state === "ready") return "ok";
+  if (state === "failed") return "error";
+  if (state === "connecting") return "pending";
+  return "idle";
+}
+
+function groupBy(items, key) {
+  const groups = new Map();
+  for (const item of items) {
+    const name = key(item);
+    if (!groups.has(name)) groups.set(name, []);
+    groups.get(name).push(item);
+  }
+  return groups;
+}

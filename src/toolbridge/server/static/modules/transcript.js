@@ -1,0 +1,197 @@
+// The conversation as the user sees it: user messages, and assistant turns made of reasoning,
+// answer text (Markdown) and tool cards, in the order they happened. Stored messages and live
+// events both end up here; the tool cards are looked up by call id so results can find their call.
+
+import { el, replaceChildren } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+import { ToolCard } from "./tool_card.js";
+
+export class Transcript {
+  /** `onDecision(callId, approved)` answers an approval request for one of the cards. */
+  constructor(container, { onDecision }) {
+    this.container = container;
+    this.onDecision = onDecision;
+    this.cards = new Map();
+  }
+
+  clear() {
+    this.cards.clear();
+    replaceChildren(this.container);
+  }
+
+  showEmptyState(agent) {
+    this.clear();
+    this.container.append(
+      el(
+        "div",
+        { class: "empty-state", dataset: { testid: "empty-chat" } },
+        el("h2", {}, "Start a conversation"),
+        el("p", {}, agent ? `Ask ${agent.name} anything. ${agent.description ?? ""}` : "Ask anything."),
+        el("p", { class: "muted" }, "Tool calls show up as cards while they run; calls that need your approval wait for it."),
+      ),
+    );
+  }
+
+  /** Replaces everything with a chat's stored messages (the messages API's shape). */
+  renderStoredMessages(messages) {
+    this.clear();
+    let turn = null;
+    for (const message of messages) {
+      if (message.role === "user") {
+        this.addUserMessage(message.content);
+        turn = null;
+      } else if (message.role === "assistant") {
+        turn ??= this.startAssistantTurn();
+        if (message.reasoning) turn.appendReasoning(message.reasoning);
+        if (message.content) turn.appendText(message.content);
+        for (const call of message.tool_calls ?? []) turn.addToolCard(this.createCard(call, null));
+      } else if (message.role === "tool") {
+        turn ??= this.startAssistantTurn();
+        this.showStoredResult(message);
+      }
+    }
+    for (const card of this.cards.values()) card.markNotRun();
+  }
+
+  /** Gives cards drawn from live events the full stored results (images and all). */
+  applyStoredResults(messages) {
+    for (const message of messages) {
+      if (message.role === "tool" && message.result && this.cards.has(message.result.call_id)) {
+        this.cards.get(message.result.call_id).showResult(message.result);
+      }
+    }
+  }
+
+  showStoredResult(message) {
+    const card = this.cards.get(message.result?.call_id);
+    if (card) {
+      if (wasDeclined(message.result)) card.setState("declined");
+      card.showResult(message.result);
+    }
+  }
+
+  addUserMessage(text) {
+    const bubble = el(
+      "div",
+      { class: "message user", dataset: { testid: "user-message" } },
+      el("div", { class: "message-author" }, "You"),
+      el("div", { class: "message-body" }, el("p", { class: "plain-text", dataset: { testid: "user-text" } }, text)),
+    );
+    this.container.append(bubble);
+    return bubble;
+  }
+
+  startAssistantTurn() {
+    const turn = new AssistantTurn();
+    this.container.append(turn.element);
+    return turn;
+  }
+
+  createCard(call, server) {
+    const card = new ToolCard({ call, server, onDecision: (approved) => this.onDecision(call.id, approved) });
+    this.cards.set(call.id, card);
+    return card;
+  }
+
+  cardFor(callId) {
+    return this.cards.get(callId) ?? null;
+  }
+
+  addNotice(text, kind = "info") {
+    const notice = el("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status", dataset: { testid: "run-notice" } }, text);
+    this.container.append(notice);
+    return notice;
+  }
+}
+
+/** One answer from the agent, possibly over several model steps with tool calls in between. */
+export class AssistantTurn {
+  constructor() {
+    this.body = el("div", { class: "message-body" });
+    this.element = el(
+      "div",
+      { class: "message assistant", dataset: { testid: "assistant-message" } },
+      el("div", { class: "message-author" }, "Assistant"),
+      this.body,
+    );
+    this.lastSegment = null;
+  }
+
+  appendText(text) {
+    if (!(this.lastSegment instanceof MarkdownSegment)) {
+      this.lastSegment = new MarkdownSegment();
+      this.body.append(this.lastSegment.element);
+    }
+    this.lastSegment.append(text);
+  }
+
+  appendReasoning(text) {
+    if (!(this.lastSegment instanceof ReasoningSegment)) {
+      this.lastSegment = new ReasoningSegment();
+      this.body.append(this.lastSegment.element);
+    }
+    this.lastSegment.append(text);
+  }
+
+  addToolCard(card) {
+    this.body.append(card.element);
+    this.lastSegment = card;
+  }
+
+  addNote(text, kind = "info") {
+    this.body.append(el("p", { class: `turn-note ${kind}`, dataset: { testid: "turn-note" } }, text));
+    this.lastSegment = null;
+  }
+
+  get hasText() {
+    return Boolean(this.body.querySelector(".answer-text"));
+  }
+
+  setWorking(working) {
+    this.element.classList.toggle("working", working);
+    this.element.setAttribute("aria-busy", String(working));
+  }
+}
+
+/** Answer text, re-rendered as Markdown at most once per frame while it streams in. */
+class MarkdownSegment {
+  constructor() {
+    this.text = "";
+    this.element = el("div", { class: "answer-text markdown", dataset: { testid: "assistant-text" } });
+    this.renderPending = false;
+  }
+
+  append(text) {
+    this.text += text;
+    if (this.renderPending) return;
+    this.renderPending = true;
+    requestAnimationFrame(() => {
+      this.renderPending = false;
+      replaceChildren(this.element, renderMarkdown(this.text));
+    });
+  }
+}
+
+class ReasoningSegment {
+  constructor() {
+    this.text = el("div", { class: "reasoning-text" });
+    this.element = el(
+      "details",
+      { class: "reasoning", dataset: { testid: "reasoning" } },
+      el("summary", {}, "Reasoning"),
+      this.text,
+    );
+  }
+
+  append(text) {
+    this.text.textContent += text;
+  }
+}
+
+// The loop reports a declined call as an error result that never ran (so it took no time).
+const DECLINED = /^(The user declined this call|This call to .* needs the user's approval)/;
+
+function wasDeclined(result) {
+  const text = result.content?.[0]?.text ?? "";
+  return result.is_error && !result.duration && DECLINED.test(text);
+}

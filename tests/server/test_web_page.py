@@ -1,0 +1,439 @@
+"""The web page in a real browser: Playwright for Python driving Debian's Chromium (/usr/bin/chromium)
+against `toolbridge serve` running as a real process, with the scripted model behind the real OpenAI
+wire protocol and tests/servers/basic.py as a stdio MCP server.
+
+Every wait is Playwright's auto-waiting on the page's state (`expect(...)`), never a sleep. A finished
+chat with an approved call is saved as test-artifacts/web-page.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import BrowserContext, Locator, Page, Route, expect, sync_playwright
+
+from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+BASIC_SERVER = REPO / "tests" / "servers" / "basic.py"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WAIT_MS = 15_000
+READY_TIMEOUT = 20.0
+OUTSIDE_SETTINGS = {
+    "TOOLBRIDGE_CONFIG",
+    "TOOLBRIDGE_TOKEN",
+    "TOOLBRIDGE_DB",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+}
+"""Variables of the developer's shell that would change what the server under test does."""
+
+ECHO_NEEDS_APPROVAL: dict[str, Any] = {
+    "mcpServers": {"basic": {"command": sys.executable, "args": [str(BASIC_SERVER)]}},
+    "agents": {"default": {"approval": {"tools": {"echo": "always"}}}},
+}
+
+
+# -- fixtures -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def browser() -> Iterator[BrowserContext]:
+    """A fresh Chromium profile per test."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: install Debian's Chromium (`apt-get install -y chromium`, or "
+            "scripts/install-test-servers). Playwright's own browser download is not used."
+        )
+    expect.set_options(timeout=WAIT_MS)
+    with (
+        sync_playwright() as playwright,
+        tempfile.TemporaryDirectory(prefix="toolbridge-chromium-") as profile,
+    ):
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        context.set_default_timeout(WAIT_MS)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def page(browser: BrowserContext) -> Iterator[Page]:
+    """The page, failing the test on any uncaught script error."""
+    page = browser.pages[0] if browser.pages else browser.new_page()
+    page.set_viewport_size({"width": 1280, "height": 860})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    assert not errors, f"the page threw: {errors}"
+
+
+@contextmanager
+def serving(
+    tmp_path: Path, model: ScriptedModel, page: Page, *, token: str | None = None, **config: Any
+) -> Iterator[str]:
+    """`toolbridge serve` for `model` as a real process on a free port with a fresh database.
+
+    Yields the page's URL once the API answers. Afterwards the page is sent away, so its event stream
+    closes and the server (sent SIGTERM) need not wait for it."""
+    config_path = tmp_path / "toolbridge.json"
+    scripted = {"provider": "openai-compatible", "base_url": model.base_url, "model": "scripted"}
+    config_path.write_text(
+        json.dumps({"models": {"scripted": scripted}, "default_model": "scripted", **config})
+    )
+    port = free_port()
+    command = [sys.executable, "-m", "toolbridge", "serve", "--config", str(config_path), "--port", str(port)]
+    command += ["--db", f"sqlite:///{tmp_path / 'web.db'}"]
+    if token:
+        command += ["--token", token]
+    env = {name: value for name, value in os.environ.items() if name not in OUTSIDE_SETTINGS}
+    env["TOOLBRIDGE_CACHE_DIR"] = str(tmp_path / "cache")
+    log = tmp_path / "serve.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        wait_until_serving(process, url, log)
+        yield url
+    finally:
+        page.goto("about:blank")
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(READY_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_until_serving(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"toolbridge serve exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"toolbridge serve did not answer at {url} in time:\n{log.read_text()}")
+        time.sleep(0.05)  # polling for readiness, not waiting for a guess
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def answers_tool_result(text: str) -> Callable[[RecordedRequest], bool]:
+    """A request check: the model is being sent the tool result `text`."""
+
+    def check(request: RecordedRequest) -> bool:
+        last = request.messages[-1]
+        return last["role"] == "tool" and text in str(last["content"])
+
+    return check
+
+
+# -- page helpers --------------------------------------------------------------------------------------
+
+
+def ask(page: Page, question: str) -> None:
+    page.get_by_label("Message").fill(question)
+    page.get_by_role("button", name="Send").click()
+
+
+def tool_card(page: Page, call_id: str) -> Locator:
+    return page.locator(f'[data-testid="tool-card"][data-call-id="{call_id}"]')
+
+
+def last_answer(page: Page) -> Locator:
+    return page.get_by_test_id("assistant-text").last
+
+
+def expect_run_over(page: Page) -> None:
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+    expect(page.get_by_test_id("run-status")).to_have_text("")
+
+
+# -- tests ---------------------------------------------------------------------------------------------
+
+
+def test_a_question_shows_its_tool_card_and_answer_and_the_chat_is_in_history_after_a_reload(
+    tmp_path: Path, page: Page
+) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"}, id="call_calc")),
+        Turn.text("15 + 27 = **42**.", expect=answers_tool_result("42")),
+    ]
+    with ScriptedModel(script) as model, serving(tmp_path, model, page) as url:
+        page.goto(url)
+        expect(page.get_by_label("Agent")).to_have_value("default")
+        ask(page, "What is 15 + 27?")
+
+        expect(page.get_by_test_id("user-text")).to_have_text("What is 15 + 27?")
+        card = tool_card(page, "call_calc")
+        expect(card.get_by_test_id("tool-name")).to_have_text("calculate")
+        expect(card.get_by_test_id("tool-arguments")).to_contain_text('"expression": "15 + 27"')
+        expect(card).to_have_attribute("data-state", "done")
+        expect(card.get_by_test_id("tool-state")).to_have_text("Done")
+        expect(card.get_by_test_id("tool-server")).to_have_text("on native")
+        expect(card.get_by_test_id("tool-duration")).not_to_be_empty()
+        card.get_by_test_id("tool-result").locator("summary").click()
+        expect(card.get_by_test_id("tool-result-body")).to_have_text("42")
+
+        expect(last_answer(page)).to_have_text("15 + 27 = 42.")
+        expect(last_answer(page).locator("strong")).to_have_text("42")  # Markdown, rendered
+        expect_run_over(page)
+        chat_url = page.url
+        assert "#/chats/" in chat_url
+
+        # The statistics view counts the call.
+        page.get_by_role("link", name="Stats").click()
+        row = page.get_by_test_id("stats-row").filter(has_text="calculate")
+        expect(row).to_contain_text("native")
+        expect(row).to_contain_text("100%")
+
+        # A reload lands in the same chat, drawn again from the stored messages.
+        page.go_back()
+        expect(page).to_have_url(chat_url)
+        page.reload()
+        expect(tool_card(page, "call_calc")).to_have_attribute("data-state", "done")
+        expect(last_answer(page)).to_have_text("15 + 27 = 42.")
+
+        # And the chat is in the history: a click on it opens it again.
+        page.get_by_role("button", name="New chat").click()
+        expect(page.get_by_test_id("empty-chat")).to_be_visible()
+        history_item = page.get_by_test_id("chat-item").filter(has_text="What is 15 + 27?")
+        expect(history_item).to_have_count(1)
+        history_item.click()
+        expect(history_item).to_have_attribute("aria-current", "true")
+        assert page.url == chat_url
+        expect(page.get_by_test_id("user-text")).to_have_text("What is 15 + 27?")
+        stored_card = tool_card(page, "call_calc")
+        expect(stored_card).to_have_attribute("data-state", "done")
+        expect(stored_card.get_by_test_id("tool-name")).to_have_text("calculate")
+        expect(stored_card.get_by_test_id("tool-arguments")).to_contain_text('"expression": "15 + 27"')
+        expect(stored_card.get_by_test_id("tool-result-body")).to_have_text("42", use_inner_text=False)
+        expect(last_answer(page)).to_have_text("15 + 27 = 42.")
+        expect(page.get_by_test_id("assistant-message")).to_have_count(1)
+
+
+def test_calls_that_need_approval_wait_for_the_buttons_deny_declines_and_approve_runs(
+    tmp_path: Path, page: Page
+) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("echo", {"text": "not this"}, id="call_denied")),
+        Turn.text("Understood, I did not echo it.", expect=answers_tool_result("declined")),
+        Turn.tool_calls(ToolCallSpec("echo", {"text": "hello from the page"}, id="call_echo")),
+        Turn.text(
+            "The server echoed: *hello from the page*.\n\n| tool | result |\n|---|---|\n| echo | ok |",
+            expect=answers_tool_result("hello from the page"),
+        ),
+    ]
+    with ScriptedModel(script) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
+        page.goto(url)
+        ask(page, "Echo something")
+        denied = tool_card(page, "call_denied")
+        expect(denied).to_have_attribute("data-state", "approval")
+        expect(denied.get_by_test_id("tool-approval")).to_contain_text("the approval rule for tool 'echo'")
+        assert len(model.requests) == 1  # the run waits for the user; the model is not asked again
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-page-approval.png"))
+        denied.get_by_role("button", name="Deny").click()
+        expect(denied).to_have_attribute("data-state", "declined")
+        expect(last_answer(page)).to_have_text("Understood, I did not echo it.")
+        expect_run_over(page)
+
+        ask(page, "Please echo a greeting")
+        card = tool_card(page, "call_echo")
+        expect(card).to_have_attribute("data-state", "approval")
+        card.get_by_role("button", name="Approve").click()
+        expect(card).to_have_attribute("data-state", "done")
+        expect(card.get_by_test_id("tool-approval")).to_be_hidden()
+        expect(card.get_by_test_id("tool-server")).to_have_text("on basic")
+        expect(card.get_by_test_id("tool-result-body")).to_have_text(
+            "hello from the page", use_inner_text=False
+        )
+        expect(last_answer(page)).to_contain_text("The server echoed: hello from the page.")
+        expect(last_answer(page).locator("em")).to_have_text("hello from the page")
+        expect(last_answer(page).locator("table td").first).to_have_text("echo")
+        expect_run_over(page)
+
+        card.get_by_test_id("tool-result").locator("summary").click()
+        page.screenshot(path=str(ARTIFACTS / "web-page.png"))
+
+        # Stored, the declined call is still declined and the approved one done.
+        page.reload()
+        expect(tool_card(page, "call_denied")).to_have_attribute("data-state", "declined")
+        expect(tool_card(page, "call_denied").get_by_test_id("tool-result-body")).to_contain_text(
+            "The user declined this call", use_inner_text=False
+        )
+        expect(tool_card(page, "call_echo")).to_have_attribute("data-state", "done")
+        expect(page.get_by_test_id("user-text")).to_have_text(["Echo something", "Please echo a greeting"])
+
+
+def test_images_in_a_tool_result_are_shown_once_the_run_is_over(tmp_path: Path, page: Page) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("media", {}, id="call_media")),
+        Turn.text("Here is everything the tool returned.", expect=answers_tool_result("all kinds")),
+    ]
+    with ScriptedModel(script) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
+        page.goto(url)
+        ask(page, "Show me the media")
+        card = tool_card(page, "call_media")
+        expect(card).to_have_attribute("data-state", "done")
+        expect_run_over(page)
+        card.get_by_test_id("tool-result").locator("summary").click()
+        image = card.get_by_test_id("tool-result-image")
+        expect(image).to_be_visible()
+        expect(image).to_have_attribute("src", "data:image/png;base64," + PNG_1X1)
+        assert image.evaluate("img => img.complete && img.naturalWidth") == 1
+        expect(card.get_by_test_id("tool-result-body")).to_contain_text("Resource file:///notes.txt")
+
+
+def test_model_text_is_shown_as_text_never_as_html(tmp_path: Path, page: Page) -> None:
+    attack = "<img src=x onerror=\"document.title='owned'\"> [click](javascript:alert(1)) <b>bold?</b>"
+    with ScriptedModel([Turn.text(attack)]) as model, serving(tmp_path, model, page) as url:
+        page.goto(url)
+        ask(page, "<i>hi</i>")
+        expect(last_answer(page)).to_have_text(attack)
+        expect_run_over(page)
+        expect(page.get_by_test_id("user-text")).to_have_text("<i>hi</i>")
+        transcript = page.get_by_test_id("message-list")
+        expect(transcript.locator("img, b, i, a")).to_have_count(0)
+        assert page.title() == "toolbridge"
+
+
+def test_the_servers_panel_shows_each_server_state_and_tools(tmp_path: Path, page: Page) -> None:
+    with ScriptedModel([]) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
+        page.goto(url)
+        page.get_by_role("link", name="Servers").click()
+        basic = page.locator('[data-testid="server-card"][data-server="basic"]')
+        expect(basic.get_by_test_id("server-state")).to_have_text("connected")
+        basic.get_by_text("tools").click()
+        expect(basic.locator('[data-tool="echo"]')).to_contain_text("read-only")
+        native = page.locator('[data-testid="server-card"][data-server="native"]')
+        native.get_by_text("tools").click()
+        expect(native.locator('[data-tool="calculate"]')).to_be_visible()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-page-servers.png"))
+
+
+def test_a_server_with_a_token_asks_for_it_once(tmp_path: Path, page: Page) -> None:
+    script = [Turn.text("Authorized.")]
+    with ScriptedModel(script) as model, serving(tmp_path, model, page, token="s3cret") as url:
+        page.goto(url)
+        dialog = page.get_by_role("dialog", name="Access token")
+        dialog.get_by_label("Token").fill("wrong")
+        dialog.get_by_role("button", name="Connect").click()
+        expect(dialog.get_by_text("That token was not accepted")).to_be_visible()
+        dialog.get_by_label("Token").fill("s3cret")
+        dialog.get_by_role("button", name="Connect").click()
+        expect(dialog).to_be_hidden()
+        expect(page.get_by_label("Agent")).to_have_value("default")
+        ask(page, "Let me in")
+        expect(last_answer(page)).to_have_text("Authorized.")
+        expect_run_over(page)
+
+
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+# -- the Markdown renderer, on its own ----------------------------------------------------------------
+
+STATIC_DIR = REPO / "src" / "toolbridge" / "server" / "static"
+MARKDOWN_CASES = [
+    (
+        "**bold**, *em*, ~~gone~~ and `code`",
+        "<p><strong>bold</strong>, <em>em</em>, <del>gone</del> and <code>code</code></p>",
+    ),
+    ("line one\nline two\n\nnext", "<p>line one<br>line two</p><p>next</p>"),
+    ("# Title\ntext", "<h1>Title</h1><p>text</p>"),
+    ("- a\n- b\n  - c", "<ul><li>a</li><li>b<ul><li>c</li></ul></li></ul>"),
+    ("3. three\n4. four", '<ol start="3"><li>three</li><li>four</li></ol>'),
+    ("> quoted", "<blockquote><p>quoted</p></blockquote>"),
+    ("```py\nprint('<b>')\n```", "<pre><code class=\"language-py\">print('&lt;b&gt;')</code></pre>"),
+    ("```\nstill streaming", "<pre><code>still streaming</code></pre>"),
+    (
+        "| a | b |\n|---|--:|\n| 1 | 2 |",
+        '<div class="table-scroll"><table><thead><tr><th>a</th><th style="text-align: right">b</th></tr></thead>'
+        '<tbody><tr><td>1</td><td style="text-align: right">2</td></tr></tbody></table></div>',
+    ),
+    (
+        "[docs](https://example.com/a) and https://example.com/b.",
+        '<p><a href="https://example.com/a" target="_blank" rel="noopener noreferrer">docs</a> and '
+        '<a href="https://example.com/b" target="_blank" rel="noopener noreferrer">https://example.com/b</a>.</p>',
+    ),
+    ("snake_case_name and \\*not em\\*", "<p>snake_case_name and *not em*</p>"),
+    # Never markup from the text, never a script URL, never a remote image.
+    ("<script>alert(1)</script>", "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>"),
+    ('<img src=x onerror="alert(1)">', '<p>&lt;img src=x onerror="alert(1)"&gt;</p>'),
+    ("[click](javascript:alert(1))", "<p>[click](javascript:alert(1))</p>"),
+    ("[page](data:text/html,<b>hi</b>)", "<p>[page](data:text/html,&lt;b&gt;hi&lt;/b&gt;)</p>"),
+    (
+        "![chart](https://example.com/c.png)",
+        '<p><a href="https://example.com/c.png" target="_blank" rel="noopener noreferrer">chart</a></p>',
+    ),
+]
+
+
+def test_the_markdown_renderer_builds_only_safe_elements(page: Page) -> None:
+    """The page's modules served from the package directory (no server): each case rendered in Chromium."""
+    origin = "http://page.test"
+
+    def serve_static(route: Route) -> None:
+        path = route.request.url.removeprefix(f"{origin}/static/")
+        route.fulfill(path=STATIC_DIR / path, content_type="text/javascript")
+
+    page.route(
+        f"{origin}/",
+        lambda route: route.fulfill(body="<!doctype html><title>test</title>", content_type="text/html"),
+    )
+    page.route(f"{origin}/static/**", serve_static)
+    page.goto(f"{origin}/")
+    rendered = page.evaluate(
+        """async (texts) => {
+            const { renderMarkdown } = await import("/static/modules/markdown.js");
+            return texts.map((text) => {
+                const box = document.createElement("div");
+                box.append(renderMarkdown(text));
+                return box.innerHTML;
+            });
+        }""",
+        [text for text, _ in MARKDOWN_CASES],
+    )
+    wrong = [
+        f"{text!r}\n  gave     {html}\n  expected {expected}"
+        for (text, expected), html in zip(MARKDOWN_CASES, rendered, strict=True)
+        if html != expected
+    ]
+    assert not wrong, "\n".join(wrong)
