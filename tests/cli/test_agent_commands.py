@@ -214,3 +214,66 @@ def test_the_demo_model_reads_a_named_workbook_through_excel_mcp_server(
     assert "→ read_range" in done.stdout
     answer = done.stdout.split("[demo model] Here is what myfile.xlsx contains", 1)[1]
     assert '["fruit","qty"],["apple",3]' in answer
+
+
+def test_ask_keeps_the_conversation_and_logs_the_calls(tmp_path: Path) -> None:
+    db = str(tmp_path / "tb.db")
+    done = toolbridge(tmp_path, "ask", "--model", "demo", "--db", db, "What is 15 + 27?")
+    assert done.returncode == 0, done.stderr
+    chats = json.loads(toolbridge(tmp_path, "history", "--json", "--db", db).stdout)
+    assert [(chat["title"], chat["message_count"]) for chat in chats] == [("What is 15 + 27?", 4)]
+    shown = json.loads(
+        toolbridge(tmp_path, "history", "show", str(chats[0]["id"]), "--json", "--db", db).stdout
+    )
+    roles = [message["role"] for message in shown["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    stats = json.loads(toolbridge(tmp_path, "stats", "--json", "--db", db).stdout)
+    assert [(row["tool"], row["calls"], row["success_rate"]) for row in stats] == [("calculate", 1, 1.0)]
+
+
+def test_chat_resume_continues_a_stored_chat_with_its_history(tmp_path: Path) -> None:
+    db = str(tmp_path / "tb.db")
+    script = [
+        Turn.text("Nice to meet you, Ada."),
+        Turn.text("Your name is Ada.").expecting(
+            lambda request: (
+                [m["content"] for m in request.messages if m["role"] == "user"]
+                == ["My name is Ada.", "What is my name?"]
+            )
+        ),
+    ]
+    with ScriptedModel(script) as model:
+        config = str(scripted_config(tmp_path, model))
+        first = toolbridge(tmp_path, "chat", "--config", config, "--db", db, stdin="My name is Ada.\n")
+        assert first.returncode == 0, first.stderr
+        assert "Saved as chat 1" in first.stdout
+        again = toolbridge(
+            tmp_path, "chat", "--resume", "--config", config, "--db", db, stdin="What is my name?\n"
+        )
+        assert again.returncode == 0, again.stderr
+        assert "Continuing chat 1 (2 messages)" in again.stdout
+        assert "Your name is Ada." in again.stdout
+    missing = toolbridge(tmp_path, "chat", "--resume", "7", "--db", db)
+    assert missing.returncode == 1
+    assert "no chat with id 7" in missing.stderr
+
+
+def test_an_agent_created_in_the_store_answers_with_its_instructions(tmp_path: Path) -> None:
+    db = str(tmp_path / "tb.db")
+    created = toolbridge(
+        tmp_path, "agents", "create", "pirate", "--instructions", "Talk like a pirate.", "--db", db
+    )
+    assert created.returncode == 0, created.stderr
+    script = [
+        Turn.text("Arr, hello.").expecting(
+            lambda request: "Talk like a pirate." in request.messages[0]["content"]
+        )
+    ]
+    with ScriptedModel(script) as model:
+        config = str(scripted_config(tmp_path, model))
+        done = toolbridge(tmp_path, "ask", "--agent", "pirate", "--config", config, "--db", db, "Hello")
+    assert done.returncode == 0, done.stderr
+    assert "Arr, hello." in done.stdout
+    unknown = toolbridge(tmp_path, "ask", "--agent", "nobody", "--config", config, "--db", db, "Hello")
+    assert unknown.returncode == 1
+    assert "no agent named 'nobody'; the agents are: default, pirate" in unknown.stderr

@@ -75,16 +75,18 @@ class Agent:
         config: Config,
         *,
         name: str | None = None,
+        definition: AgentDefinition | None = None,
         model: Model | str | None = None,
         tools: Sequence[FunctionTool] = (),
         approve: Approver | None = None,
     ) -> AsyncIterator[Agent]:
         """The agent `name` of `config` (None: the default agent), with its toolbox open.
 
+        `definition` is used instead of looking `name` up (e.g. an agent kept in the store).
         `model` overrides the definition's model: a `Model`, or a name the models layer resolves.
         Extra Python `tools` are offered next to the config's servers and the native tools.
         """
-        definition = load_agent_definition(config, name)
+        definition = definition or load_agent_definition(config, name)
         resolved = model if isinstance(model, Model) else resolve_model(model or definition.model, config)
         async with Toolbox(config, tools=tools) as toolbox:
             yield cls(resolved, toolbox, definition, approve=approve)

@@ -7,15 +7,17 @@ or the MCP servers it keeps open between turns.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from typing import Any
 
+import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from toolbridge.agent import Agent, AgentStream, ApprovalRequest, RunResult, approve_all
 from toolbridge.cli._render import EventPrinter
 from toolbridge.config import Config
+from toolbridge.store import RunRecorder, Store, find_agent_definition
 from toolbridge.types import Message
 
 __all__ = ["TerminalSession"]
@@ -32,10 +34,14 @@ class TerminalSession:
         agent: str | None = None,
         model: str | None = None,
         approve_everything: bool = False,
-        history: Sequence[Message] = (),
+        store: Store | None = None,
+        chat_id: int | None = None,
     ) -> None:
         self.printer = printer
-        self.history: list[Message] = list(history)
+        self.store = store
+        self.chat_id = chat_id
+        """The stored chat the turns go to; one is created on the first turn when None."""
+        self.history: list[Message] = store.get_messages(chat_id) if store and chat_id is not None else []
         self._config = config
         self._agent_name = agent
         self._model_name = model
@@ -68,8 +74,9 @@ class TerminalSession:
     @asynccontextmanager
     async def _open_agent(self) -> AsyncIterator[Agent]:
         approve = approve_all if self._approve_everything else self._ask
+        definition = find_agent_definition(self._config, self.store, self._agent_name)
         async with Agent.from_config(
-            self._config, name=self._agent_name, model=self._model_name, approve=approve
+            self._config, definition=definition, model=self._model_name, approve=approve
         ) as agent:
             try:
                 yield agent
@@ -97,10 +104,13 @@ class TerminalSession:
             self.printer.close()
 
     async def _run_turn(self, prompt: str) -> RunResult | None:
+        recorder = await self._recorder()
         async with self.agent.stream(prompt, history=self.history) as events:
             self._current = events
             try:
                 async for event in events:
+                    if recorder is not None:
+                        await recorder.observe(event)  # each message is stored as it completes
                     self.printer.show(event)
             finally:
                 self._current = None
@@ -108,6 +118,15 @@ class TerminalSession:
         if result is not None:
             self.history = list(result.messages)
         return result
+
+    async def _recorder(self) -> RunRecorder | None:
+        store = self.store
+        if store is None:
+            return None
+        if self.chat_id is None:
+            chat = await anyio.to_thread.run_sync(lambda: store.create_chat(agent=self.agent.definition.name))
+            self.chat_id = chat.id
+        return RunRecorder(store, chat_id=self.chat_id, written=len(self.history))
 
     async def _cancel_turn(self) -> None:
         if self._current is not None:

@@ -19,6 +19,7 @@ from toolbridge.cli._common import (
 )
 from toolbridge.cli._render import EventPrinter, JsonEventPrinter, TerminalRenderer
 from toolbridge.cli._session import TerminalSession
+from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.errors import ToolbridgeError
 
@@ -34,15 +35,19 @@ def ask(
     model: ModelOption = None,
     yes: YesOption = False,
     config: ConfigOption = None,
+    db: DbOption = None,
     json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Ask once and print the answer; tool calls are shown as they run. `--json` prints the events."""
+    """Ask once and print the answer; tool calls are shown as they run. `--json` prints the events.
+
+    The question and its answer are kept as a chat (`toolbridge history`)."""
     setup_logging(verbose)
     loaded = load(config)
+    store = open_store(db, config)
     try:
         with TerminalSession(
-            loaded, make_printer(json), agent=agent, model=model, approve_everything=yes
+            loaded, make_printer(json), agent=agent, model=model, approve_everything=yes, store=store
         ) as session:
             result = session.turn(question)
     except ToolbridgeError as exc:

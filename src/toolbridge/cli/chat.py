@@ -1,47 +1,94 @@
-"""`toolbridge chat`: an interactive conversation with an agent, keeping the history between turns."""
+"""`toolbridge chat`: an interactive conversation with an agent, kept as a chat in the database."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
 from rich.markup import escape
 
 from toolbridge.cli._agent_options import AgentOption, ModelOption, YesOption
 from toolbridge.cli._common import ConfigOption, JsonOption, VerboseOption, fail, load, setup_logging, stdout
 from toolbridge.cli._session import TerminalSession
+from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.cli.ask import make_printer
 from toolbridge.errors import ToolbridgeError
+from toolbridge.store import Store
 
 _EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 
 
 @app.command()
 def chat(
+    chat_id: Annotated[
+        int | None, typer.Argument(help="With --resume: the chat to continue (default: the latest).")
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", "-r", help="Continue a stored chat.")] = False,
     agent: AgentOption = None,
     model: ModelOption = None,
     yes: YesOption = False,
     config: ConfigOption = None,
+    db: DbOption = None,
     json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Chat with an agent. Ctrl-C stops the current answer; Ctrl-D or /exit ends the chat."""
+    """Chat with an agent. Ctrl-C stops the current answer; Ctrl-D or /exit ends the chat.
+
+    Every message is stored as it completes; `toolbridge chat --resume [ID]` continues a chat."""
     setup_logging(verbose)
+    if chat_id is not None and not resume:
+        fail(f"to continue chat {chat_id}, write `toolbridge chat --resume {chat_id}`.")
     loaded = load(config)
+    store = open_store(db, config)
     try:
+        resumed, agent = _chat_to_resume(store, chat_id, agent) if resume else (None, agent)
         with TerminalSession(
-            loaded, make_printer(json), agent=agent, model=model, approve_everything=yes
+            loaded,
+            make_printer(json),
+            agent=agent,
+            model=model,
+            approve_everything=yes,
+            store=store,
+            chat_id=resumed,
         ) as session:
             if not json:
                 name = escape(session.agent.definition.name)
-                stdout.print(f"[dim]Chatting with {name} ({escape(session.agent.model.name)}). "
+                again = (
+                    f"Continuing chat {resumed} ({len(session.history)} messages) with"
+                    if resumed
+                    else "Chatting with"
+                )
+                stdout.print(f"[dim]{again} {name} ({escape(session.agent.model.name)}). "
                              "Ctrl-C stops an answer, Ctrl-D or /exit quits.[/]")  # fmt: skip
-            while True:
-                try:
-                    line = stdout.input("[bold]you>[/] " if not json else "")
-                except (EOFError, KeyboardInterrupt):
-                    break
-                if line.strip() in _EXIT_WORDS:
-                    break
-                if line.strip():
-                    session.turn(line)
+            _converse(session, json)
+            if session.chat_id is not None and not json:
+                stdout.print(
+                    f"[dim]Saved as chat {session.chat_id}: toolbridge chat --resume {session.chat_id}[/]"
+                )
     except ToolbridgeError as exc:
         fail(str(exc))
+
+
+def _chat_to_resume(store: Store, chat_id: int | None, agent: str | None) -> tuple[int, str | None]:
+    """The chat to continue and the agent to continue it with (the chat's own unless --agent says)."""
+    if chat_id is None:
+        latest = store.list_chats(limit=1)
+        if not latest:
+            fail("there is no stored chat to resume yet; start one with `toolbridge chat`.")
+        chat = latest[0]
+    else:
+        chat = store.get_chat(chat_id)
+    return chat.id, agent or chat.agent
+
+
+def _converse(session: TerminalSession, json: bool) -> None:
+    while True:
+        try:
+            line = stdout.input("[bold]you>[/] " if not json else "")
+        except (EOFError, KeyboardInterrupt):
+            return
+        if line.strip() in _EXIT_WORDS:
+            return
+        if line.strip():
+            session.turn(line)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import anyio
 
-from toolbridge.agent import Agent, AgentDefinition, Approver, load_agent_definition
-from toolbridge.agent.definition import DEFAULT_AGENT_NAME
+from toolbridge.agent import Agent, AgentDefinition, Approver
 from toolbridge.config import Config
 from toolbridge.models import Model, ModelSettings, resolve_model
 from toolbridge.server._errors import ApiError
-from toolbridge.store import AgentNotFoundError, Store
+from toolbridge.store import AgentNotFoundError, Store, agent_definitions, find_agent_definition
 from toolbridge.tools import ToolRegistry
 
 __all__ = ["AgentCatalog"]
@@ -28,30 +27,16 @@ class AgentCatalog:
         self._models: dict[str | None, Model] = {}
         self._resolving = anyio.Lock()
 
-    def _config_agents(self) -> list[str]:
-        section = self.config.raw.get("agents", {})
-        return list(section) if isinstance(section, dict) else []
-
     async def definitions(self) -> list[AgentDefinition]:
         """Every agent, `default` first, then the config's, then the store's, each name once."""
-        configured = [DEFAULT_AGENT_NAME, *(n for n in self._config_agents() if n != DEFAULT_AGENT_NAME)]
-        found = [load_agent_definition(self.config, name) for name in configured]
-        stored = await anyio.to_thread.run_sync(self.store.list_agents)
-        found += [record.definition for record in stored if record.definition.name not in configured]
-        return found
+        return await anyio.to_thread.run_sync(agent_definitions, self.config, self.store)
 
     async def definition(self, name: str, *, param: str) -> AgentDefinition:
         """The agent called `name`; a 404 listing the agents if there is none."""
-        if name == DEFAULT_AGENT_NAME or name in self._config_agents():
-            return load_agent_definition(self.config, name)
         try:
-            record = await anyio.to_thread.run_sync(self.store.get_agent, name)
-        except AgentNotFoundError:
-            known = ", ".join(d.name for d in await self.definitions())
-            raise ApiError(
-                404, f"no agent named {name!r}; the agents are: {known}", param=param, code="model_not_found"
-            ) from None
-        return record.definition
+            return await anyio.to_thread.run_sync(find_agent_definition, self.config, self.store, name)
+        except AgentNotFoundError as error:
+            raise ApiError(404, str(error), param=param, code="model_not_found") from None
 
     async def model_for(self, definition: AgentDefinition) -> Model:
         """The agent's model, resolved on first use (so one agent's missing key does not stop the server)."""

@@ -22,9 +22,8 @@ from toolbridge.agent import AgentStream, ApprovalDecidedEvent, ApprovalRequest,
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._errors import ApiError, describe_failure
-from toolbridge.server._recording import RunRecorder
 from toolbridge.server._settings import ServerSettings
-from toolbridge.store import ChatNotFoundError, ChatSummary, Store
+from toolbridge.store import ChatNotFoundError, ChatSummary, RunRecorder, Store
 from toolbridge.types import UserMessage
 
 __all__ = ["ChatHub", "event_stream"]

@@ -36,8 +36,8 @@ from toolbridge.server._openai_wire import (
     activity_line,
     read_conversation,
 )
-from toolbridge.server._recording import RunRecorder
 from toolbridge.server._state import ServerState
+from toolbridge.store import RunRecorder
 
 __all__ = ["router"]
 

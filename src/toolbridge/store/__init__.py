@@ -20,6 +20,8 @@ from toolbridge.store._records import (
     ToolStats,
 )
 from toolbridge.store._stats import parse_since, percentile
+from toolbridge.store.agents import agent_definitions, find_agent_definition
+from toolbridge.store.recorder import RunRecorder
 from toolbridge.store.store import Store
 
 __all__ = [
@@ -29,13 +31,16 @@ __all__ = [
     "AgentRecord",
     "ChatNotFoundError",
     "ChatSummary",
+    "RunRecorder",
     "Store",
     "StoreError",
     "StoredMessage",
     "ToolCallLogEntry",
     "ToolCallStatus",
     "ToolStats",
+    "agent_definitions",
     "default_database_url",
+    "find_agent_definition",
     "parse_since",
     "percentile",
     "resolve_database_url",

@@ -8,9 +8,12 @@ __all__ = ["AgentExistsError", "AgentNotFoundError", "ChatNotFoundError", "Store
 
 
 class AgentNotFoundError(StoreError):
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, known: str | None = None) -> None:
         self.name = name
-        super().__init__(f"no stored agent named {name!r}; `toolbridge agents` lists them")
+        if known is None:
+            super().__init__(f"no stored agent named {name!r}; `toolbridge agents` lists them")
+        else:
+            super().__init__(f"no agent named {name!r}; the agents are: {known}")
 
 
 class AgentExistsError(StoreError):

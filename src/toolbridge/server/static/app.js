@@ -57,9 +57,11 @@ async function route() {
       await refreshStats();
     } else if (section === "chats" && id) {
       showView("chat");
+      rememberChatLink();
       await openChat(id);
     } else {
       showView("chat");
+      rememberChatLink();
       chatList.setActive(null);
       chatView.showNewChat();
     }
@@ -74,6 +76,11 @@ function showView(name) {
     if (link.dataset.viewLink === name) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
+}
+
+/** The Chat tab leads back to the chat last shown, not to a new one. */
+function rememberChatLink() {
+  document.querySelector('[data-view-link="chat"]').setAttribute("href", location.hash || "#/");
 }
 
 async function openChat(id) {

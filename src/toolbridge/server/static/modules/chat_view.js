@@ -74,7 +74,6 @@ export class ChatView {
     try {
       if (!this.chat) await this.createChat();
       await this.streamOpened;
-      if (this.elements.transcript.querySelector("[data-testid=empty-chat]")) this.transcript.clear();
       this.transcript.addUserMessage(text);
       this.pendingPrompt = text;
       this.elements.input.value = "";

@@ -71,6 +71,7 @@ export class Transcript {
   }
 
   addUserMessage(text) {
+    this.container.querySelector(".empty-state")?.remove();
     const bubble = el(
       "div",
       { class: "message user", dataset: { testid: "user-message" } },

@@ -18,14 +18,17 @@ from toolbridge.agent import (
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
-from toolbridge.store import Store, ToolCallLogEntry, ToolCallStatus
+from toolbridge.store._records import ToolCallLogEntry, ToolCallStatus
+from toolbridge.store.store import Store
 from toolbridge.types import Message, ToolCall, ToolMessage, ToolResult
 
 __all__ = ["RunRecorder"]
 
 
 class RunRecorder:
-    """`chat_id` None: log the calls only (the OpenAI endpoint keeps no chats; its client has the history).
+    """Writes the run's events down: used by the HTTP server and the CLI alike.
+
+    `chat_id` None: log the calls only (the OpenAI endpoint keeps no chats; its client has the history).
 
     Messages before index `written` of the run's transcript are in the store already (the history, and
     the prompt, which is stored before the run starts)."""
