@@ -19,3 +19,4 @@ bench:
 	.venv/bin/python bench/mcp_calls.py
 	.venv/bin/python bench/parser.py
 	.venv/bin/python bench/loop.py
+	.venv/bin/python bench/serve.py
