@@ -2,8 +2,9 @@
 against `toolbridge serve` running as a real process, with the scripted model behind the real OpenAI
 wire protocol and tests/servers/basic.py as a stdio MCP server.
 
-Every wait is Playwright's auto-waiting on the page's state (`expect(...)`), never a sleep. A finished
-chat with an approved call is saved as test-artifacts/web-page.png.
+Every wait is Playwright's auto-waiting on the page's state (`expect(...)`), never a sleep. Screenshots
+go to test-artifacts/ (gitignored): web-page.png (a chat with a declined and an approved call),
+web-page-approval.png (a call waiting for approval) and web-page-servers.png (the servers view).
 """
 
 from __future__ import annotations
@@ -299,6 +300,34 @@ def test_calls_that_need_approval_wait_for_the_buttons_deny_declines_and_approve
         )
         expect(tool_card(page, "call_echo")).to_have_attribute("data-state", "done")
         expect(page.get_by_test_id("user-text")).to_have_text(["Echo something", "Please echo a greeting"])
+
+
+def test_a_reload_in_the_middle_of_a_run_shows_the_run_again_and_its_approval_still_works(
+    tmp_path: Path, page: Page
+) -> None:
+    script = [
+        Turn.text("First answer."),
+        Turn.text("Let me echo it.").then_tool_calls(ToolCallSpec("echo", {"text": "again"}, id="call_wait")),
+        Turn.text("Echoed after the reload.", expect=answers_tool_result("again")),
+    ]
+    with ScriptedModel(script) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
+        page.goto(url)
+        ask(page, "Say something")
+        expect(last_answer(page)).to_have_text("First answer.")
+        expect_run_over(page)
+        ask(page, "Now echo")
+        expect(tool_card(page, "call_wait")).to_have_attribute("data-state", "approval")
+
+        page.reload()  # the server replays the run so far; the stored part of it is not shown twice
+        card = tool_card(page, "call_wait")
+        expect(card).to_have_attribute("data-state", "approval")
+        expect(page.get_by_test_id("user-text")).to_have_text(["Say something", "Now echo"])
+        expect(page.get_by_test_id("assistant-text")).to_have_text(["First answer.", "Let me echo it."])
+        card.get_by_role("button", name="Approve").click()
+        expect(card).to_have_attribute("data-state", "done")
+        expect(last_answer(page)).to_have_text("Echoed after the reload.")
+        expect_run_over(page)
+        expect(page.get_by_test_id("tool-card")).to_have_count(1)
 
 
 def test_images_in_a_tool_result_are_shown_once_the_run_is_over(tmp_path: Path, page: Page) -> None:
