@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 import pytest
 
 from toolbridge.config import Config
@@ -201,3 +202,17 @@ async def test_a_tool_added_at_run_time_is_listed_and_callable(stdio_server: Std
         assert "fresh" in await names(box)  # the server's list_changed made the registry re-list
         result = await box.call("fresh", {"text": "new"})
         assert (result.is_error, result.text) == (False, "new")
+
+
+async def test_listing_while_a_refresh_is_under_way_waits_for_it(stdio_server: StdioServer) -> None:
+    async with Toolbox(config_of(stdio_server("basic")), native=False) as box:
+        listed: list[str] = []
+
+        async def list_meanwhile() -> None:
+            listed.extend(await names(box))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(box.registry.refresh)  # starts the server, so it is slow
+            await anyio.wait_all_tasks_blocked()  # the refresh is now waiting for the server
+            group.start_soon(list_meanwhile)  # must not see the index before the listing is in
+        assert "echo" in listed

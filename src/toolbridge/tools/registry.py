@@ -115,11 +115,12 @@ class ToolRegistry:
         await self._ensure_indexed()
 
     async def _ensure_indexed(self) -> None:
-        if self._indexed:
+        # While someone is (re)building the index, wait for them rather than read a half-built one.
+        if self._indexed and not self._index_lock.locked():
             return
         async with self._index_lock:
-            if not self._indexed:
-                # Set first: a list_changed arriving while we list clears it again.
+            while not self._indexed:
+                # Set first: a list_changed arriving while we list clears it, and we list again.
                 self._indexed = True
                 await self._relist_stale()
                 self._build_index()
