@@ -8,16 +8,19 @@ def test_top_level_exports_are_exactly_the_public_api() -> None:
         "Agent",
         "ConfigError",
         "ConnectionLostError",
+        "ModelError",
         "RunResult",
         "ServerError",
         "ServerStartError",
         "ServerTimeoutError",
+        "StoreError",
         "ToolArgumentsError",
         "ToolCall",
         "ToolError",
         "ToolResult",
         "ToolSpec",
         "ToolbridgeError",
+        "ToolsNotSupportedError",
         "UnknownToolError",
         "__version__",
     }
@@ -30,3 +33,14 @@ def test_every_error_derives_from_the_one_root() -> None:
     assert errors
     for error in errors:
         assert issubclass(error, toolbridge.ToolbridgeError)
+
+
+def test_importing_toolbridge_is_cheap_until_the_agent_is_used() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, toolbridge; print('mcp' in sys.modules); toolbridge.Agent; print('mcp' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]

@@ -1,35 +1,54 @@
 """toolbridge: let any LLM use tools through the Model Context Protocol, reliably."""
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"  # first: submodules read it (the MCP client reports it) while this file imports
 
-from toolbridge.agent import Agent, RunResult
 from toolbridge.errors import (
     ConfigError,
     ConnectionLostError,
+    ModelError,
     ServerError,
     ServerStartError,
     ServerTimeoutError,
+    StoreError,
     ToolArgumentsError,
     ToolbridgeError,
     ToolError,
+    ToolsNotSupportedError,
     UnknownToolError,
 )
 from toolbridge.types import ToolCall, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from toolbridge.agent import Agent, RunResult
 
 __all__ = [
     "Agent",
     "ConfigError",
     "ConnectionLostError",
+    "ModelError",
     "RunResult",
     "ServerError",
     "ServerStartError",
     "ServerTimeoutError",
+    "StoreError",
     "ToolArgumentsError",
     "ToolCall",
     "ToolError",
     "ToolResult",
     "ToolSpec",
     "ToolbridgeError",
+    "ToolsNotSupportedError",
     "UnknownToolError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The agent pulls in the MCP SDK and more: `import toolbridge` stays cheap until it is used.
+    if name in ("Agent", "RunResult"):
+        from toolbridge import agent
+
+        return getattr(agent, name)
+    raise AttributeError(f"module 'toolbridge' has no attribute {name!r}")

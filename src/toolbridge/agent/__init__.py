@@ -7,7 +7,8 @@ its events and approval.
         async for event in events: ...
 """
 
-from toolbridge.agent.agent import Agent, AgentStream
+from typing import TYPE_CHECKING, Any
+
 from toolbridge.agent.approval import ApprovalRequest, Approver, approve_all
 from toolbridge.agent.definition import (
     AgentDefinition,
@@ -63,3 +64,15 @@ __all__ = [
     "load_agent_definition",
     "parse_event",
 ]
+
+if TYPE_CHECKING:
+    from toolbridge.agent.agent import Agent, AgentStream
+
+
+def __getattr__(name: str) -> Any:
+    # `Agent` brings the tools layer and the MCP SDK with it; definitions and events do not need them.
+    if name in ("Agent", "AgentStream"):
+        from toolbridge.agent import agent
+
+        return getattr(agent, name)
+    raise AttributeError(f"module 'toolbridge.agent' has no attribute {name!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import anyio
 from rich.console import Console, Group, RenderableType
@@ -19,8 +20,10 @@ from rich.prompt import Confirm
 from rich.spinner import Spinner
 from rich.text import Text
 
-from toolbridge.agent import AgentEvent, ApprovalRequest, RunResult
 from toolbridge.types import ToolCall
+
+if TYPE_CHECKING:
+    from toolbridge.agent import AgentEvent, ApprovalRequest, RunResult
 
 __all__ = ["EventPrinter", "JsonEventPrinter", "TerminalRenderer"]
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolbridge.cli._common import fail, load
 from toolbridge.errors import ToolbridgeError
-from toolbridge.store import DATABASE_ENV_VAR, Store, resolve_database_url
+
+if TYPE_CHECKING:
+    from toolbridge.store import Store
 
 DbOption = Annotated[
     str | None,
@@ -26,6 +28,9 @@ DbOption = Annotated[
 
 def open_store(db: str | None, config: Path | None) -> Store:
     """The store named by `--db`, `$TOOLBRIDGE_DB`, the config or the default; errors exit with a message."""
+    # SQLAlchemy and Alembic: imported when a command opens the store, not for --help.
+    from toolbridge.store import DATABASE_ENV_VAR, Store, resolve_database_url
+
     try:
         # The config file is read only when it decides: with neither --db nor $TOOLBRIDGE_DB.
         decided = db or os.environ.get(DATABASE_ENV_VAR)

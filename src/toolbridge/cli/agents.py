@@ -5,7 +5,7 @@ from __future__ import annotations
 import json as json_module
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -16,7 +16,10 @@ from toolbridge.agent.definition import AgentDefinition, ApprovalRule
 from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
 from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
-from toolbridge.store import AgentRecord, StoreError
+from toolbridge.errors import StoreError
+
+if TYPE_CHECKING:
+    from toolbridge.store import AgentRecord
 
 T = TypeVar("T")
 

@@ -18,7 +18,6 @@ from toolbridge.cli._common import (
     stdout,
 )
 from toolbridge.cli._render import EventPrinter, JsonEventPrinter, TerminalRenderer
-from toolbridge.cli._session import TerminalSession
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.errors import ToolbridgeError
@@ -45,6 +44,8 @@ def ask(
     setup_logging(verbose)
     loaded = load(config)
     store = open_store(db, config)
+    from toolbridge.cli._session import TerminalSession  # the agent stack: only when asking
+
     try:
         with TerminalSession(
             loaded, make_printer(json), agent=agent, model=model, approve_everything=yes, store=store

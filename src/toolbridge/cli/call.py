@@ -20,7 +20,6 @@ from toolbridge.cli._common import (
     stdout,
 )
 from toolbridge.cli.app import app
-from toolbridge.tools import Toolbox
 from toolbridge.types import ToolResult
 
 
@@ -40,6 +39,8 @@ def call(
     setup_logging(verbose)
     parsed = parse_arguments(arguments)
     loaded = load(config)
+
+    from toolbridge.tools import Toolbox  # the MCP SDK: imported when a command needs it
 
     async def main() -> ToolResult:
         async with Toolbox(loaded) as toolbox:

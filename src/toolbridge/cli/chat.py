@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from toolbridge.cli._agent_options import AgentOption, ModelOption, YesOption
 from toolbridge.cli._common import ConfigOption, JsonOption, VerboseOption, fail, load, setup_logging, stdout
-from toolbridge.cli._session import TerminalSession
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.cli.ask import make_printer
 from toolbridge.errors import ToolbridgeError
-from toolbridge.store import Store
+
+if TYPE_CHECKING:
+    from toolbridge.cli._session import TerminalSession
+    from toolbridge.store import Store
 
 _EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 
@@ -41,6 +43,8 @@ def chat(
         fail(f"to continue chat {chat_id}, write `toolbridge chat --resume {chat_id}`.")
     loaded = load(config)
     store = open_store(db, config)
+    from toolbridge.cli._session import TerminalSession  # the agent stack: only when chatting
+
     try:
         resumed, agent = _chat_to_resume(store, chat_id, agent) if resume else (None, agent)
         with TerminalSession(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json as json_module
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -12,7 +12,10 @@ from rich.table import Table
 from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
 from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
-from toolbridge.store import StoredMessage, StoreError
+from toolbridge.errors import StoreError
+
+if TYPE_CHECKING:
+    from toolbridge.store import StoredMessage
 from toolbridge.types import AssistantMessage, ToolMessage
 
 history_app = typer.Typer(no_args_is_help=False, help="Stored chats and their messages.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 
 from toolbridge.cli._common import (
@@ -15,7 +17,9 @@ from toolbridge.cli._common import (
     stdout,
 )
 from toolbridge.cli.app import app
-from toolbridge.tools import ServerStatus, Toolbox
+
+if TYPE_CHECKING:
+    from toolbridge.tools import ServerStatus
 
 
 @app.command()
@@ -23,6 +27,8 @@ def servers(config: ConfigOption = None, json: JsonOption = False, verbose: Verb
     """Connect to every configured MCP server and show its transport, state, tool count and last error."""
     setup_logging(verbose)
     loaded = load(config)
+
+    from toolbridge.tools import Toolbox  # the MCP SDK: imported when a command needs it
 
     async def main() -> list[ServerStatus]:
         async with Toolbox(loaded) as toolbox:

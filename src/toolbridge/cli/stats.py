@@ -11,7 +11,7 @@ from rich.table import Table
 from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
-from toolbridge.store import StoreError, parse_since
+from toolbridge.errors import StoreError
 
 SinceOption = Annotated[
     str | None,
@@ -25,6 +25,8 @@ def stats(
 ) -> None:
     """Tool call statistics from the log, busiest tool first."""
     try:
+        from toolbridge.store import parse_since
+
         start = parse_since(since) if since else None
     except StoreError as exc:
         fail(f"--since: {exc}")

@@ -21,7 +21,6 @@ from toolbridge.cli._common import (
 )
 from toolbridge.cli.app import app
 from toolbridge.prompting import render_tool as render_tool_definition
-from toolbridge.tools import Toolbox
 from toolbridge.types import ToolSpec
 
 ServerOption = Annotated[
@@ -42,6 +41,8 @@ def tools(
     if server and server != "native" and server not in loaded.servers:
         known = ", ".join([*loaded.servers, "native"])
         fail(f"no server named {server!r} in the config. Known: {known}.")
+
+    from toolbridge.tools import Toolbox  # the MCP SDK: imported when a command needs it
 
     async def main() -> tuple[list[ToolSpec], dict[str, str]]:
         async with Toolbox(loaded) as toolbox:
