@@ -212,6 +212,10 @@ class EventReader:
             if event["type"] == event_type:
                 return seen
 
+    def remaining_lines(self) -> list[str]:
+        """Every line still to come, until the server ends the stream."""
+        return list(self._lines)
+
     def close(self) -> None:
         self._context.__exit__(None, None, None)
 

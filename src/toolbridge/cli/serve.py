@@ -61,9 +61,7 @@ def serve(
     verbose: VerboseOption = False,
 ) -> None:
     """Serve agents over HTTP: POST /v1/chat/completions for any OpenAI client, and a web chat page at /."""
-    import uvicorn
-
-    from toolbridge.server import create_app, settings_from_config
+    from toolbridge.server import create_app, run_server, settings_from_config
 
     setup_logging(verbose)
     loaded = load(config)
@@ -84,10 +82,6 @@ def serve(
             markup=False,
         )
         logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
-        uvicorn.run(
-            server_app,
-            host=settings.host,
-            port=settings.port,
-            log_level="debug" if verbose else "warning",
-            timeout_graceful_shutdown=5,
+        run_server(
+            server_app, host=settings.host, port=settings.port, log_level="debug" if verbose else "warning"
         )

@@ -83,6 +83,12 @@ class ChatHub:
     def _channel(self, chat_id: int) -> _Channel:
         return self._channels.setdefault(chat_id, _Channel())
 
+    def close_streams(self) -> None:
+        """End every open event stream (the server is stopping): open pages must not hold up its exit."""
+        for channel in self._channels.values():
+            for subscriber in list(channel.subscribers):
+                subscriber.close()
+
     async def start_run(self, chat_id: int, content: str) -> str:
         """Store the user's message and start the chat's agent on it; returns the run id."""
         chat = await self.get_chat(chat_id)
