@@ -27,6 +27,13 @@ from toolbridge.parsing._registry import AUTO, resolve_formats
 
 __all__ = ["StreamParser", "parse"]
 
+# One-character deltas of plain text (models stream a token at a time) share their event objects:
+# events are frozen, and building a new one per character was most of the cost of the fast path.
+# Keyed by the mode's event type and trigger characters: only characters that can't start a marker of
+# that mode are in its cache, so a hit needs no further check.
+_SHARED_EVENTS: dict[tuple[type[Event], frozenset[str]], dict[str, Event]] = {}
+_SHARED_EVENTS_LIMIT = 4096
+
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
@@ -97,13 +104,20 @@ class StreamParser:
         self._reader: CallReader | None = None
         self._pending = ""
         # The fast path: a one-character delta that cannot start a marker becomes one event directly.
-        self._fast_triggers: frozenset[str] | None = self._mode.triggers
-        self._fast_event = self._mode.delta_type
+        # `_fast_cache` is None while it does not apply (inside a call, or with text held back).
+        self._fast_cache: dict[str, Event] | None = _shared_events(self._mode)
 
     def feed(self, delta: str) -> list[Event]:
-        triggers = self._fast_triggers
-        if triggers is not None and len(delta) == 1 and delta not in triggers:
-            return [self._fast_event(delta)]
+        cache = self._fast_cache
+        if cache is not None:
+            event = cache.get(delta)
+            if event is not None:
+                return [event]
+            if len(delta) == 1 and delta not in self._mode.triggers:
+                event = self._mode.delta_type(delta)
+                if len(cache) < _SHARED_EVENTS_LIMIT:
+                    cache[delta] = event
+                return [event]
         reader = self._reader
         if reader is not None and len(delta) == 1 and not self._pending:
             events = reader.read_char(delta)
@@ -128,7 +142,7 @@ class StreamParser:
             elif pending:
                 events.append(self._mode.delta_type(pending))
             break
-        self._fast_triggers = None
+        self._fast_cache = None
         return events
 
     def _feed(self, delta: str) -> list[Event]:
@@ -152,8 +166,7 @@ class StreamParser:
                 self._pending = text[new_pos:]  # might be the start of the call's closing marker
                 new_pos = n
             pos = new_pos
-        self._fast_triggers = self._mode.triggers if self._reader is None and not self._pending else None
-        self._fast_event = self._mode.delta_type
+        self._fast_cache = _shared_events(self._mode) if self._reader is None and not self._pending else None
         return events
 
     def _read_plain(self, text: str, pos: int, events: list[Event]) -> int:
@@ -208,3 +221,7 @@ def _opens_inside_reasoning(text: str, formats: Sequence[CallFormat]) -> bool:
         return False
     earlier = [THINK_OPEN, *(marker for fmt in formats for marker in fmt.opening_markers)]
     return all(text.find(marker, 0, close) < 0 for marker in earlier)
+
+
+def _shared_events(mode: _PlainMode) -> dict[str, Event]:
+    return _SHARED_EVENTS.setdefault((mode.delta_type, mode.triggers), {})
