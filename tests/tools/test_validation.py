@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import time
 from typing import Any
 
 import pytest
@@ -232,13 +231,3 @@ def test_validators_are_compiled_once_per_schema(monkeypatch: pytest.MonkeyPatch
         validate_arguments(tool, {"n": 1})
         validate_arguments(renamed, {"n": "2"})
     assert len(compiled) == 1
-
-
-def test_validation_is_fast_on_the_hot_path() -> None:
-    arguments = {**BASE, "filter": {"max": 3, "tags": ["a", "b"]}, "ids": [1, 2, 3]}
-    validate_arguments(TOOL, arguments)
-    started = time.perf_counter()
-    for _ in range(1000):
-        validate_arguments(TOOL, arguments)
-    per_call = (time.perf_counter() - started) / 1000
-    assert per_call < 0.001, f"{per_call * 1e6:.0f} µs per call"
