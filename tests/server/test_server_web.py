@@ -216,3 +216,25 @@ def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
     assert empty_message.json()["error"]["param"] == "content"
     assert page.status_code == 200
     assert "text/html" in page.headers["content-type"]
+
+
+def test_a_run_can_be_stopped_and_keeps_what_it_completed(tmp_path: Path) -> None:
+    turns = [
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "6 * 7"}, id="call_first")),
+        Turn.text("Counting slowly: " + "1 2 3 " * 200, chunk_size=2, delay=0.05),
+    ]
+    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+        http = server.http()
+        chat_id = http.post("/api/chats", json={"agent": "default"}).json()["id"]
+        assert http.post(f"/api/chats/{chat_id}/cancel").status_code == 404  # nothing to stop yet
+        with EventReader(http, chat_id) as events:
+            http.post(f"/api/chats/{chat_id}/messages", json={"content": "6 * 7, then count"})
+            events.until("tool_call_finished")
+            while events.next()["type"] != "text_delta":
+                pass  # the slow answer is streaming
+            assert http.post(f"/api/chats/{chat_id}/cancel").status_code == 204
+            final = events.until("final")[-1]
+        assert final["result"]["stop_reason"] == "cancelled"
+        assert model.wait_for_reply(2).client_disconnected
+        roles = [message["role"] for message in http.get(f"/api/chats/{chat_id}/messages").json()]
+        assert roles[:3] == ["user", "assistant", "tool"]

@@ -349,6 +349,21 @@ def test_images_in_a_tool_result_are_shown_once_the_run_is_over(tmp_path: Path, 
         expect(card.get_by_test_id("tool-result-body")).to_contain_text("Resource file:///notes.txt")
 
 
+def test_stop_ends_a_slow_answer_and_the_page_says_so(tmp_path: Path, page: Page) -> None:
+    slow = Turn.text("Counting: " + "one two three " * 300, chunk_size=3, delay=0.05)
+    with ScriptedModel([slow]) as model, serving(tmp_path, model, page) as url:
+        page.goto(url)
+        ask(page, "Count for me")
+        expect(last_answer(page)).to_contain_text("Counting")
+        stop = page.get_by_test_id("stop-button")
+        expect(stop).to_be_visible()
+        stop.click()
+        expect(page.get_by_test_id("message-list")).to_contain_text("The run was cancelled.")
+        expect_run_over(page)
+        expect(stop).to_be_hidden()
+        assert model.wait_for_reply(1).client_disconnected
+
+
 def test_model_text_is_shown_as_text_never_as_html(tmp_path: Path, page: Page) -> None:
     attack = "<img src=x onerror=\"document.title='owned'\"> [click](javascript:alert(1)) <b>bold?</b>"
     with ScriptedModel([Turn.text(attack)]) as model, serving(tmp_path, model, page) as url:

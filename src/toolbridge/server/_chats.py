@@ -45,6 +45,8 @@ class _Channel:
     """One chat's live side."""
 
     run_id: str | None = None
+    stream: AgentStream | None = None
+    """The run in progress, to cancel it."""
     backlog: list[str] = field(default_factory=list)
     """The current run's events as sent, for streams that open while it runs."""
     subscribers: set[MemoryObjectSendStream[str]] = field(default_factory=set)
@@ -114,6 +116,7 @@ class ChatHub:
             return await self._wait_for_answer(channel, request)
 
         events = self._catalog.agent(model, definition, approve=approve).stream(content, history=history)
+        channel.stream = events
         recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1)
         channel.backlog = []
         channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
@@ -138,6 +141,7 @@ class ChatHub:
             channel.publish(json.dumps({"type": "run_error", "run_id": run_id, "message": message}))
         finally:
             channel.run_id = None
+            channel.stream = None
             channel.backlog = []
             channel.approvals.clear()
 
@@ -155,6 +159,14 @@ class ChatHub:
             raise ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
         pending.approved = approved
         pending.answered.set()
+
+    async def cancel(self, chat_id: int) -> None:
+        """Stop the chat's run: its stream and running tools are cancelled, and it ends `cancelled`."""
+        await self.get_chat(chat_id)
+        stream = self._channel(chat_id).stream
+        if stream is None:
+            raise ApiError(404, f"chat {chat_id} has no run in progress to stop")
+        stream.cancel()
 
     async def get_chat(self, chat_id: int) -> ChatSummary:
         try:

@@ -98,6 +98,12 @@ async def answer_approval(chat_id: int, call_id: str, request: Request) -> Respo
     return Response(status_code=204)
 
 
+@router.post("/chats/{chat_id}/cancel", status_code=204)
+async def cancel_run(chat_id: int, request: Request) -> Response:
+    await ServerState.of(request).chats.cancel(chat_id)
+    return Response(status_code=204)
+
+
 @router.get("/tools")
 async def list_tools(request: Request, agent: str | None = None) -> list[dict[str, Any]]:
     state = ServerState.of(request)

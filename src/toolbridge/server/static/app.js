@@ -29,6 +29,7 @@ const chatView = new ChatView({
     form: byId("composer"),
     input: byId("composer-input"),
     sendButton: byId("send-button"),
+    stopButton: byId("stop-button"),
     status: byId("composer-status"),
   },
   selectedAgent: () => agents.find((agent) => agent.name === byId("agent-select").value) ?? null,

@@ -41,6 +41,10 @@ export class Api {
     return this.json("POST", `/api/chats/${encodeURIComponent(chatId)}/messages`, { content });
   }
 
+  stopRun(chatId) {
+    return this.json("POST", `/api/chats/${encodeURIComponent(chatId)}/cancel`);
+  }
+
   decideApproval(chatId, callId, approved) {
     const path = `/api/chats/${encodeURIComponent(chatId)}/approvals/${encodeURIComponent(callId)}`;
     return this.json("POST", path, { approved });

@@ -213,6 +213,20 @@ export class ChatView {
       }
     });
     input.addEventListener("input", () => this.resizeInput());
+    this.elements.stopButton.addEventListener("click", () => this.stop());
+  }
+
+  async stop() {
+    const chatId = this.chatId;
+    if (chatId == null) return;
+    this.elements.stopButton.disabled = true;
+    try {
+      await this.api.stopRun(chatId);  // the run ends with a `final` event saying it was cancelled
+    } catch (error) {
+      this.reportError(`Could not stop the answer: ${error.message}`);
+    } finally {
+      this.elements.stopButton.disabled = false;
+    }
   }
 
   resizeInput() {
@@ -224,6 +238,7 @@ export class ChatView {
   setRunning(running) {
     this.running = running;
     this.elements.sendButton.disabled = running;
+    this.elements.stopButton.hidden = !running;
     this.elements.status.textContent = running ? "The agent is working…" : "";
   }
 
