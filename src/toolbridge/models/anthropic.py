@@ -8,20 +8,18 @@ the next user message; thinking deltas become reasoning. As with the OpenAI adap
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any, cast
 
 import anthropic
 import anyio
 from anthropic.types import RawMessageStreamEvent
-from pydantic import SecretStr
 
 from toolbridge.errors import ConfigError, ModelError
-from toolbridge.models._common import LoopLocal, first_set, resolve_api_key
-from toolbridge.models._errors import Endpoint, connection_error, status_error, stream_error
+from toolbridge.models._common import HttpModel, first_set
+from toolbridge.models._errors import connection_error, status_error, stream_error
 from toolbridge.models.base import (
     Finish,
-    Model,
     ModelEvent,
     ModelRequest,
     ModelSettings,
@@ -31,8 +29,7 @@ from toolbridge.models.base import (
     ToolMode,
     UsageReport,
 )
-from toolbridge.models.profiles import PROFILES, ProviderProfile
-from toolbridge.models.tool_modes import remembered_tool_mode
+from toolbridge.models.profiles import DEFAULT_MAX_RETRIES, PROFILES, ProviderProfile
 from toolbridge.prompting import transform_schema
 from toolbridge.types import (
     AssistantMessage,
@@ -58,7 +55,7 @@ _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _EMPTY_RESULT = "(the tool returned nothing)"
 
 
-class AnthropicModel(Model):
+class AnthropicModel(HttpModel[anthropic.AsyncAnthropic]):
     """A Claude model. `api_key` defaults to `$ANTHROPIC_API_KEY`; `settings` are request defaults."""
 
     def __init__(
@@ -71,43 +68,27 @@ class AnthropicModel(Model):
         api_key_from: str | None = None,
         tool_mode: ToolMode = "auto",
         settings: ModelSettings | None = None,
-        max_retries: int = 2,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float | None = None,
         headers: Mapping[str, str] | None = None,
         profile: ProviderProfile | None = None,
     ) -> None:
-        self.profile = profile or PROFILES["anthropic"]
-        if self.profile.wire != "anthropic":
-            raise ConfigError(f"{self.profile.name!r} does not speak the Anthropic API", key="provider")
-        self.model_id = model_id
-        self.name = name or f"anthropic:{model_id}"
-        self.base_url = (base_url or self.profile.base_url or "").rstrip("/")
-        key, key_from = resolve_api_key(self.profile, api_key, api_key_from, self.name)
-        self._api_key = SecretStr(key)
-        self.settings = settings or ModelSettings()
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self._headers = dict(headers or {})
-        self.tool_mode = tool_mode
-        if tool_mode == "auto" and remembered_tool_mode(self.base_url, model_id) == "prompt":
-            self.tool_mode = "prompt"
-        self._endpoint = Endpoint(self.name, model_id, self.base_url, self.profile, max_retries, key_from)
-        self._clients = LoopLocal(self._new_client)
-
-    def __repr__(self) -> str:
-        return (
-            f"AnthropicModel(name={self.name!r}, model_id={self.model_id!r}, base_url={self.base_url!r}, "
-            f"tool_mode={self.tool_mode!r})"
+        profile = profile or PROFILES["anthropic"]
+        if profile.wire != "anthropic":
+            raise ConfigError(f"{profile.name!r} does not speak the Anthropic API", key="provider")
+        super().__init__(
+            model_id,
+            profile=profile,
+            name=name or f"anthropic:{model_id}",
+            base_url=base_url or profile.base_url or "",
+            api_key=api_key,
+            api_key_from=api_key_from,
+            tool_mode=tool_mode,
+            settings=settings,
+            max_retries=max_retries,
+            timeout=timeout,
+            headers=headers,
         )
-
-    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
-        return self._stream(request)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client used on the current event loop."""
-        client = self._clients.pop()
-        if client is not None:
-            await client.close()
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for `request` (minus `model` and `stream`)."""

@@ -13,20 +13,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any, cast
 
 import anyio
 import openai
 from openai.types.chat import ChatCompletionChunk
-from pydantic import SecretStr
 
 from toolbridge.errors import ConfigError, ModelError
-from toolbridge.models._common import LoopLocal, first_set, resolve_api_key
-from toolbridge.models._errors import Endpoint, connection_error, status_error, stream_error
+from toolbridge.models._common import HttpModel, first_set
+from toolbridge.models._errors import connection_error, status_error, stream_error
 from toolbridge.models.base import (
     Finish,
-    Model,
     ModelEvent,
     ModelRequest,
     ModelSettings,
@@ -37,7 +35,6 @@ from toolbridge.models.base import (
     UsageReport,
 )
 from toolbridge.models.profiles import DEFAULT_MAX_RETRIES, ProviderProfile, find_profile
-from toolbridge.models.tool_modes import remembered_tool_mode
 from toolbridge.prompting import openai_tool_definitions
 from toolbridge.types import (
     AssistantMessage,
@@ -55,7 +52,7 @@ __all__ = ["DEFAULT_MAX_RETRIES", "OpenAIChatModel", "openai_messages"]
 _EMPTY_RESULT = "(the tool returned nothing)"
 
 
-class OpenAIChatModel(Model):
+class OpenAIChatModel(HttpModel[openai.AsyncOpenAI]):
     """A model behind an OpenAI-compatible chat-completions endpoint.
 
     `api_key` defaults to the profile's environment variable; local servers need none. `settings` are
@@ -79,43 +76,27 @@ class OpenAIChatModel(Model):
         headers: Mapping[str, str] | None = None,
     ) -> None:
         profile = provider if isinstance(provider, ProviderProfile) else _profile(provider)
-        self.profile = profile
-        self.model_id = model_id
-        self.name = name or f"{profile.name}:{model_id}"
+        name = name or f"{profile.name}:{model_id}"
         resolved_url = base_url or profile.base_url
         if not resolved_url:
             raise ConfigError(
-                f"model {self.name!r}: provider {profile.name!r} has no default address; "
+                f"model {name!r}: provider {profile.name!r} has no default address; "
                 'set "base_url" (e.g. "http://127.0.0.1:8000/v1")',
                 key="base_url",
             )
-        self.base_url = resolved_url.rstrip("/")
-        key, key_from = resolve_api_key(profile, api_key, api_key_from, self.name)
-        self._api_key = SecretStr(key)  # so no repr, log line or traceback shows it
-        self.settings = settings or ModelSettings()
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self._headers = dict(headers or {})
-        self.tool_mode = tool_mode
-        if tool_mode == "auto" and remembered_tool_mode(self.base_url, model_id) == "prompt":
-            self.tool_mode = "prompt"
-        self._endpoint = Endpoint(self.name, model_id, self.base_url, profile, max_retries, key_from)
-        self._clients = LoopLocal(self._new_client)
-
-    def __repr__(self) -> str:
-        return (
-            f"OpenAIChatModel(name={self.name!r}, provider={self.profile.name!r}, model_id={self.model_id!r}, "
-            f"base_url={self.base_url!r}, tool_mode={self.tool_mode!r})"
+        super().__init__(
+            model_id,
+            profile=profile,
+            name=name,
+            base_url=resolved_url,
+            api_key=api_key,
+            api_key_from=api_key_from,
+            tool_mode=tool_mode,
+            settings=settings,
+            max_retries=max_retries,
+            timeout=timeout,
+            headers=headers,
         )
-
-    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
-        return self._stream(request)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client used on the current event loop."""
-        client = self._clients.pop()
-        if client is not None:
-            await client.close()
 
     # -- the request ------------------------------------------------------------------------------
 
