@@ -46,6 +46,8 @@ class Agent:
     `tools` is a `Toolbox` (MCP servers and native tools; enter it, or the agent, before running), a
     bare `ToolRegistry`, or None for the native tools only. `approve` is asked before calls the
     definition's approval policy marks; with none, such calls are declined and the model is told why.
+    `cache_scope` names the conversation this agent's runs belong to, so the result cache keeps its
+    entries apart from other conversations on the same tools (the server passes the chat).
     """
 
     def __init__(
@@ -56,8 +58,10 @@ class Agent:
         *,
         approve: Approver | None = None,
         settings: ModelSettings | None = None,
+        cache_scope: str | None = None,
     ) -> None:
         self.model = model
+        self.cache_scope = cache_scope
         self.definition = definition or AgentDefinition()
         self.approve = approve
         self.settings = settings
@@ -139,6 +143,7 @@ class Agent:
             approve=self.approve,
             emit=emit,
             settings=self.settings,
+            cache_scope=self.cache_scope,
         )
 
     # -- the toolbox's lifetime -----------------------------------------------------------------
