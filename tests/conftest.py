@@ -9,7 +9,8 @@
 - `unused_port`: a free TCP port on 127.0.0.1.
 - `away_from_the_user` (autouse, whole session): HOME, the XDG dirs and the working directory point into
   a temporary directory and every `TOOLBRIDGE_*` variable is unset, so no test (nor any process it
-  starts) can read the user's config or write into the user's database.
+  starts) can read the user's config or write into the user's database (`TOOLBRIDGE_TEST_*`, naming
+  test resources, stay).
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ _REAL_HOME = Path.home()
 _USER_DIRS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR")
 
 
+def _is_user_setting(variable: str) -> bool:
+    # TOOLBRIDGE_TEST_* name test resources (a test database), not the user's own.
+    return variable.startswith("TOOLBRIDGE_") and not variable.startswith("TOOLBRIDGE_TEST_")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def away_from_the_user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A temporary HOME (with XDG dirs inside it) and working directory for the whole session."""
@@ -56,7 +62,7 @@ def away_from_the_user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
         patch.setenv("HOME", str(home))
         for name in _USER_DIRS:
             patch.setenv(name, str(home / name.lower()))
-        for name in [name for name in os.environ if name.startswith("TOOLBRIDGE_")]:
+        for name in [name for name in os.environ if _is_user_setting(name)]:
             patch.delenv(name)
         patch.chdir(tmp_path_factory.mktemp("cwd"))
         yield home

@@ -17,7 +17,7 @@ from toolbridge.store import default_database_url
 def test_the_default_places_are_inside_the_temporary_home(away_from_the_user: Path, real_home: Path) -> None:
     assert Path.home() == away_from_the_user != real_home
     assert Path.cwd().is_relative_to(away_from_the_user.parent)
-    assert not [name for name in os.environ if name.startswith("TOOLBRIDGE_")]
+    assert not [name for name in os.environ if name.startswith("TOOLBRIDGE_") and "_TEST_" not in name]
     database = Path(default_database_url().removeprefix("sqlite:///"))
     assert database.is_relative_to(away_from_the_user)
     assert cache_dir().is_relative_to(away_from_the_user)
