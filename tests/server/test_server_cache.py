@@ -46,3 +46,21 @@ def test_each_chat_has_its_own_cache_entries(tmp_path: Path) -> None:
     assert first == ["n: (empty) (read 1)"]
     assert again == ["n: (empty) (read 1) (cached)"]
     assert elsewhere == ["n: (empty) (read 2)"]
+
+
+def test_each_openai_request_has_its_own_cache_entries(tmp_path: Path) -> None:
+    # A request names no conversation: it may reuse its own results, never an earlier request's.
+    turns = [Turn.tool_calls(READ), Turn.tool_calls(READ), Turn.text("Read twice.")]
+    turns += [Turn.tool_calls(READ), Turn.text("Read in the next request.")]
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model, mcp_servers={"notebook": NOTEBOOK}, cache={"ttl": 300}) as server,
+    ):
+        for _ in range(2):
+            server.openai().chat.completions.create(
+                model="default", messages=[{"role": "user", "content": "Read n."}]
+            )
+        calls = server.http().get("/api/stats").json()
+
+    (read,) = calls
+    assert (read["calls"], read["cache_hits"]) == (3, 1)
