@@ -8,6 +8,8 @@ the next user message; thinking deltas become reasoning. As with the OpenAI adap
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import anthropic
@@ -120,21 +122,25 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
         """The system prompt and the encoded `messages`. Consecutive same-role messages are merged, so
         all results of one reply travel in the one user message that must follow its `tool_use` blocks."""
         system: list[str] = []
-        turns: list[tuple[str, list[bytes]]] = []
+        wire: list[bytes] = []
+        run: list[_WireTurn] = []  # consecutive messages of one role
         for message in messages:
             if isinstance(message, SystemMessage):
                 system.append(message.content)
                 continue
-            role, blocks = self._message_json(message)
-            if turns and turns[-1][0] == role:
-                turns[-1][1].extend(blocks)
-            elif blocks:
-                turns.append((role, list(blocks)))
-        wire = [_ROLE_PREFIX[role] + b",".join(blocks) + b"]}" for role, blocks in turns]
+            turn = self._message_json(message)
+            if not turn.blocks:
+                continue
+            if run and run[0].role != turn.role:
+                wire.append(_merged(run))
+                run = []
+            run.append(turn)
+        if run:
+            wire.append(_merged(run))
         return "\n\n".join(system), wire
 
-    def _convert_message(self, message: Message) -> tuple[str, tuple[bytes, ...]]:
-        return _wire_blocks(message, self.profile)
+    def _convert_message(self, message: Message) -> _WireTurn:
+        return _wire_turn(message, self.profile)
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
         provider = self.provider
@@ -223,13 +229,29 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
 # -- neutral messages -> wire ---------------------------------------------------------------------------
 
 
-_ROLE_PREFIX = {role: b'{"role":"' + role.encode() + b'","content":[' for role in ("user", "assistant")}
+@dataclass(frozen=True)
+class _WireTurn:
+    """One message's content blocks, encoded, and the message on its own (the common case)."""
+
+    role: str
+    blocks: tuple[bytes, ...]
+
+    @cached_property
+    def alone(self) -> bytes:
+        return b"".join([b'{"role":"', self.role.encode(), b'","content":[', b",".join(self.blocks), b"]}"])
 
 
-def _wire_blocks(message: Message, profile: ProviderProfile) -> tuple[str, tuple[bytes, ...]]:
+def _merged(run: list[_WireTurn]) -> bytes:
+    if len(run) == 1:
+        return run[0].alone
+    merged = _WireTurn(run[0].role, tuple(block for turn in run for block in turn.blocks))
+    return merged.alone
+
+
+def _wire_turn(message: Message, profile: ProviderProfile) -> _WireTurn:
     """A message's role and its content blocks, encoded (not for system messages: those go apart)."""
     if isinstance(message, UserMessage):
-        return "user", (encode({"type": "text", "text": message.content}),)
+        return _WireTurn("user", (encode({"type": "text", "text": message.content}),))
     if isinstance(message, AssistantMessage):
         # Reasoning is not sent back: Claude only accepts thinking blocks with the signature it made,
         # which our neutral message does not keep.
@@ -240,9 +262,9 @@ def _wire_blocks(message: Message, profile: ProviderProfile) -> tuple[str, tuple
             {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
             for call in message.tool_calls
         ]
-        return "assistant", tuple(encode(block) for block in blocks)
+        return _WireTurn("assistant", tuple(encode(block) for block in blocks))
     assert isinstance(message, ToolMessage), "system messages are gathered apart"
-    return "user", (encode(_tool_result(message.result, profile)),)
+    return _WireTurn("user", (encode(_tool_result(message.result, profile)),))
 
 
 def _tool_result(result: ToolResult, profile: ProviderProfile) -> dict[str, Any]:
