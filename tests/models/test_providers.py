@@ -70,7 +70,7 @@ async def test_a_model_reaches_its_provider_through_the_users_own_http_client(ad
     sent: list[str] = []
 
     async def record(request: httpx2.Request) -> None:
-        sent.append(f"{request.method} {request.url.path}")
+        sent.append(f"{request.method} {request.url.path} {request.headers['content-type']}")
 
     async with (
         httpx2.AsyncClient(event_hooks={"request": [record]}) as client,
@@ -83,7 +83,7 @@ async def test_a_model_reaches_its_provider_through_the_users_own_http_client(ad
         assert not client.is_closed
         assert await reply_text(model, [UserMessage(content="again")]) == "two"
     path = "/v1/messages" if adapter == "anthropic" else "/v1/chat/completions"
-    assert sent == [f"POST {path}"] * 2
+    assert sent == [f"POST {path} application/json"] * 2
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])

@@ -8,7 +8,7 @@ and the wire format, and takes a provider:
 import httpx2
 from toolbridge.models import OpenAIChatModel, Provider
 
-client = httpx2.AsyncClient(proxy="http://proxy.internal:3128", verify="/etc/ssl/corp.pem")
+client = httpx2.AsyncClient(proxy="http://proxy.internal:3128")
 provider = Provider("vllm", base_url="http://gpu-box:8000/v1", http_client=client)
 model = OpenAIChatModel("qwen3-32b", provider=provider)
 ```
