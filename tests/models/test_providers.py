@@ -56,8 +56,9 @@ def model_for(adapter: Adapter, provider: Provider) -> Model:
 
 
 def provider_for(adapter: Adapter, server: ScriptedModel, **options: object) -> Provider:
+    options.setdefault("max_retries", 0)
     profile = "anthropic" if adapter == "anthropic" else "openai"
-    return Provider(profile, base_url=server.base_url, api_key="sk-test", max_retries=0, **options)  # type: ignore[arg-type]
+    return Provider(profile, base_url=server.base_url, api_key="sk-test", **options)  # type: ignore[arg-type]
 
 
 async def reply_text(model: Model, messages: list[Message]) -> str:
@@ -183,3 +184,14 @@ def test_a_provider_of_the_other_wire_is_refused() -> None:
 def test_a_provider_without_its_key_says_which_variable() -> None:
     with pytest.raises(ConfigError, match="provider 'moonshot' needs an API key: set the MOONSHOT_API_KEY"):
         Provider("moonshot")
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+async def test_the_sdks_retries_still_apply_to_the_body_we_build(adapter: Adapter) -> None:
+    limited = Turn.error(429, "Rate limit reached", retry_after=0.001)
+    async with scripted(adapter, [limited, Turn.text("after a retry")]) as server:
+        model = model_for(adapter, provider_for(adapter, server, max_retries=1))
+        assert await reply_text(model, [UserMessage(content="hi")]) == "after a retry"
+        await model.aclose()
+        first, retried = server.requests
+        assert first.body == retried.body
