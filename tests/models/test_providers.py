@@ -195,3 +195,9 @@ async def test_the_sdks_retries_still_apply_to_the_body_we_build(adapter: Adapte
         await model.aclose()
         first, retried = server.requests
         assert first.body == retried.body
+
+
+def test_endpoint_settings_beside_a_provider_are_refused_not_ignored() -> None:
+    provider = Provider("vllm", base_url="http://127.0.0.1:8000/v1")
+    with pytest.raises(ConfigError, match="base_url, max_retries belong to the Provider it was given"):
+        OpenAIChatModel("qwen3", provider=provider, base_url="http://elsewhere/v1", max_retries=5)

@@ -13,14 +13,14 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 import anyio
 from anyio.lowlevel import current_token
 
-from toolbridge.errors import ModelError
+from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._errors import Endpoint
 from toolbridge.models.base import Model, ModelEvent, ModelRequest, ModelSettings, ToolMode
 from toolbridge.models.profiles import ProviderProfile
 from toolbridge.models.provider import Provider
 from toolbridge.models.tool_modes import remembered_tool_mode
 
-__all__ = ["HttpModel", "LoopLocal", "first_set"]
+__all__ = ["HttpModel", "LoopLocal", "first_set", "provider_of"]
 
 
 class _Closable(Protocol):
@@ -56,6 +56,20 @@ class LoopLocal(Generic[ClientT]):
 
 def first_set(*values: Any) -> Any:
     return next((value for value in values if value is not None), None)
+
+
+def provider_of(given: Provider | ProviderProfile, model_name: str, **endpoint: Any) -> Provider:
+    """The provider a model was given, or one made from the profile and the endpoint settings given
+    beside it (`base_url`, `api_key`, ...; None means unset)."""
+    settings = {key: value for key, value in endpoint.items() if value is not None}
+    if not isinstance(given, Provider):
+        return Provider(given, **settings, used_by=f"model {model_name!r}")
+    if settings:
+        raise ConfigError(
+            f"model {model_name!r}: {', '.join(settings)} belong to the Provider it was given; set them there",
+            key="provider",
+        )
+    return given
 
 
 class HttpModel(Model, Generic[SdkClientT, SdkStreamT]):

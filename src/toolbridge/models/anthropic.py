@@ -18,7 +18,7 @@ from anthropic.types import Message as AnthropicMessage
 from anthropic.types import RawMessageStreamEvent
 
 from toolbridge.errors import ConfigError, ModelError
-from toolbridge.models._common import HttpModel, first_set
+from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
 from toolbridge.models._wire_cache import WireCache, encode
 from toolbridge.models.base import (
@@ -32,7 +32,7 @@ from toolbridge.models.base import (
     ToolMode,
     UsageReport,
 )
-from toolbridge.models.profiles import DEFAULT_MAX_RETRIES, PROFILES, ProviderProfile
+from toolbridge.models.profiles import PROFILES, ProviderProfile
 from toolbridge.models.provider import Provider
 from toolbridge.prompting import transform_schema
 from toolbridge.types import (
@@ -75,7 +75,7 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
         api_key_from: str | None = None,
         tool_mode: ToolMode = "auto",
         settings: ModelSettings | None = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int | None = None,
         timeout: float | None = None,
         headers: Mapping[str, str] | None = None,
         http_client: httpx2.AsyncClient | None = None,
@@ -83,18 +83,17 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
         provider: Provider | None = None,
     ) -> None:
         name = name or f"anthropic:{model_id}"
-        if provider is None:
-            provider = Provider(
-                profile or PROFILES["anthropic"],
-                base_url=base_url,
-                api_key=api_key,
-                api_key_from=api_key_from,
-                headers=headers,
-                timeout=timeout,
-                max_retries=max_retries,
-                http_client=http_client,
-                used_by=f"model {name!r}",
-            )
+        provider = provider_of(
+            provider or profile or PROFILES["anthropic"],
+            name,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_from=api_key_from,
+            headers=headers,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client,
+        )
         if provider.profile.wire != "anthropic":
             raise ConfigError(f"{provider.profile.name!r} does not speak the Anthropic API", key="provider")
         super().__init__(model_id, provider=provider, name=name, tool_mode=tool_mode, settings=settings)

@@ -21,7 +21,7 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from toolbridge.errors import ConfigError, ModelError
-from toolbridge.models._common import HttpModel, first_set
+from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
 from toolbridge.models._wire_cache import WireCache, encode
 from toolbridge.models.base import (
@@ -35,7 +35,7 @@ from toolbridge.models.base import (
     ToolMode,
     UsageReport,
 )
-from toolbridge.models.profiles import DEFAULT_MAX_RETRIES, ProviderProfile, find_profile
+from toolbridge.models.profiles import ProviderProfile, find_profile
 from toolbridge.models.provider import Provider
 from toolbridge.prompting import openai_tool_definitions
 from toolbridge.types import (
@@ -50,7 +50,7 @@ from toolbridge.types import (
     UserMessage,
 )
 
-__all__ = ["DEFAULT_MAX_RETRIES", "OpenAIChatModel"]
+__all__ = ["OpenAIChatModel"]
 
 _EMPTY_RESULT = "(the tool returned nothing)"
 
@@ -77,30 +77,30 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[ChatComp
         api_key_from: str | None = None,
         tool_mode: ToolMode = "auto",
         settings: ModelSettings | None = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int | None = None,
         timeout: float | None = None,
         headers: Mapping[str, str] | None = None,
         http_client: httpx2.AsyncClient | None = None,
     ) -> None:
-        if not isinstance(provider, Provider):
-            profile = provider if isinstance(provider, ProviderProfile) else _profile(provider)
-            name = name or f"{profile.name}:{model_id}"
-            provider = Provider(
-                profile,
-                base_url=base_url,
-                api_key=api_key,
-                api_key_from=api_key_from,
-                headers=headers,
-                timeout=timeout,
-                max_retries=max_retries,
-                http_client=http_client,
-                used_by=f"model {name!r}",
-            )
+        if isinstance(provider, str):
+            provider = _profile(provider)
+        profile = provider.profile if isinstance(provider, Provider) else provider
+        name = name or f"{profile.name}:{model_id}"
+        provider = provider_of(
+            provider,
+            name,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_from=api_key_from,
+            headers=headers,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client,
+        )
         if provider.profile.wire != "openai":
             raise ConfigError(
                 f"{provider.profile.name!r} is not an OpenAI-compatible provider", key="provider"
             )
-        name = name or f"{provider.profile.name}:{model_id}"
         super().__init__(model_id, provider=provider, name=name, tool_mode=tool_mode, settings=settings)
         self._message_json = WireCache(self._convert_message)
         self._tool_json = WireCache(self._convert_tool)
