@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["WireCache", "encode"]
+__all__ = ["WireCache", "encode", "join_body"]
 
 KeyT = TypeVar("KeyT")
 WireT = TypeVar("WireT")
@@ -21,6 +21,18 @@ WireT = TypeVar("WireT")
 def encode(value: Any) -> bytes:
     """Compact JSON, UTF-8 as is (the APIs take it; escaping would only grow the body)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def join_body(messages: list[bytes], tools: list[bytes], fields: dict[str, Any]) -> bytes:
+    """A request body from encoded messages and tools (joined, not re-encoded) and its other fields."""
+    parts = [b'{"messages":[', b",".join(messages), b"]"]
+    if tools:
+        parts += [b',"tools":[', b",".join(tools), b"]"]
+    if fields:
+        parts += [b",", encode(fields)[1:]]
+    else:
+        parts.append(b"}")
+    return b"".join(parts)
 
 
 class WireCache(Generic[KeyT, WireT]):

@@ -20,7 +20,7 @@ from anthropic.types import RawMessageStreamEvent
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
-from toolbridge.models._wire_cache import WireCache, encode
+from toolbridge.models._wire_cache import WireCache, encode, join_body
 from toolbridge.models.base import (
     Finish,
     ModelEvent,
@@ -111,11 +111,8 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
         temperature = first_set(request.settings.temperature, self.settings.temperature)
         if temperature is not None and self.profile.sends_temperature:
             options["temperature"] = temperature
-        parts = [b'{"messages":[', b",".join(messages), b"]"]
-        if request.tools:
-            parts += [b',"tools":[', b",".join(self._tool_json(tool) for tool in request.tools), b"]"]
-        parts += [b",", encode(options)[1:]]
-        return b"".join(parts)
+        tools = [self._tool_json(tool) for tool in request.tools]
+        return join_body(messages, tools, options)
 
     def _messages_json(self, messages: Sequence[Message]) -> tuple[str, list[bytes]]:
         """The system prompt and the encoded `messages`. Consecutive same-role messages are merged, so

@@ -23,7 +23,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
-from toolbridge.models._wire_cache import WireCache, encode
+from toolbridge.models._wire_cache import WireCache, encode, join_body
 from toolbridge.models.base import (
     Finish,
     ModelEvent,
@@ -119,11 +119,8 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[ChatComp
         )
         if max_tokens is not None:
             options[self.profile.max_tokens_param] = max_tokens
-        parts = [b'{"messages":[', b",".join(self._messages_json(request.messages)), b"]"]
-        if request.tools:
-            parts += [b',"tools":[', b",".join(self._tool_json(tool) for tool in request.tools), b"]"]
-        parts += [b",", encode(options)[1:]]
-        return b"".join(parts)
+        tools = [self._tool_json(tool) for tool in request.tools]
+        return join_body(self._messages_json(request.messages), tools, options)
 
     def _messages_json(self, messages: Sequence[Message]) -> list[bytes]:
         wire: list[bytes] = []
