@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Literal
 
+import httpx
 import httpx2
 import pytest
 
@@ -201,3 +202,9 @@ def test_endpoint_settings_beside_a_provider_are_refused_not_ignored() -> None:
     provider = Provider("vllm", base_url="http://127.0.0.1:8000/v1")
     with pytest.raises(ConfigError, match="base_url, max_retries belong to the Provider it was given"):
         OpenAIChatModel("qwen3", provider=provider, base_url="http://elsewhere/v1", max_retries=5)
+
+
+async def test_an_http_client_the_sdks_cannot_use_is_refused_at_once() -> None:
+    async with httpx.AsyncClient() as legacy:
+        with pytest.raises(ConfigError, match=r"http_client must be an httpx2.AsyncClient .* not httpx\."):
+            Provider("anthropic", api_key="k", http_client=legacy)  # type: ignore[arg-type]

@@ -71,6 +71,12 @@ class Provider:
         self.headers: dict[str, str] = dict(headers or {})
         self.timeout = timeout
         self.max_retries = max_retries
+        if http_client is not None and not isinstance(http_client, httpx2.AsyncClient):
+            raise ConfigError(
+                f"{label}: http_client must be an httpx2.AsyncClient (the openai and anthropic SDKs are "
+                f"built on httpx2), not {type(http_client).__module__}.{type(http_client).__qualname__}",
+                key="http_client",
+            )
         self.http_client = http_client
 
     @property
