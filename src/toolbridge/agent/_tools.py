@@ -69,7 +69,8 @@ class ToolRunner:
         if ready is not None:
             result, ran = ready, False
         elif tool is None:
-            result, ran = ToolResult.error(call.id, self._unknown_tool_message(call.name)), False
+            message = self._unknown_tool_message(call.name)
+            result, ran = ToolResult.error(call.id, message, kind="unknown_tool"), False
         else:
             reason = self._definition.approval.approval_reason(tool)
             if reason is not None:
@@ -147,7 +148,7 @@ def _declined(call: ToolCall, tool: ToolSpec, reason: str, *, asked: bool) -> To
             f"This call to {tool.name!r} needs the user's approval ({reason}), and no one could be asked, "
             "so it did not run. Tell the user what you wanted to do, so they can run it with approval."
         )
-    return ToolResult.error(call.id, message, server=tool.source)
+    return ToolResult.error(call.id, message, kind="denied", server=tool.source)
 
 
 def truncate(result: ToolResult, limit: int) -> tuple[ToolResult, int]:

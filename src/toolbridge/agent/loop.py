@@ -243,7 +243,7 @@ class AgentRun:
         for invalid in reply.invalid_calls:
             await self._send(InvalidToolCallEvent(step=step, message=invalid.message, raw=invalid.raw))
         await self._runner.run_all(step, reply.calls, reply.failed_calls, self._finished_calls)
-        self._answer_calls(lambda call: ToolResult.error(call.id, "The call did not run."))
+        self._answer_calls(lambda call: ToolResult.error(call.id, "The call did not run.", kind="cancelled"))
         if reply.invalid_calls:
             problems = [(invalid.message, invalid.raw) for invalid in reply.invalid_calls]
             self._messages.append(UserMessage(content=invalid_call_feedback(problems)))
@@ -253,7 +253,9 @@ class AgentRun:
             output, reason, detail = outcome.reply.content, "final_answer", ""
         else:
             output, reason, detail = "", outcome.reason, outcome.detail
-            self._answer_calls(lambda call: ToolResult.error(call.id, f"This call did not run: {detail}"))
+            self._answer_calls(
+                lambda call: ToolResult.error(call.id, f"This call did not run: {detail}", kind="cancelled")
+            )
         result = RunResult(
             output=output,
             stop_reason=reason,

@@ -1,4 +1,6 @@
-"""`toolbridge stats`: per tool and server, calls, success rate, p50/p95 latency, cache hits, last error."""
+"""`toolbridge stats`: per tool and server, calls, success rate, p50/p95 latency, cache hits, last error.
+
+The success rate is of the calls that finished; declined and cancelled calls have columns of their own."""
 
 from __future__ import annotations
 
@@ -38,21 +40,31 @@ def stats(
     if not figures:
         stdout.print("No tool calls logged" + (f" since {since}." if since else "."))
         return
-    table = Table("tool", "server", "calls", "success", "p50", "p95", "cache hits", "last error")
+    table = Table(
+        "tool", "server", "calls", "success", "declined", "cancelled", "p50", "p95", "cache hits", "last error"
+    )
     for entry in figures:
-        rate = entry.success_rate
-        style = "green" if rate >= 0.95 else "yellow" if rate >= 0.5 else "red"
         table.add_row(
             escape(entry.tool),
             escape(entry.server or "-"),
             str(entry.calls),
-            f"[{style}]{rate:.0%}[/]",
+            _rate(entry.success_rate),
+            str(entry.denied),
+            str(entry.cancelled),
             _seconds(entry.p50),
             _seconds(entry.p95),
             str(entry.cache_hits),
             escape(_one_line(entry.last_error or "")),
         )
     stdout.print(table)
+
+
+def _rate(rate: float | None) -> str:
+    # None: every call was declined or cancelled, which says nothing about the tool.
+    if rate is None:
+        return "-"
+    style = "green" if rate >= 0.95 else "yellow" if rate >= 0.5 else "red"
+    return f"[{style}]{rate:.0%}[/]"
 
 
 def _seconds(value: float) -> str:

@@ -42,6 +42,7 @@ from toolbridge.types import (
     TextPart,
     ToolAnnotations,
     ToolCall,
+    ToolErrorKind,
     ToolResult,
     ToolSpec,
 )
@@ -118,9 +119,9 @@ class FunctionTool:
         """Run the function with the call's arguments. Never raises for a failure inside the tool."""
         started = time.perf_counter()
 
-        def error(message: str) -> ToolResult:
+        def error(message: str, kind: ToolErrorKind) -> ToolResult:
             return ToolResult.error(
-                call.id, message, server=NATIVE_SOURCE, duration=time.perf_counter() - started
+                call.id, message, kind=kind, server=NATIVE_SOURCE, duration=time.perf_counter() - started
             )
 
         try:
@@ -132,7 +133,8 @@ class FunctionTool:
             )
             return error(
                 f"Invalid arguments for tool {self.spec.name!r}: {problems}. "
-                "Call the tool again with corrected arguments."
+                "Call the tool again with corrected arguments.",
+                "invalid_arguments",
             )
         # Pass what the model gave plus defaults; field names are aliased to the parameter names.
         kwargs = {
@@ -148,7 +150,7 @@ class FunctionTool:
                 )
         except Exception as exc:  # the tool's failure is the model's information, not our crash
             logger.debug("tool %r raised", self.spec.name, exc_info=True)
-            return error(_exception_message(exc))
+            return error(_exception_message(exc), "server_error")
         return _to_result(value, call.id, duration=time.perf_counter() - started)
 
 
