@@ -112,7 +112,13 @@ class ToolCall(_Model):
 
 
 ToolErrorKind = Literal[
-    "timeout", "invalid_arguments", "unknown_tool", "server_error", "server_unavailable", "cancelled", "denied"
+    "timeout",
+    "invalid_arguments",
+    "unknown_tool",
+    "server_error",
+    "server_unavailable",
+    "cancelled",
+    "denied",
 ]
 """Why a call failed, set where it failed, so logs and statistics never read it from message text:
 

@@ -313,9 +313,12 @@ class ServerConnection:
             if exc.code == REQUEST_TIMEOUT:
                 kind, message = "timeout", call_timed_out_message(self.name, name, timeout)
             else:
-                kind, message = "server_error", (
-                    f"Server {self.name!r} rejected the call to {name!r}: {exc.error.message} "
-                    f"(JSON-RPC error {exc.code}). Check the tool name and arguments."
+                kind, message = (
+                    "server_error",
+                    (
+                        f"Server {self.name!r} rejected the call to {name!r}: {exc.error.message} "
+                        f"(JSON-RPC error {exc.code}). Check the tool name and arguments."
+                    ),
                 )
             return ToolResult.error(call_id, message, kind=kind, server=self.name, duration=elapsed)
         except (RuntimeError, ValidationError) as exc:

@@ -73,4 +73,6 @@ class RunRecorder:
             # Cancelled while it ran: its result says so; its duration is how long it had run.
             elapsed = (datetime.now(UTC) - started_at).total_seconds()
             result = result.model_copy(update={"error_kind": "cancelled", "duration": elapsed})
-        return ToolCallLogEntry.from_result(started.call, result, started_at=started_at, chat_id=self._chat_id)
+        return ToolCallLogEntry.from_result(
+            started.call, result, started_at=started_at, chat_id=self._chat_id
+        )
