@@ -140,7 +140,8 @@ class ToolResult(_Model):
     structured_content: dict[str, Any] | None = None
     is_error: bool = False
     server: str | None = None
-    """The server that ran the call, `native`, or None when the call never reached a tool."""
+    """The server of the tool the call was for (`native` for Python tools), also when its arguments were
+    refused before it ran; None when no tool matched."""
     duration: float = 0.0
     """Seconds from sending the call to its result."""
     notes: list[str] = Field(default_factory=list)

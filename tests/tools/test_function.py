@@ -296,7 +296,7 @@ async def test_bad_arguments_become_error_results(arguments: dict[str, Any], fra
         return n
 
     result = await run(needs_int, **arguments)
-    assert result.is_error
+    assert (result.is_error, result.error_kind) == (True, "invalid_arguments")
     for fragment in fragments:
         assert fragment in result.text
 
@@ -322,7 +322,7 @@ async def test_exceptions_become_error_results(error: Exception, expected: str) 
 
     for function_tool in (fails, fails_async):
         result = await run(function_tool)
-        assert result.is_error
+        assert (result.is_error, result.error_kind) == (True, "server_error")
         assert result.text == expected
         assert (result.call_id, result.server) == ("c1", NATIVE_SOURCE)
 
