@@ -76,13 +76,19 @@ async def test_declined_failed_unknown_and_cancelled_calls_are_logged_by_kind(st
                 if isinstance(event, ToolCallStartedEvent) and event.call.name == "wait_forever":
                     events.cancel()
         await model.aclose()
-    assert events.result is not None and events.result.stop_reason == "cancelled"
+    assert events.result is not None
+    assert events.result.stop_reason == "cancelled"
 
     stats = {entry.tool: entry for entry in store.tool_stats()}
     declined, bad, unknown, fine, cancelled = (
         stats[name] for name in ("delete_file", "shout", "no_such_tool", "calculate", "wait_forever")
     )
-    assert (declined.server, declined.denied, declined.failed, declined.success_rate) == ("native", 1, 0, None)
+    assert (declined.server, declined.denied, declined.failed, declined.success_rate) == (
+        "native",
+        1,
+        0,
+        None,
+    )
     # Bad arguments count against the tool they were for, on its server.
     assert (bad.server, bad.failed, bad.success_rate) == ("native", 1, 0.0)
     assert "text" in (bad.last_error or "")
