@@ -178,6 +178,23 @@ async def test_a_destructive_call_waits_for_approval(approved: bool) -> None:
         assert "The user declined this call" in result["content"]
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_approvers_own_exception_surfaces_as_itself(streamed: bool) -> None:
+    deleted: list[str] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        raise PermissionError("the approval service is down")
+
+    script = [Turn.tool_calls(ToolCallSpec("delete_file", {"path": "/tmp/x"}), TIME)]
+    async with scripted_agent(script, tools=[destructive_tool(deleted)], approve=approve) as (agent, _):
+        with pytest.raises(PermissionError, match="the approval service is down"):
+            if streamed:
+                await collect(agent.stream("Delete /tmp/x"))
+            else:
+                await agent.run("Delete /tmp/x")
+    assert deleted == []
+
+
 async def test_approval_policy_overrides_and_no_approver_means_declined() -> None:
     deleted: list[str] = []
     never_ask = AgentDefinition(approval={"tools": {"delete_*": "never"}, "servers": {"native": "always"}})

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import anyio
 
 from toolbridge.agent._reply import Emit
+from toolbridge.agent._unwrap import unwrapped
 from toolbridge.agent.approval import ApprovalRequest, Approver
 from toolbridge.agent.definition import AgentDefinition
 from toolbridge.agent.events import (
@@ -55,10 +56,13 @@ class ToolRunner:
         ready_results: dict[str, ToolResult],
         records: dict[str, ToolCallRecord],
     ) -> None:
-        """Run `calls` concurrently; `ready_results` are answers already known (unreadable arguments)."""
-        async with anyio.create_task_group() as group:
-            for call in calls:
-                group.start_soon(self._run_one, step, call, ready_results.get(call.id), records)
+        """Run `calls` concurrently; `ready_results` are answers already known (unreadable arguments).
+
+        An approver's exception ends the run and comes out as itself."""
+        with unwrapped():
+            async with anyio.create_task_group() as group:
+                for call in calls:
+                    group.start_soon(self._run_one, step, call, ready_results.get(call.id), records)
 
     async def _run_one(
         self, step: int, call: ToolCall, ready: ToolResult | None, records: dict[str, ToolCallRecord]

@@ -24,6 +24,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from toolbridge.agent._reply import Emit
+from toolbridge.agent._unwrap import unwrapped
 from toolbridge.agent.approval import Approver
 from toolbridge.agent.definition import AgentDefinition, load_agent_definition
 from toolbridge.agent.events import AgentEvent, FinalEvent
@@ -196,7 +197,8 @@ class AgentStream:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
-        return await self._stack.__aexit__(exc_type, exc, tb)
+        with unwrapped():  # a failed run raises its error, not a group around it
+            return await self._stack.__aexit__(exc_type, exc, tb)
 
     async def _produce(self, run: AgentRun, send: MemoryObjectSendStream[AgentEvent]) -> None:
         async with send:
