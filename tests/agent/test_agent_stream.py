@@ -187,11 +187,9 @@ async def test_an_approvers_own_exception_surfaces_as_itself(streamed: bool) -> 
 
     script = [Turn.tool_calls(ToolCallSpec("delete_file", {"path": "/tmp/x"}), TIME)]
     async with scripted_agent(script, tools=[destructive_tool(deleted)], approve=approve) as (agent, _):
+        run = collect(agent.stream("Delete /tmp/x")) if streamed else agent.run("Delete /tmp/x")
         with pytest.raises(PermissionError, match="the approval service is down"):
-            if streamed:
-                await collect(agent.stream("Delete /tmp/x"))
-            else:
-                await agent.run("Delete /tmp/x")
+            await run
     assert deleted == []
 
 
