@@ -81,6 +81,7 @@ class FinalAnswer:
 class Stop:
     reason: StopReason
     detail: str
+    error: ModelError | None = None
 
 
 StepOutcome = RunTools | FinalAnswer | Stop
@@ -183,7 +184,7 @@ class AgentRun:
             reply = await self._request(step)
         except ModelError as error:
             await self._send(StepFinishedEvent(step=step, outcome="stop"))
-            return Stop("model_error", str(error))
+            return Stop("model_error", str(error), error)
         self._usage = self._usage + reply.usage
         outcome = self._decide(reply)
         await self._send(
@@ -249,10 +250,11 @@ class AgentRun:
             self._messages.append(UserMessage(content=invalid_call_feedback(problems)))
 
     def _finish(self, outcome: FinalAnswer | Stop) -> RunResult:
+        error = None
         if isinstance(outcome, FinalAnswer):
             output, reason, detail = outcome.reply.content, "final_answer", ""
         else:
-            output, reason, detail = "", outcome.reason, outcome.detail
+            output, reason, detail, error = "", outcome.reason, outcome.detail, outcome.error
             self._answer_calls(
                 lambda call: ToolResult.error(call.id, f"This call did not run: {detail}", kind="cancelled")
             )
@@ -260,6 +262,7 @@ class AgentRun:
             output=output,
             stop_reason=reason,
             stop_detail=detail,
+            error=error,
             messages=list(self._messages),
             new_message_index=self._new_message_index,
             steps=self._steps,
