@@ -205,9 +205,9 @@ def test_a_failing_model_is_a_502_or_an_error_event_in_the_stream(tmp_path: Path
         with pytest.raises(openai.InternalServerError) as whole:
             client.chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
         received: list[str] = []
+        chunks = client.chat.completions.create(model="default", messages=QUESTION, stream=True)  # type: ignore[arg-type]
         with pytest.raises(openai.APIError) as streamed:
-            for chunk in client.chat.completions.create(model="default", messages=QUESTION, stream=True):  # type: ignore[arg-type]
-                received.append(chunk.choices[0].delta.content or "")
+            received.extend(chunk.choices[0].delta.content or "" for chunk in chunks)
 
     assert whole.value.status_code == 502
     assert isinstance(whole.value.body, dict)
@@ -249,10 +249,13 @@ def test_an_upstream_refusal_is_answered_with_its_own_status(
 
 def test_an_upstream_server_failure_is_still_a_502(tmp_path: Path) -> None:
     turns = [Turn.error(503, "overloaded")]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
-        with pytest.raises(openai.APIStatusError) as whole:
-            server.openai().with_options(max_retries=0).chat.completions.create(
-                model="default",
-                messages=QUESTION,  # type: ignore[arg-type]
-            )
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model) as server,
+        pytest.raises(openai.APIStatusError) as whole,
+    ):
+        server.openai().with_options(max_retries=0).chat.completions.create(
+            model="default",
+            messages=QUESTION,  # type: ignore[arg-type]
+        )
     assert whole.value.status_code == 502
