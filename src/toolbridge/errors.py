@@ -13,11 +13,16 @@ ToolbridgeError
 ├── ModelError               the model's API failed after the provider's retries (carries `model`,
 │   │                        and `status`, `code`, `headers` and `body` when it answered over HTTP)
 │   └── ToolsNotSupportedError  the endpoint rejected function calling; prompt mode works instead
-└── StoreError               the database could not be opened, migrated or used (`toolbridge.store`
-                             adds AgentNotFoundError, AgentExistsError, ChatNotFoundError below it)
+├── StoreError               the database could not be opened, migrated or used (`toolbridge.store`
+│                            adds AgentNotFoundError, AgentExistsError, ChatNotFoundError below it)
+└── UsageError               the Python API was called wrongly: a value it does not know (a schema
+                             target, tool mode or call format), a function that cannot be a tool, a
+                             duplicate tool name, a stream or pool used outside `async with`
 ```
 
-Only bugs and user mistakes raise. Errors a model can fix (unknown tool, bad arguments, a timeout, a
+Only bugs and user mistakes raise. Bad input to the public API raises `UsageError` (or a subclass of the
+root that fits better, like `ConfigError`), never a bare `ValueError`/`TypeError`/`RuntimeError`; a
+pydantic `ValidationError` from constructing one of our value types directly is the exception. Errors a model can fix (unknown tool, bad arguments, a timeout, a
 server that is down) are turned into error `ToolResult`s by the registry, so the model can read them.
 Every message says what was wrong and what to do about it.
 """
@@ -40,6 +45,7 @@ __all__ = [
     "ToolbridgeError",
     "ToolsNotSupportedError",
     "UnknownToolError",
+    "UsageError",
 ]
 
 
@@ -157,6 +163,10 @@ class ToolsNotSupportedError(ModelError):
 
 class StoreError(ToolbridgeError):
     """The database could not be opened, migrated or used. The message names the database."""
+
+
+class UsageError(ToolbridgeError):
+    """The public API was called wrongly. The message says what was wrong and what to pass instead."""
 
 
 def _number(text: str | None) -> float | None:

@@ -20,6 +20,7 @@ from toolbridge.agent import (
     ToolCallStartedEvent,
     parse_event,
 )
+from toolbridge.errors import UsageError
 from toolbridge.testing import ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool
 
@@ -272,6 +273,6 @@ async def test_cancel_ends_the_run_with_a_final_event() -> None:
 
 async def test_iterating_without_entering_the_stream_says_how_to_use_it() -> None:
     async with scripted_agent([]) as (agent, _server):
-        with pytest.raises(RuntimeError, match=r"async with agent\.stream"):
+        with pytest.raises(UsageError, match=r"async with agent\.stream"):
             async for _ in agent.stream("Hi"):
                 pass

@@ -10,7 +10,9 @@ import pytest
 
 from toolbridge.config import Config
 from toolbridge.config.model import ServerConfig
-from toolbridge.tools import Toolbox, tool
+from toolbridge.errors import UsageError
+from toolbridge.mcp import ServerPool
+from toolbridge.tools import Toolbox, ToolRegistry, tool
 from toolbridge.types import ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -234,3 +236,12 @@ async def test_a_native_tool_past_its_timeout_is_stopped_with_a_timeout_result()
         result = await box.call("never_answers", {}, timeout=0.1)
     assert (result.is_error, result.error_kind, result.server) == (True, "timeout", "native")
     assert "timed out after 0.1 s" in result.text
+
+
+async def test_mistakes_in_using_the_api_raise_usage_errors(stdio_server: StdioServer) -> None:
+    registry = ToolRegistry(native=[shout])
+    with pytest.raises(UsageError, match="already registered"):
+        registry.add(shout)
+    pool = ServerPool({"basic": stdio_server("basic")})
+    with pytest.raises(UsageError, match="outside 'async with'"):
+        await pool.call_tool("basic", "add", {"a": 1, "b": 2}, call_id="c1")

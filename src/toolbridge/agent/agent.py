@@ -31,6 +31,7 @@ from toolbridge.agent.events import AgentEvent, FinalEvent
 from toolbridge.agent.loop import AgentRun
 from toolbridge.agent.result import RunResult
 from toolbridge.config.model import Config
+from toolbridge.errors import UsageError
 from toolbridge.models import Model, ModelSettings, resolve_model
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
 from toolbridge.types import Message
@@ -182,7 +183,7 @@ class AgentStream:
 
     async def __aenter__(self) -> Self:
         if self._entered:
-            raise RuntimeError("an AgentStream can be entered once; call agent.stream() again")
+            raise UsageError("an AgentStream can be entered once; call agent.stream() again")
         self._entered = True
         send, receive = anyio.create_memory_object_stream[AgentEvent](_EVENT_BUFFER)
         self._receive = receive
@@ -213,7 +214,7 @@ class AgentStream:
 
     def __aiter__(self) -> AsyncIterator[AgentEvent]:
         if self._receive is None:
-            raise RuntimeError(
+            raise UsageError(
                 "use the stream as a context manager: `async with agent.stream(prompt) as events:`"
             )
         return self._receive.__aiter__()

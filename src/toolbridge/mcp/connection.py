@@ -14,7 +14,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
 from toolbridge.config.model import ServerConfig
-from toolbridge.errors import ConnectionLostError, ServerError, ServerTimeoutError
+from toolbridge.errors import ConnectionLostError, ServerError, ServerTimeoutError, UsageError
 from toolbridge.mcp._convert import tool_result_from_mcp
 from toolbridge.mcp._failures import call_lost_message, call_timed_out_message
 from toolbridge.mcp._live_session import LiveSession
@@ -260,7 +260,7 @@ class ServerConnection:
                 server=self.name,
             )
         if self._task_group is None:
-            raise RuntimeError("ServerConnection used outside 'async with' and without a task group")
+            raise UsageError("ServerConnection used outside 'async with' and without a task group")
 
     async def _retire(self, live: LiveSession) -> None:
         """Stop a session that failed under us and wait until its process is gone."""

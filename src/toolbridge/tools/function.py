@@ -33,6 +33,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from toolbridge.errors import UsageError
 from toolbridge.types import (
     NATIVE_SOURCE,
     AudioPart,
@@ -89,7 +90,7 @@ class FunctionTool:
         """Describe `function` as a tool; `name` and `description` default to its name and docstring."""
         tool_name = name if name is not None else function.__name__
         if not _TOOL_NAME.fullmatch(tool_name):
-            raise ValueError(
+            raise UsageError(
                 f"Tool name {tool_name!r} is not usable: names need 1-64 letters, digits, '_' or '-'. "
                 "Pass name=... to give the tool a valid name."
             )
@@ -204,16 +205,16 @@ def _arguments_model(
     try:
         hints = get_type_hints(function, include_extras=True)
     except Exception as exc:
-        raise TypeError(f"Cannot read the type hints of tool {tool_name!r}: {exc}") from exc
+        raise UsageError(f"Cannot read the type hints of tool {tool_name!r}: {exc}") from exc
     fields: dict[str, Any] = {}
     for index, parameter in enumerate(inspect.signature(function).parameters.values()):
         if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise TypeError(
+            raise UsageError(
                 f"Tool {tool_name!r}: *{parameter.name} / **{parameter.name} cannot be described to a model; "
                 "give the function named parameters instead."
             )
         if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
-            raise TypeError(
+            raise UsageError(
                 f"Tool {tool_name!r}: parameter {parameter.name!r} is positional-only; tools are called "
                 "with named arguments, so remove the '/' from the signature."
             )

@@ -26,6 +26,7 @@ from toolbridge.errors import (
     ToolArgumentsError,
     ToolbridgeError,
     UnknownToolError,
+    UsageError,
 )
 from toolbridge.mcp import ServerPool
 from toolbridge.tools.cache import ResultCache
@@ -94,7 +95,7 @@ class ToolRegistry:
     def add(self, tool: FunctionTool) -> None:
         """Register a Python function tool (see `toolbridge.tools.tool`). Names must be unique."""
         if tool.spec.name in self._native:
-            raise ValueError(
+            raise UsageError(
                 f"a native tool named {tool.spec.name!r} is already registered; rename one of them"
             )
         self._native[tool.spec.name] = tool
