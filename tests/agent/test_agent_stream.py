@@ -17,6 +17,7 @@ from toolbridge.agent import (
     FinalEvent,
     MessageAddedEvent,
     TextDeltaEvent,
+    ToolCallFinishedEvent,
     ToolCallStartedEvent,
     parse_event,
 )
@@ -171,12 +172,15 @@ async def test_a_destructive_call_waits_for_approval(approved: bool) -> None:
         < types.index("tool_call_finished")
     )
     [result] = tool_messages(server.requests[1])
+    [finished] = [e for e in events if isinstance(e, ToolCallFinishedEvent)]
     if approved:
         assert deleted == ["/tmp/x"]
         assert result["content"] == "deleted /tmp/x"
+        assert finished.error_kind is None
     else:
         assert deleted == []
         assert "The user declined this call" in result["content"]
+        assert finished.error_kind == "denied"  # shown as declined without reading the message
 
 
 @pytest.mark.parametrize("streamed", [False, True])

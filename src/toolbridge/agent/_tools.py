@@ -94,6 +94,7 @@ class ToolRunner:
                 call_id=call.id,
                 name=call.name,
                 is_error=result.is_error,
+                error_kind=result.error_kind,
                 result_preview=preview(result.text),
                 duration=result.duration,
                 server=result.server,
