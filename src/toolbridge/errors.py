@@ -21,10 +21,13 @@ ToolbridgeError
 ```
 
 Only bugs and user mistakes raise. Bad input to the public API raises `UsageError` (or a subclass of the
-root that fits better, like `ConfigError`), never a bare `ValueError`/`TypeError`/`RuntimeError`; a
-pydantic `ValidationError` from constructing one of our value types directly is the exception. Errors a model can fix (unknown tool, bad arguments, a timeout, a
-server that is down) are turned into error `ToolResult`s by the registry, so the model can read them.
-Every message says what was wrong and what to do about it.
+root that fits better, like `ConfigError`), never a bare `ValueError`, `TypeError` or `RuntimeError`;
+the one exception is pydantic's `ValidationError` when one of our value types is built directly.
+
+Errors a model can fix (unknown tool, bad arguments, a timeout, a server that is down) are turned into
+error `ToolResult`s by the registry, with an `error_kind` saying which, so the model can read them.
+An exception from a user's approver ends the run and reaches the caller as itself. Every message says
+what was wrong and what to do about it.
 """
 
 from __future__ import annotations
