@@ -22,13 +22,10 @@ StdioServer = Callable[..., ServerConfig]
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
-    """The test's own database and caches, whatever a command is given (`--db` still wins)."""
-    env = {
-        **os.environ,
-        "NO_COLOR": "1",
-        "TOOLBRIDGE_CACHE_DIR": str(tmp_path / "cache"),
-        "TOOLBRIDGE_DB": str(tmp_path / "default.db"),
-    }
+    env = {**os.environ, "NO_COLOR": "1", "TOOLBRIDGE_CACHE_DIR": str(tmp_path / "cache")}
+    env["TOOLBRIDGE_DB"] = str(
+        tmp_path / "toolbridge.db"
+    )  # `call`, `ask` and `chat` log here, not for the user
     for name in ("TOOLBRIDGE_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         env.pop(name, None)
     return env

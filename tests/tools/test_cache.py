@@ -72,7 +72,13 @@ def test_only_read_only_tools_and_successes_are_cached() -> None:
     put(cache, PLAIN, {}, "sent")
     put(cache, IDEMPOTENT, {}, "stored")  # idempotent is not read-only: a repeat may still write
     generation = cache.generation("web")
-    cache.put(READ_ONLY, "search", {"q": "bad"}, ToolResult.error("c1", "boom"), generation=generation)
+    cache.put(
+        READ_ONLY,
+        "search",
+        {"q": "bad"},
+        ToolResult.error("c1", "boom", kind="server_error"),
+        generation=generation,
+    )
     assert cache.get(PLAIN, "send", {}) is None
     assert cache.get(IDEMPOTENT, "put", {}) is None
     assert cache.get(READ_ONLY, "search", {"q": "bad"}) is None
