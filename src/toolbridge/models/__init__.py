@@ -25,7 +25,13 @@ from toolbridge.models.base import (
 )
 from toolbridge.models.demo import DemoModel
 from toolbridge.models.profiles import PROFILES, ProviderProfile, find_profile
-from toolbridge.models.resolve import ModelConfig, build_model, model_configs, resolve_model
+from toolbridge.models.resolve import (
+    ModelConfig,
+    build_model,
+    model_configs,
+    model_name_problem,
+    resolve_model,
+)
 from toolbridge.models.tool_modes import forget_tool_mode, remember_prompt_mode, remembered_tool_mode
 
 if TYPE_CHECKING:
@@ -53,6 +59,7 @@ __all__ = [
     "find_profile",
     "forget_tool_mode",
     "model_configs",
+    "model_name_problem",
     "remember_prompt_mode",
     "remembered_tool_mode",
     "resolve_model",
