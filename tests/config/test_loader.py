@@ -158,7 +158,8 @@ def test_every_section_is_read_into_typed_fields(monkeypatch: pytest.MonkeyPatch
     config = parse_config(document)
     assert config.servers["a"].command == "sk-1"
     api_key = config.models["fast"].api_key
-    assert api_key is not None and api_key.get_secret_value() == "sk-1"
+    assert api_key is not None
+    assert api_key.get_secret_value() == "sk-1"
     assert config.default_model == "fast"
     assert (config.agents["helper"].name, config.agents["helper"].instructions) == ("helper", "be brief")
     assert (config.cache.ttl, config.cache.tools, config.cache.servers, config.cache.scope) == (
