@@ -292,6 +292,16 @@ def test_the_database_comes_from_the_config_then_the_environment(
     ]
 
 
+def test_an_unset_variable_in_the_database_setting_stops_only_commands_that_use_it(tmp_path: Path) -> None:
+    Path("toolbridge.json").write_text(json.dumps({"database": "${UNSET_DB_XYZ}"}))
+    failed = invoke("history")
+    assert failed.exit_code == 1
+    assert "database: environment variable 'UNSET_DB_XYZ' is not set (the database setting uses it)" in (
+        failed.stderr.replace("\n", "")
+    )
+    assert invoke("history", "--db", str(tmp_path / "given.db")).exit_code == 0
+
+
 def test_default_database_is_in_the_user_data_dir(tmp_path: Path) -> None:
     assert ok_json("history") == []
     assert (tmp_path / "data" / "toolbridge" / "toolbridge.db").exists()
