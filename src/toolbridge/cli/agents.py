@@ -211,6 +211,7 @@ def agent_json(agent: CatalogAgent) -> dict[str, Any]:
         **agent.definition.model_dump(mode="json"),
         "source": agent.source,
         "location": agent.location,
+        "created_at": agent.created_at.isoformat() if agent.created_at else None,
         "updated_at": agent.updated_at.isoformat() if agent.updated_at else None,
     }
 

@@ -32,8 +32,9 @@ class CatalogAgent:
     source: AgentSource
     location: str | None = None
     """The config file's path, or the database's URL (without password)."""
+    created_at: datetime | None = None
     updated_at: datetime | None = None
-    """When a stored agent last changed."""
+    """When a stored agent was created and last changed."""
 
     @property
     def name(self) -> str:
@@ -65,7 +66,7 @@ def agent_catalog(config: Config, store: Store | None) -> list[CatalogAgent]:
     ]
     if store is not None:
         found += [
-            CatalogAgent(record.definition, "database", store.safe_url, record.updated_at)
+            CatalogAgent(record.definition, "database", store.safe_url, record.created_at, record.updated_at)
             for record in store.list_agents()
             if record.name not in config.agent_names
         ]
@@ -81,7 +82,7 @@ def find_agent(config: Config, store: Store | None, name: str | None) -> Catalog
     except AgentNotFoundError:
         known = ", ".join(agent.name for agent in agent_catalog(config, store))
         raise AgentNotFoundError(name, known=known) from None
-    return CatalogAgent(record.definition, "database", store.safe_url, record.updated_at)
+    return CatalogAgent(record.definition, "database", store.safe_url, record.created_at, record.updated_at)
 
 
 def check_agent(definition: AgentDefinition, config: Config) -> None:
