@@ -217,9 +217,8 @@ def agent_json(agent: CatalogAgent) -> dict[str, Any]:
 
 
 def _source(agent: CatalogAgent) -> str:
-    if agent.source == "config":
-        return f"config {agent.location}" if agent.location else "config"
-    return agent.source
+    # The place itself (a path, a URL) is in `show` and `--json`: too long for a table column.
+    return "config file" if agent.source == "config" else agent.source
 
 
 def _found(config: Config, store: Store, name: str) -> CatalogAgent:
