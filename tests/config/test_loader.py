@@ -294,6 +294,27 @@ def test_unset_variables_stop_only_what_uses_them(
     assert f"environment variable {variable!r} is not set ({used_by} uses it); set it" in str(info.value)
 
 
+def test_a_number_whose_variable_is_unset_waits_for_its_use_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SET_TEMPERATURE_XYZ", "0.5")
+    entry = {
+        "provider": "openai",
+        "model": "x",
+        "temperature": "${UNSET_VAR_XYZ}",
+        "max_tokens": "${UNSET_VAR_XYZ}",
+    }
+    config = parse_config(
+        {
+            "models": {"m": entry, "n": {**entry, "temperature": "${SET_TEMPERATURE_XYZ}", "max_tokens": 9}},
+            "agents": {"a": {"max_steps": "${UNSET_VAR_XYZ}"}},
+        }
+    )
+    assert (config.models["n"].temperature, config.models["n"].max_tokens) == (0.5, 9)
+    with pytest.raises(ConfigError, match=r"models\.m\.temperature: environment variable 'UNSET_VAR_XYZ'"):
+        config.check_resolved("models.m", used_by="model 'm'")
+    with pytest.raises(ConfigError, match=r"agents\.a\.max_steps: environment variable 'UNSET_VAR_XYZ'"):
+        config.check_resolved("agents.a", used_by="agent 'a'")
+
+
 def test_a_syntax_error_in_a_variable_stops_the_load_even_where_it_is_not_used() -> None:
     with pytest.raises(ConfigError, match=r"models\.m\.api_key: \$\{not valid\} is not a valid variable"):
         parse_config({"models": {"m": {"provider": "openai", "model": "x", "api_key": "${not valid}"}}})
@@ -589,9 +610,9 @@ def test_a_file_that_is_not_utf8_is_an_error(isolated: Path) -> None:
             ["environment variable 'UNSET_VAR_XYZ' is not set"],
         ),
         (
-            {"models": {"m": {"provider": "openai", "model": "x", "temperature": "${UNSET_VAR_XYZ}"}}},
+            {"cache": {"ttl": "${UNSET_VAR_XYZ}"}},
             None,
-            "models.m.temperature",
+            "cache.ttl",
             ["environment variable 'UNSET_VAR_XYZ' is not set"],
         ),
     ],

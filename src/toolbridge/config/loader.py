@@ -140,20 +140,40 @@ def parse_config(data: Any, *, path: str | Path | None = None) -> Config:
     }
     document["inputs"] = data.get("inputs", [])
     document["servers"] = _parse_servers(data, where, config_dir)
-    try:
-        config = Config.model_validate(
-            {
-                **document,
-                "path": Path(path) if path is not None else None,
-                "unresolved": tuple(unresolved.values()),
-            }
-        )
-    except ValidationError as error:
-        messages = {key: f"{value.problem}; {value.advice}" for key, value in unresolved.items()}
-        key, message = explain(error, Config, messages)
-        raise ConfigError(message, path=where, key=key or None) from None
+    document["path"] = Path(path) if path is not None else None
+    document["unresolved"] = tuple(unresolved.values())
+    config = _validated(document, unresolved, where)
     _check_references(config, where)
     return config
+
+
+def _validated(document: dict[str, Any], unresolved: Mapping[str, Unresolved], where: str | None) -> Config:
+    messages = {key: f"{value.problem}; {value.advice}" for key, value in unresolved.items()}
+    while True:
+        try:
+            return Config.model_validate(document)
+        except ValidationError as error:
+            location = tuple(error.errors()[0]["loc"])
+            if key_path(location) in unresolved and _drop(document, location):
+                # A number or flag whose `${VAR}` is unset: leave the default in its place, as nothing
+                # reads it before `check_resolved` has stopped the command that would.
+                continue
+            key, message = explain(error, Config, messages)
+            raise ConfigError(message, path=where, key=key or None) from None
+
+
+def _drop(document: dict[str, Any], location: tuple[str | int, ...]) -> bool:
+    """Remove the value at `location` (the document is `expand`'s copy); False if it is not there."""
+    *parents, last = location
+    container: Any = document
+    for part in parents:
+        if not isinstance(container, dict) or part not in container:
+            return False
+        container = container[part]
+    if not isinstance(container, dict) or last not in container:
+        return False
+    del container[last]
+    return True
 
 
 def _parse_servers(
