@@ -7,6 +7,8 @@ so an agent edited in the store takes effect on its next run.
 
 from __future__ import annotations
 
+from functools import partial
+
 import anyio
 
 from toolbridge.agent import Agent, AgentDefinition, Approver
@@ -57,7 +59,10 @@ class AgentCatalog:
         agent = self._found.get(definition.name) or CatalogAgent(definition, "built-in")
         async with self._resolving:
             if definition.model not in self._models:
-                model = await anyio.to_thread.run_sync(resolve_agent_model, agent, self.config)
+                # Off the event loop (it may probe a server), and cancelling stops the wait at once.
+                model = await anyio.to_thread.run_sync(
+                    partial(resolve_agent_model, agent, self.config), abandon_on_cancel=True
+                )
                 self._models[definition.model] = model
             return self._models[definition.model]
 
