@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from toolbridge.config import Config, parse_config
+from toolbridge.config import CacheConfig, Config, parse_config
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConfigError
 from toolbridge.tools import Toolbox
-from toolbridge.tools.cache import CacheSettings, ResultCache, argument_hash, cache_from_config
+from toolbridge.tools.cache import ResultCache, argument_hash, cache_from_config
 from toolbridge.types import TextPart, ToolAnnotations, ToolCall, ToolResult, ToolSpec
 
 StdioServer = Callable[..., ServerConfig]
@@ -21,7 +22,7 @@ StdioServer = Callable[..., ServerConfig]
 READ_ONLY = ToolSpec(name="search", source="web", annotations=ToolAnnotations(read_only_hint=True))
 IDEMPOTENT = ToolSpec(name="put", source="kv", annotations=ToolAnnotations(idempotent_hint=True))
 PLAIN = ToolSpec(name="send", source="mail")
-ON = CacheSettings(ttl=60)
+ON = CacheConfig(ttl=60)
 
 
 class Clock:
@@ -86,7 +87,7 @@ def test_only_read_only_tools_and_successes_are_cached() -> None:
 
 
 def test_the_most_specific_ttl_wins_and_a_named_tool_needs_no_hint() -> None:
-    settings = CacheSettings(ttl=60, servers={"web": 5, "kv": 0}, tools={"send": 2, "web__search": 0})
+    settings = CacheConfig(ttl=60, servers={"web": 5, "kv": 0}, tools={"send": 2, "web__search": 0})
     cache = ResultCache(settings)
     assert cache.ttl(READ_ONLY, "search") == 5
     assert cache.ttl(READ_ONLY.model_copy(update={"name": "web__search"}), "search") == 0
@@ -99,7 +100,7 @@ def test_the_most_specific_ttl_wins_and_a_named_tool_needs_no_hint() -> None:
 def test_the_time_is_never_cached_unless_named() -> None:
     time_tool = ToolSpec(name="get_current_time", annotations=ToolAnnotations(read_only_hint=True))
     assert ResultCache(ON).ttl(time_tool, "get_current_time") == 0
-    assert ResultCache(CacheSettings(tools={"get_current_time": 1})).ttl(time_tool, "get_current_time") == 1
+    assert ResultCache(CacheConfig(tools={"get_current_time": 1})).ttl(time_tool, "get_current_time") == 1
 
 
 def test_each_chat_has_its_own_entries_unless_the_scope_is_shared() -> None:
@@ -108,7 +109,7 @@ def test_each_chat_has_its_own_entries_unless_the_scope_is_shared() -> None:
     assert per_chat.get(READ_ONLY, "search", {"q": "x"}, chat="chat 1") == ok("found")
     assert per_chat.get(READ_ONLY, "search", {"q": "x"}, chat="chat 2") is None
 
-    shared = ResultCache(CacheSettings(ttl=60, scope="shared"))
+    shared = ResultCache(CacheConfig(ttl=60, scope="shared"))
     put(shared, READ_ONLY, {"q": "x"}, "found", chat="chat 1")
     assert shared.get(READ_ONLY, "search", {"q": "x"}, chat="chat 2") == ok("found")
 
@@ -141,8 +142,8 @@ def test_oldest_entries_are_evicted_past_the_limit() -> None:
 def test_cache_section_of_the_config(tmp_path: Path) -> None:
     section = {"ttl": 10, "servers": {"web": 3}, "tools": {"search": 2}, "scope": "shared"}
     cache = cache_from_config(parse_config({"cache": section}))
-    assert cache.settings == CacheSettings(ttl=10, servers={"web": 3}, tools={"search": 2}, scope="shared")
-    assert cache_from_config(Config()).settings == CacheSettings()
+    assert cache.settings == CacheConfig(ttl=10, servers={"web": 3}, tools={"search": 2}, scope="shared")
+    assert cache_from_config(Config()).settings == CacheConfig()
     with pytest.raises(ConfigError, match=r"cache\.ttl"):
         cache_from_config(parse_config({"cache": {"ttl": "soon"}}, path=tmp_path / "t.json"))
     with pytest.raises(ConfigError, match=r"cache\.tools\.x"):
@@ -156,8 +157,8 @@ def test_cache_section_of_the_config(tmp_path: Path) -> None:
 # -- with real MCP servers ------------------------------------------------------------------------------
 
 
-def cached_config(servers: dict[str, ServerConfig], cache: dict[str, object] | None) -> Config:
-    return Config(servers=servers, raw={"cache": cache} if cache is not None else {})
+def cached_config(servers: dict[str, ServerConfig], cache: dict[str, Any] | None) -> Config:
+    return Config(servers=servers, cache=CacheConfig.model_validate(cache or {}))
 
 
 @pytest.mark.anyio

@@ -1,6 +1,8 @@
 """Reusing a tool's earlier answer: only where the user opted in, never after a write.
 
-The cache is off unless the config's `cache` section turns it on (see `CacheSettings`). What it keeps:
+The cache is off unless the config's `cache` section turns it on:
+`"cache": {"ttl": 0, "servers": {"docs": 300}, "tools": {"read": 60}, "scope": "chat"}` (TTLs in seconds;
+the most specific wins: tool, then server, then `ttl`; 0 turns caching off). What it keeps:
 
 - results of tools a server annotates `readOnlyHint`, for the TTL of their server (`servers`) or the
   default `ttl`; a tool named in `tools` is cached for its own TTL even without the hint (naming it is
@@ -21,15 +23,12 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, ValidationError
-
-from toolbridge.config.model import Config
-from toolbridge.errors import ConfigError
+from toolbridge.config import CacheConfig, Config
 from toolbridge.types import ToolResult, ToolSpec
 
-__all__ = ["CacheSettings", "ResultCache", "argument_hash", "cache_from_config"]
+__all__ = ["ResultCache", "argument_hash", "cache_from_config"]
 
 # Read-only, but its answer changes every second: never worth caching unless named in `tools`.
 _VOLATILE_TOOLS = frozenset({"get_current_time"})
@@ -44,31 +43,17 @@ def argument_hash(arguments: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-class CacheSettings(BaseModel):
-    """The config's `"cache": {"ttl": 0, "servers": {"docs": 300}, "tools": {"read": 60}, "scope": "chat"}`.
-
-    TTLs are seconds; the most specific one wins (tool, then server, then `ttl`) and 0 turns caching off.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    ttl: NonNegativeFloat = 0.0
-    servers: dict[str, NonNegativeFloat] = Field(default_factory=dict)
-    tools: dict[str, NonNegativeFloat] = Field(default_factory=dict)
-    scope: Literal["chat", "shared"] = "chat"
-
-
 class ResultCache:
     """Tool results by (chat, server, tool, canonical arguments), each kept for its tool's TTL."""
 
     def __init__(
         self,
-        settings: CacheSettings | None = None,
+        settings: CacheConfig | None = None,
         *,
         max_entries: int = 1024,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.settings = settings or CacheSettings()
+        self.settings = settings or CacheConfig()
         self._max_entries = max_entries
         self._clock = clock
         self._entries: OrderedDict[_Key, tuple[float, ToolResult]] = OrderedDict()
@@ -88,7 +73,7 @@ class ResultCache:
             return named
         if not spec.annotations.read_only_hint or original_name in _VOLATILE_TOOLS:
             return 0.0
-        return self.settings.servers.get(spec.source, self.settings.ttl)
+        return self.settings.servers.get(spec.source, self.settings.ttl or 0.0)
 
     def may_write(self, spec: ToolSpec, original_name: str) -> bool:
         """Whether running `spec` may change what its server's other tools answer."""
@@ -148,16 +133,4 @@ class ResultCache:
 
 def cache_from_config(config: Config) -> ResultCache:
     """The result cache the config's `cache` section asks for (off when there is none)."""
-    try:
-        settings = CacheSettings.model_validate(config.raw.get("cache") or {})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in ("cache", *first["loc"]))
-        raise ConfigError(
-            f"{first['msg']}. Expected "
-            '{"ttl": seconds, "servers": {"server": seconds}, "tools": {"tool": seconds}, '
-            '"scope": "chat" or "shared"}; 0 turns caching off.',
-            path=str(config.path) if config.path else None,
-            key=key,
-        ) from None
-    return ResultCache(settings)
+    return ResultCache(config.cache)
