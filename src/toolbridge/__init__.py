@@ -22,6 +22,7 @@ from toolbridge.types import ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from toolbridge.agent import Agent, RunResult
+    from toolbridge.tools import Toolbox
 
 __all__ = [
     "Agent",
@@ -38,6 +39,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "ToolSpec",
+    "Toolbox",
     "ToolbridgeError",
     "ToolsNotSupportedError",
     "UnknownToolError",
@@ -51,4 +53,8 @@ def __getattr__(name: str) -> Any:
         from toolbridge import agent
 
         return getattr(agent, name)
+    if name == "Toolbox":
+        from toolbridge.tools import Toolbox
+
+        return Toolbox
     raise AttributeError(f"module 'toolbridge' has no attribute {name!r}")

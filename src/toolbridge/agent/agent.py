@@ -15,7 +15,7 @@ async with Agent.from_config(load_config(), name="excel-helper") as agent:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Self
 
@@ -67,10 +67,10 @@ class Agent:
         else:
             self.registry = tools if tools is not None else ToolRegistry(native=native_tools())
         self._stack: AsyncExitStack | None = None
+        self._owns_model = False
 
     @classmethod
-    @asynccontextmanager
-    async def from_config(
+    def from_config(
         cls,
         config: Config,
         *,
@@ -79,17 +79,21 @@ class Agent:
         model: Model | str | None = None,
         tools: Sequence[FunctionTool] = (),
         approve: Approver | None = None,
-    ) -> AsyncIterator[Agent]:
-        """The agent `name` of `config` (None: the default agent), with its toolbox open.
+    ) -> Agent:
+        """The agent `name` of `config` (None: the default agent), over a toolbox of the config's servers.
 
+        Use it in `async with` (servers stay connected for the block), or call `run_sync()` directly:
+        `Agent.from_config(load_config(), model="demo").run_sync("What is 15 + 27?")`.
         `definition` is used instead of looking `name` up (e.g. an agent kept in the store).
         `model` overrides the definition's model: a `Model`, or a name the models layer resolves.
         Extra Python `tools` are offered next to the config's servers and the native tools.
         """
         definition = definition or load_agent_definition(config, name)
         resolved = model if isinstance(model, Model) else resolve_model(model or definition.model, config)
-        async with Toolbox(config, tools=tools) as toolbox:
-            yield cls(resolved, toolbox, definition, approve=approve)
+        agent = cls(resolved, Toolbox(config, tools=tools), definition, approve=approve)
+        # A model resolved here belongs to the agent: its HTTP client closes with the agent.
+        agent._owns_model = not isinstance(model, Model)
+        return agent
 
     # -- running --------------------------------------------------------------------------------
 
@@ -146,6 +150,8 @@ class Agent:
     async def __aenter__(self) -> Self:
         """Open the toolbox passed in (connecting MCP servers on first use) until the block ends."""
         stack = AsyncExitStack()
+        if self._owns_model:
+            stack.push_async_callback(self.model.aclose)
         if self._toolbox is not None:
             await stack.enter_async_context(self._toolbox)
         self._stack = stack

@@ -78,10 +78,7 @@ class TerminalSession:
         async with Agent.from_config(
             self._config, definition=definition, model=self._model_name, approve=approve
         ) as agent:
-            try:
-                yield agent
-            finally:
-                await agent.model.aclose()
+            yield agent
 
     @property
     def agent(self) -> Agent:
