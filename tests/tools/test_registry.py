@@ -216,3 +216,15 @@ async def test_listing_while_a_refresh_is_under_way_waits_for_it(stdio_server: S
             await anyio.wait_all_tasks_blocked()  # the refresh is now waiting for the server
             group.start_soon(list_meanwhile)  # must not see the index before the listing is in
         assert "echo" in listed
+
+
+async def test_a_call_or_listing_for_one_server_connects_only_that_server(stdio_server: StdioServer) -> None:
+    # `silent` never answers: connecting it would hold every call here for its whole connect_timeout.
+    never = stdio_server("silent", connect_timeout=600)
+    async with Toolbox(config_of(stdio_server("basic"), never)) as box:
+        assert (await box.call("add", {"a": 2, "b": 40}, source="basic")).text == "42"
+        assert (await box.call("basic__add", {"a": 1, "b": 1})).text == "2"
+        assert (await box.call("native__calculate", {"expression": "6 * 7"})).text == "42"
+        assert "add" in [spec.name for spec in await box.list_tools(server="basic")]
+        assert box.pool.connection("silent").state == "disconnected"
+        assert box.pool.connection("basic").state == "connected"

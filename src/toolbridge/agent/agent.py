@@ -151,11 +151,14 @@ class Agent:
         """Open the toolbox passed in (connecting MCP servers on first use) until the block ends."""
         stack = AsyncExitStack()
         if self._owns_model:
-            stack.push_async_callback(self.model.aclose)
+            stack.push_async_callback(self._close_model)
         if self._toolbox is not None:
             await stack.enter_async_context(self._toolbox)
         self._stack = stack
         return self
+
+    async def _close_model(self) -> None:
+        await self.model.aclose()  # the model at exit: it may have been swapped since the agent opened
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -13,7 +13,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from toolbridge.agent.definition import AgentDefinition, ApprovalRule
-from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
+from toolbridge.cli._common import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    fail,
+    print_json,
+    setup_logging,
+    stdout,
+)
 from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
 from toolbridge.errors import StoreError
@@ -56,9 +64,14 @@ ApprovalOption = Annotated[
 
 @agents_app.callback(invoke_without_command=True)
 def agents(
-    ctx: typer.Context, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
+    ctx: typer.Context,
+    json: JsonOption = False,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """List stored agents: name, model, tools, servers, description."""
+    setup_logging(verbose)
     if ctx.invoked_subcommand is not None:
         return
     with open_store(db, config) as store:
@@ -98,8 +111,10 @@ def create(
     approval: ApprovalOption = None,
     db: DbOption = None,
     config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Store a new agent. Options left out take the defaults (all servers, all tools, 10 steps)."""
+    setup_logging(verbose)
     changes = _changes(
         model,
         instructions,
@@ -136,8 +151,10 @@ def edit(
     approval: ApprovalOption = None,
     db: DbOption = None,
     config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Change a stored agent: only the options given change."""
+    setup_logging(verbose)
     changes = _changes(
         model,
         instructions,
@@ -170,9 +187,14 @@ def edit(
 
 @agents_app.command()
 def show(
-    name: NameArgument, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
+    name: NameArgument,
+    json: JsonOption = False,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Print one agent's whole definition."""
+    setup_logging(verbose)
     with open_store(db, config) as store:
         record = _or_fail(lambda: store.get_agent(name))
     if json:
@@ -184,8 +206,11 @@ def show(
 
 
 @agents_app.command()
-def delete(name: NameArgument, db: DbOption = None, config: ConfigOption = None) -> None:
+def delete(
+    name: NameArgument, db: DbOption = None, config: ConfigOption = None, verbose: VerboseOption = False
+) -> None:
     """Delete a stored agent. Its chats stay in the history."""
+    setup_logging(verbose)
     with open_store(db, config) as store:
         _or_fail(lambda: store.delete_agent(name))
     stdout.print(f"Deleted agent {escape(name)!r}.")

@@ -8,7 +8,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
+from toolbridge.cli._common import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    fail,
+    print_json,
+    setup_logging,
+    stdout,
+)
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.errors import StoreError
@@ -21,9 +29,14 @@ SinceOption = Annotated[
 
 @app.command()
 def stats(
-    since: SinceOption = None, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
+    since: SinceOption = None,
+    json: JsonOption = False,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Tool call statistics from the log, busiest tool first."""
+    setup_logging(verbose)
     try:
         from toolbridge.store import parse_since
 
