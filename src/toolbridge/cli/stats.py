@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from toolbridge.cli._common import (
     ConfigOption,
@@ -20,6 +21,9 @@ from toolbridge.cli._common import (
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.errors import StoreError
+
+if TYPE_CHECKING:
+    from toolbridge.store import ToolStats
 
 SinceOption = Annotated[
     str | None,
@@ -51,21 +55,68 @@ def stats(
     if not figures:
         stdout.print("No tool calls logged" + (f" since {since}." if since else "."))
         return
-    table = Table("tool", "server", "calls", "success", "p50", "p95", "cache hits", "last error")
+    table = _table(figures)
+    if _width_without_cutting(table) <= stdout.width:
+        stdout.print(table)
+    else:  # too narrow for the columns: one block per tool, so no name is ever cut
+        for entry in figures:
+            stdout.print(_block(entry))
+
+
+def _width_without_cutting(table: Table) -> int:
+    """The width the table needs to show every no-wrap column whole (rich would squeeze them)."""
+    widths = [
+        max(
+            [
+                Text.from_markup(str(column.header)).cell_len,
+                *(Text.from_markup(str(cell)).cell_len for cell in column.cells),
+            ]
+        )
+        if column.no_wrap
+        else column.min_width or 1
+        for column in table.columns
+    ]
+    return sum(widths) + 3 * len(widths) + 1  # each column's padding and border, and the last border
+
+
+def _table(figures: list[ToolStats]) -> Table:
+    table = Table()
+    for header in ("tool", "server"):
+        table.add_column(header, no_wrap=True)  # names are what people search for: keep them whole
+    for header in ("calls", "success", "p50", "p95", "cache hits"):
+        table.add_column(header, no_wrap=True, justify="right")
+    table.add_column("last error", min_width=12, overflow="fold")
     for entry in figures:
-        rate = entry.success_rate
-        style = "green" if rate >= 0.95 else "yellow" if rate >= 0.5 else "red"
         table.add_row(
             escape(entry.tool),
             escape(entry.server or "-"),
             str(entry.calls),
-            f"[{style}]{rate:.0%}[/]",
+            _rate(entry),
             _seconds(entry.p50),
             _seconds(entry.p95),
             str(entry.cache_hits),
             escape(_one_line(entry.last_error or "")),
         )
-    stdout.print(table)
+    return table
+
+
+def _block(entry: ToolStats) -> Text:
+    block = Text.from_markup(f"[bold]{escape(entry.tool)}[/] [dim]({escape(entry.server or '-')})[/]\n")
+    block.append_text(
+        Text.from_markup(
+            f"  {entry.calls} calls, {_rate(entry)} ok, p50 {_seconds(entry.p50)}, "
+            f"p95 {_seconds(entry.p95)}, {entry.cache_hits} cache hits"
+        )
+    )
+    if entry.last_error:
+        block.append(f"\n  last error: {_one_line(entry.last_error)}")
+    return block
+
+
+def _rate(entry: ToolStats) -> str:
+    rate = entry.success_rate
+    style = "green" if rate >= 0.95 else "yellow" if rate >= 0.5 else "red"
+    return f"[{style}]{rate:.0%}[/]"
 
 
 def _seconds(value: float) -> str:

@@ -11,7 +11,6 @@ comes back as an error `ToolResult` it can read and correct; `call()` does not r
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import logging
 import time
@@ -22,6 +21,7 @@ import anyio
 
 from toolbridge.errors import ServerError, ToolbridgeError, UnknownToolError
 from toolbridge.mcp import ServerPool
+from toolbridge.tools._suggest import closest_names
 from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.validation import validate_arguments
@@ -257,7 +257,7 @@ class ToolRegistry:
 
     def _unknown(self, name: str, *, source: str | None = None) -> UnknownToolError:
         pool = [e.spec.name for e in self._entries.values() if source is None or e.source == source]
-        close = difflib.get_close_matches(name, pool, n=5, cutoff=0.5)
+        close = closest_names(name, pool)
         where = f" on {source!r}" if source else ""
         message = f"Unknown tool {name!r}{where}."
         if close:
