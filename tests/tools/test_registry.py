@@ -228,3 +228,23 @@ async def test_a_call_or_listing_for_one_server_connects_only_that_server(stdio_
         assert "add" in [spec.name for spec in await box.list_tools(server="basic")]
         assert box.pool.connection("silent").state == "disconnected"
         assert box.pool.connection("basic").state == "connected"
+
+
+async def test_an_unknown_tool_suggests_tools_whose_words_match(toolbox: Toolbox) -> None:
+    result = await toolbox.call("time", {})
+    assert result.is_error
+    assert "Did you mean: get_current_time?" in result.text  # difflib alone finds nothing for "time"
+
+
+def test_suggestions_rank_the_tool_with_all_the_words_first() -> None:
+    from toolbridge.tools._suggest import closest_names
+
+    exposed = [
+        "time__convert_time",
+        "time__get_current_time",
+        "native__get_current_time",
+        "native__calculate",
+    ]
+    assert closest_names("get_time", exposed)[:2] == ["time__get_current_time", "native__get_current_time"]
+    assert closest_names("getTime", ["calculate", "get_current_time"]) == ["get_current_time"]
+    assert closest_names("nope", exposed) == []

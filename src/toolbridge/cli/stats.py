@@ -104,7 +104,7 @@ def _block(entry: ToolStats) -> Text:
     block = Text.from_markup(f"[bold]{escape(entry.tool)}[/] [dim]({escape(entry.server or '-')})[/]\n")
     block.append_text(
         Text.from_markup(
-            f"  {entry.calls} calls, {_rate(entry)} ok, p50 {_seconds(entry.p50)}, "
+            f"  {entry.calls} call{'' if entry.calls == 1 else 's'}, {_rate(entry)} ok, p50 {_seconds(entry.p50)}, "
             f"p95 {_seconds(entry.p95)}, {entry.cache_hits} cache hits"
         )
     )
