@@ -392,3 +392,16 @@ def test_stats_keeps_tool_names_whole_on_any_width(tmp_path: Path, columns: int)
     assert all(len(line) <= columns for line in shown.splitlines() if "│" in line)
     assert "250 ms" in shown
     assert "could not be started" in shown
+
+
+def test_a_finished_call_keeps_its_arguments_and_a_failed_one_reads_as_what_the_model_was_told(
+    tmp_path: Path,
+) -> None:
+    done = toolbridge(tmp_path, "ask", "--model", "demo", "What is 15 + 27?")
+    assert done.returncode == 0, done.stderr
+    assert '✓ calculate {"expression": "15 + 27"}' in done.stdout
+    failed = toolbridge(tmp_path, "ask", "--model", "demo", "What is 1 / 0?")
+    assert failed.returncode == 0, failed.stderr
+    assert '✗ calculate {"expression": "1 / 0"}' in failed.stdout
+    assert "the tool failed; the model was told: " in failed.stdout
+    assert "error" not in failed.stderr.lower()  # nothing the person did wrong
