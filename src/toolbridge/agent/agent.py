@@ -24,13 +24,15 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from toolbridge.agent._reply import Emit
+from toolbridge.agent._unwrap import unwrapped
 from toolbridge.agent.approval import Approver
 from toolbridge.agent.definition import AgentDefinition, load_agent_definition
 from toolbridge.agent.events import AgentEvent, FinalEvent
 from toolbridge.agent.loop import AgentRun
 from toolbridge.agent.result import RunResult
 from toolbridge.config.model import Config
-from toolbridge.models import Model, ModelSettings, resolve_model
+from toolbridge.errors import UsageError
+from toolbridge.models import Model, ModelSettings, resolve_model_async
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
 from toolbridge.types import Message
 
@@ -43,6 +45,8 @@ _EVENT_BUFFER = 256
 class Agent:
     """A model, the tools it may use, and the definition that shapes it. Safe to run many times.
 
+    `model` None means the definition's model (or the default one), chosen when the agent opens: with
+    `async with agent` or `run_sync()`. Such a model belongs to the agent and is closed with it.
     `tools` is a `Toolbox` (MCP servers and native tools; enter it, or the agent, before running), a
     bare `ToolRegistry`, or None for the native tools only. `approve` is asked before calls the
     definition's approval policy marks; with none, such calls are declined and the model is told why.
@@ -50,14 +54,16 @@ class Agent:
 
     def __init__(
         self,
-        model: Model,
+        model: Model | None,
         tools: Toolbox | ToolRegistry | None = None,
         definition: AgentDefinition | None = None,
         *,
         approve: Approver | None = None,
         settings: ModelSettings | None = None,
     ) -> None:
-        self.model = model
+        self._model = model
+        self._model_name: str | None = None
+        self._model_config: Config | None = None
         self.definition = definition or AgentDefinition()
         self.approve = approve
         self.settings = settings
@@ -67,7 +73,19 @@ class Agent:
         else:
             self.registry = tools if tools is not None else ToolRegistry(native=native_tools())
         self._stack: AsyncExitStack | None = None
-        self._owns_model = False
+
+    @property
+    def model(self) -> Model:
+        if self._model is None:
+            raise UsageError(
+                "the agent's model is chosen when the agent opens: use `async with agent:` or "
+                "`agent.run_sync(...)`, or pass a Model"
+            )
+        return self._model
+
+    @model.setter
+    def model(self, model: Model) -> None:
+        self._model = model
 
     @classmethod
     def from_config(
@@ -89,10 +107,12 @@ class Agent:
         Extra Python `tools` are offered next to the config's servers and the native tools.
         """
         definition = definition or load_agent_definition(config, name)
-        resolved = model if isinstance(model, Model) else resolve_model(model or definition.model, config)
-        agent = cls(resolved, Toolbox(config, tools=tools), definition, approve=approve)
-        # A model resolved here belongs to the agent: its HTTP client closes with the agent.
-        agent._owns_model = not isinstance(model, Model)
+        agent = cls(None, Toolbox(config, tools=tools), definition, approve=approve)
+        if isinstance(model, Model):
+            agent.model = model
+        else:
+            agent._model_config = config
+            agent._model_name = model or definition.model
         return agent
 
     # -- running --------------------------------------------------------------------------------
@@ -121,15 +141,17 @@ class Agent:
     def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
         """`run()` for scripts without an event loop. Opens the agent's toolbox for the call if needed."""
 
-        async def run_on_a_loop_of_its_own() -> RunResult:
+        async def run_once() -> RunResult:
             try:
-                if self._stack is not None:
-                    return await self.run(prompt, history=history)
-                async with self:
-                    return await self.run(prompt, history=history)
+                return await self.run(prompt, history=history)
             finally:
-                # HTTP clients belong to the loop that opened them, and this loop ends here.
-                await self.model.aclose()
+                await self._close_model_if_any()  # HTTP clients belong to the loop that opened them
+
+        async def run_on_a_loop_of_its_own() -> RunResult:
+            if self._stack is not None:
+                return await run_once()
+            async with self:
+                return await run_once()
 
         return anyio.run(run_on_a_loop_of_its_own)
 
@@ -150,15 +172,27 @@ class Agent:
     async def __aenter__(self) -> Self:
         """Open the toolbox passed in (connecting MCP servers on first use) until the block ends."""
         stack = AsyncExitStack()
-        if self._owns_model:
-            stack.push_async_callback(self._close_model)
+        if self._model is None:
+            # Off the event loop: finding the model may probe a local Ollama or read a file.
+            self._model = await resolve_model_async(
+                self._model_name or self.definition.model, self._model_config
+            )
+            stack.push_async_callback(self._forget_model)
         if self._toolbox is not None:
             await stack.enter_async_context(self._toolbox)
         self._stack = stack
         return self
 
-    async def _close_model(self) -> None:
-        await self.model.aclose()  # the model at exit: it may have been swapped since the agent opened
+    async def _close_model_if_any(self) -> None:
+        if self._model is not None:
+            await self._model.aclose()
+
+    async def _forget_model(self) -> None:
+        """Close the model the agent chose when it opened (the one in use now: it may have been
+        switched since); the next opening chooses again."""
+        model, self._model = self._model, None
+        if model is not None:
+            await model.aclose()
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -190,7 +224,7 @@ class AgentStream:
 
     async def __aenter__(self) -> Self:
         if self._entered:
-            raise RuntimeError("an AgentStream can be entered once; call agent.stream() again")
+            raise UsageError("an AgentStream can be entered once; call agent.stream() again")
         self._entered = True
         send, receive = anyio.create_memory_object_stream[AgentEvent](_EVENT_BUFFER)
         self._receive = receive
@@ -205,7 +239,8 @@ class AgentStream:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
-        return await self._stack.__aexit__(exc_type, exc, tb)
+        with unwrapped():  # a failed run raises its error, not a group around it
+            return await self._stack.__aexit__(exc_type, exc, tb)
 
     async def _produce(self, run: AgentRun, send: MemoryObjectSendStream[AgentEvent]) -> None:
         async with send:
@@ -220,7 +255,7 @@ class AgentStream:
 
     def __aiter__(self) -> AsyncIterator[AgentEvent]:
         if self._receive is None:
-            raise RuntimeError(
+            raise UsageError(
                 "use the stream as a context manager: `async with agent.stream(prompt) as events:`"
             )
         return self._receive.__aiter__()

@@ -75,7 +75,6 @@ class TerminalRenderer(EventPrinter):
         self._text = ""
         self._reasoning = ""
         self._running: dict[str, ToolCall] = {}
-        self._declined: set[str] = set()
         self._printed_any_text = False
         # While the user answers an approval question nothing may draw over it: no live region, and
         # lines meant for above it wait until the answer is in.
@@ -136,12 +135,9 @@ class TerminalRenderer(EventPrinter):
             self._running[event.call.id] = event.call
             if not self.console.is_terminal:
                 self.console.print(f"→ {describe_call(event.call)}", markup=False)
-        elif event.type == "approval_decided":
-            if not event.approved:
-                self._declined.add(event.call_id)
         elif event.type == "tool_call_finished":
             call = self._running.pop(event.call_id, None)
-            self._print_above(self._finished_line(event, call, declined=event.call_id in self._declined))
+            self._print_above(self._finished_line(event, call))
         elif event.type == "invalid_tool_call":
             self._print_above(Text(f"! unreadable tool call: {event.message}", style="yellow"))
         elif event.type == "tool_mode_changed":
@@ -163,13 +159,15 @@ class TerminalRenderer(EventPrinter):
             self.console.print(line)
 
     @staticmethod
-    def _finished_line(event: AgentEvent, call: ToolCall | None, *, declined: bool) -> Text:
+    def _finished_line(event: AgentEvent, call: ToolCall | None) -> Text:
         """`✓ name {arguments}  0.12s  result`. An error result was written for the model, not for the
         person watching: it is shown as what the model was told, not as an error of theirs."""
         assert event.type == "tool_call_finished"
         described = describe_call(call) if call is not None else event.name
-        if declined:
+        if event.error_kind == "denied":
             return Text(f"– {described}  declined, the model was told so", style="yellow")
+        if event.error_kind == "cancelled":
+            return Text(f"– {described}  cancelled", style="yellow")
         mark, style = ("✗", "yellow") if event.is_error else ("✓", "green")
         line = Text(f"{mark} ", style=style)
         line.append(described, style=style)
@@ -205,7 +203,6 @@ class TerminalRenderer(EventPrinter):
     def close(self) -> None:
         self._stop_live()
         self._running.clear()
-        self._declined.clear()
         self._text = ""
         self._reasoning = ""
 

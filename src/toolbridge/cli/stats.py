@@ -1,4 +1,6 @@
-"""`toolbridge stats`: per tool and server, calls, success rate, p50/p95 latency, cache hits, last error."""
+"""`toolbridge stats`: per tool and server, calls, success rate, p50/p95 latency, cache hits, last error.
+
+The success rate is of the calls that finished; declined and cancelled calls are counted apart."""
 
 from __future__ import annotations
 
@@ -66,17 +68,16 @@ def stats(
 def _width_without_cutting(table: Table) -> int:
     """The width the table needs to show every no-wrap column whole (rich would squeeze them)."""
     widths = [
-        max(
-            [
-                Text.from_markup(str(column.header)).cell_len,
-                *(Text.from_markup(str(cell)).cell_len for cell in column.cells),
-            ]
-        )
+        max(_cell_width(cell) for cell in [column.header, *column.cells])
         if column.no_wrap
         else column.min_width or 1
         for column in table.columns
     ]
     return sum(widths) + 3 * len(widths) + 1  # each column's padding and border, and the last border
+
+
+def _cell_width(cell: object) -> int:
+    return max((len(line) for line in Text.from_markup(str(cell)).plain.splitlines()), default=0)
 
 
 def _table(figures: list[ToolStats]) -> Table:
@@ -90,8 +91,8 @@ def _table(figures: list[ToolStats]) -> Table:
         table.add_row(
             escape(entry.tool),
             escape(entry.server or "-"),
-            str(entry.calls),
-            _rate(entry),
+            _calls(entry.calls, entry.denied, entry.cancelled),
+            _rate(entry.success_rate),
             _seconds(entry.p50),
             _seconds(entry.p95),
             str(entry.cache_hits),
@@ -104,8 +105,14 @@ def _block(entry: ToolStats) -> Text:
     block = Text.from_markup(f"[bold]{escape(entry.tool)}[/] [dim]({escape(entry.server or '-')})[/]\n")
     block.append_text(
         Text.from_markup(
-            f"  {entry.calls} call{'' if entry.calls == 1 else 's'}, {_rate(entry)} ok, p50 {_seconds(entry.p50)}, "
-            f"p95 {_seconds(entry.p95)}, {entry.cache_hits} cache hits"
+            f"  {entry.calls} call{'' if entry.calls == 1 else 's'}"
+            + "".join(
+                f", {n} {what}"
+                for n, what in ((entry.denied, "declined"), (entry.cancelled, "cancelled"))
+                if n
+            )
+            + f", {_rate(entry.success_rate)} ok, p50 {_seconds(entry.p50)}, p95 {_seconds(entry.p95)}, "
+            f"{entry.cache_hits} cache hits"
         )
     )
     if entry.last_error:
@@ -113,8 +120,16 @@ def _block(entry: ToolStats) -> Text:
     return block
 
 
-def _rate(entry: ToolStats) -> str:
-    rate = entry.success_rate
+def _calls(calls: int, denied: int, cancelled: int) -> str:
+    # Below the count, on lines of their own, so the table gets no wider.
+    apart = [f"{denied} declined" if denied else "", f"{cancelled} cancelled" if cancelled else ""]
+    return "\n".join([str(calls), *(part for part in apart if part)])
+
+
+def _rate(rate: float | None) -> str:
+    # None: every call was declined or cancelled, which says nothing about the tool.
+    if rate is None:
+        return "-"
     style = "green" if rate >= 0.95 else "yellow" if rate >= 0.5 else "red"
     return f"[{style}]{rate:.0%}[/]"
 
