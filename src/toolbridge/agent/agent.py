@@ -64,6 +64,8 @@ class Agent:
         self._model = model
         self._model_name: str | None = None
         self._model_config: Config | None = None
+        self._owns_model = False
+        """The agent chose its model when it opened: it closes it (its HTTP clients) as it closes."""
         self.definition = definition or AgentDefinition()
         self.approve = approve
         self.settings = settings
@@ -177,22 +179,22 @@ class Agent:
             self._model = await resolve_model_async(
                 self._model_name or self.definition.model, self._model_config
             )
-            stack.push_async_callback(self._forget_model)
+            self._owns_model = True
+        if self._owns_model:
+            stack.push_async_callback(self._close_model_if_any)
         if self._toolbox is not None:
-            await stack.enter_async_context(self._toolbox)
+            try:
+                await stack.enter_async_context(self._toolbox)
+            except BaseException:
+                await stack.aclose()
+                raise
         self._stack = stack
         return self
 
     async def _close_model_if_any(self) -> None:
+        # The model in use now: it may have been switched since the agent opened.
         if self._model is not None:
             await self._model.aclose()
-
-    async def _forget_model(self) -> None:
-        """Close the model the agent chose when it opened (the one in use now: it may have been
-        switched since); the next opening chooses again."""
-        model, self._model = self._model, None
-        if model is not None:
-            await model.aclose()
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
