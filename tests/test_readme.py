@@ -98,7 +98,8 @@ def test_python_snippet_runs(snippet: str, scratch: tuple[Path, dict[str, str]])
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip(), "the snippet printed nothing"
+    if "print(" in snippet:
+        assert done.stdout.strip(), "the snippet printed nothing"
     assert "Traceback" not in done.stderr
 
 
