@@ -18,7 +18,7 @@ from toolbridge.agent import Agent, AgentStream, ApprovalRequest, RunResult, app
 from toolbridge.cli._render import EventPrinter
 from toolbridge.config import Config
 from toolbridge.models import resolve_model
-from toolbridge.store import RunRecorder, Store, find_agent_definition
+from toolbridge.store import RunRecorder, Store, find_agent, resolve_agent_model
 from toolbridge.types import NATIVE_SOURCE, Message, ToolSpec
 
 __all__ = ["TerminalSession"]
@@ -77,13 +77,18 @@ class TerminalSession:
     @asynccontextmanager
     async def _open_agent(self) -> AsyncIterator[Agent]:
         approve = approve_all if self._approve_everything else self._ask
-        definition = find_agent_definition(self._config, self.store, self._agent_name)
+        found = find_agent(self._config, self.store, self._agent_name)
+        model = self._model_name or resolve_agent_model(found, self._config)
+        definition = found.definition
         if self._instructions is not None:
             definition = definition.model_copy(update={"instructions": self._instructions})
         async with Agent.from_config(
-            self._config, definition=definition, model=self._model_name, approve=approve
+            self._config, definition=definition, model=model, approve=approve
         ) as agent:
-            yield agent
+            try:
+                yield agent
+            finally:
+                await agent.model.aclose()  # resolved here, so closed here (also after a /model switch)
 
     def connect_servers(self) -> dict[str, str]:
         """Connect the agent's MCP servers now rather than on the first turn; the ones that failed, why.

@@ -16,7 +16,6 @@ from toolbridge.cli._common import (
     stdout,
 )
 from toolbridge.cli.app import app
-from toolbridge.config import Config
 from toolbridge.errors import ToolbridgeError
 
 _OTHERS = (
@@ -35,7 +34,8 @@ def models(config: ConfigOption = None, json: JsonOption = False, verbose: Verbo
         configured = model_configs(loaded)
     except ToolbridgeError as exc:
         fail(str(exc))
-    default = default_model_name(loaded) or (next(iter(configured)) if len(configured) == 1 else None)
+    # As resolve_model picks it: the named default, else the only configured model.
+    default = loaded.default_model or (next(iter(configured)) if len(configured) == 1 else None)
     rows = [
         {
             "name": name,
@@ -68,8 +68,3 @@ def models(config: ConfigOption = None, json: JsonOption = False, verbose: Verbo
         )
     stdout.print(table)
     stdout.print(f"[dim]{_OTHERS}[/]")
-
-
-def default_model_name(config: Config) -> str | None:
-    name = config.raw.get("default_model")
-    return name if isinstance(name, str) else None
