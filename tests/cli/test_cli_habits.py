@@ -405,3 +405,16 @@ def test_a_finished_call_keeps_its_arguments_and_a_failed_one_reads_as_what_the_
     assert '✗ calculate {"expression": "1 / 0"}' in failed.stdout
     assert "the tool failed; the model was told: " in failed.stdout
     assert "error" not in failed.stderr.lower()  # nothing the person did wrong
+
+
+def test_a_run_that_ends_without_an_answer_says_why_on_stderr(tmp_path: Path) -> None:
+    with ScriptedModel([Turn.error(401, "Incorrect API key provided.")]) as model:
+        config = write_config(
+            tmp_path,
+            {"models": {"m": {"provider": "openai-compatible", "base_url": model.base_url, "model": "m"}}},
+        )
+        done = toolbridge(tmp_path, "ask", "--config", str(config), "Hello")
+    assert done.returncode == 1
+    assert "stopped:" in done.stderr
+    assert "Incorrect API key provided." in done.stderr
+    assert "stopped" not in done.stdout

@@ -184,8 +184,10 @@ class TerminalRenderer(EventPrinter):
     def _show_stop(self, result: RunResult) -> None:
         if result.stop_reason == "final_answer":
             return
+        # Why there is no answer is for the person, like any error: on stderr, below what was shown.
+        self._stop_live()
         detail = result.stop_detail or result.stop_reason.replace("_", " ")
-        self._print_above(Text(f"stopped: {detail}", style="yellow"))
+        stderr.print(Text(f"stopped: {detail}", style="yellow"))
 
     async def ask_approval(self, request: ApprovalRequest) -> bool:
         async with self._one_question_at_a_time:
