@@ -24,6 +24,7 @@ from toolbridge.types import ToolCall, ToolSpec
 pytestmark = pytest.mark.anyio
 
 SLOW = ToolCall(id="call_slow", name="sleep", arguments={"ms": 500})
+LATER = ToolCall(id="call_later", name="echo", arguments={"text": "hi"})
 RISKY = ToolCall(id="call_risky", name="delete_file", arguments={"path": "a.txt"})
 
 
@@ -76,6 +77,7 @@ async def test_nothing_draws_over_an_approval_question(keyboard: int) -> None:
             renderer.show(ToolCallFinishedEvent(step=1, call_id=SLOW.id, name="sleep", is_error=False,
                                                 result_preview="slept", duration=0.5, server="basic"))  # fmt: skip
             renderer.show(TextDeltaEvent(step=1, text="Meanwhile..."))
+            renderer.show(ToolCallStartedEvent(step=1, call=LATER, server="basic"))  # prints the text so far
             during = output.getvalue()
         finally:
             os.write(keyboard, b"y\n")  # answer in any case: the asking thread must not be left waiting
@@ -84,4 +86,5 @@ async def test_nothing_draws_over_an_approval_question(keyboard: int) -> None:
     assert answers == [True]
     after = output.getvalue()[len(before) :]
     assert '✓ sleep {"ms": 500}' in after  # what waited is shown once the answer is in
+    assert "Meanwhile..." in after
     renderer.close()

@@ -113,10 +113,7 @@ class TerminalRenderer(EventPrinter):
         """Print the text so far for good (it came before tool calls or is the final answer)."""
         if self._text.strip():
             self._stop_live()
-            if self.console.is_terminal:
-                self.console.print(Markdown(self._text))
-            else:
-                self.console.print(self._text.strip(), markup=False, highlight=False)
+            self._print_above(Markdown(self._text) if self.console.is_terminal else Text(self._text.strip()))
             self._printed_any_text = True
         self._text = ""
         self._reasoning = ""
