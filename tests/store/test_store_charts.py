@@ -3,6 +3,7 @@ same on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,11 +18,10 @@ NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def backend_store(request: pytest.FixtureRequest, db_url: str) -> Store:
+def backend_store(request: pytest.FixtureRequest, db_url: str) -> Iterator[Store]:
     url = db_url if request.param == "sqlite" else request.getfixturevalue("pg_url")
-    store = Store(url)
-    request.addfinalizer(store.close)
-    return store
+    with Store(url) as store:
+        yield store
 
 
 def charts_by_tool(store: Store, since: datetime | None = None) -> dict[tuple[str, str], ToolCharts]:
