@@ -1,11 +1,14 @@
-// The statistics view: per tool and server, calls, success rate, latency percentiles, cache hits
-// and the last error, over a chosen period.
+// The statistics view: per tool and server, calls, success rate, latency percentiles, cache hits and
+// when it was last called; under each tool's row, its latency histogram, its calls over time and its
+// last error (long ones folded), over a chosen period.
 
+import { callsOverTime, latencyHistogram } from "./charts.js";
 import { el, replaceChildren } from "./dom.js";
+import { foldedText } from "./folded_text.js";
 import { formatDuration, formatPercent, formatRelativeTime } from "./format.js";
 
 const COLUMNS = [
-  { title: "Tool", cell: (row) => el("code", {}, row.tool) },
+  { title: "Tool", cell: (row) => el("code", { class: "stats-tool" }, row.tool) },
   { title: "Server", cell: (row) => row.server ?? "" },
   { title: "Calls", numeric: true, cell: (row) => String(row.calls ?? 0) },
   { title: "Success", numeric: true, cell: (row) => formatPercent(row.success_rate) },
@@ -13,7 +16,6 @@ const COLUMNS = [
   { title: "p95", numeric: true, cell: (row) => formatDuration(row.p95) },
   { title: "Cache hits", numeric: true, cell: (row) => String(row.cache_hits ?? 0) },
   { title: "Last call", cell: (row) => formatRelativeTime(row.last_called) },
-  { title: "Last error", cell: (row) => (row.last_error ? el("span", { class: "error-text" }, row.last_error) : "") },
 ];
 
 export async function renderStatsPanel(container, api, since) {
@@ -25,24 +27,63 @@ export async function renderStatsPanel(container, api, since) {
   replaceChildren(
     container,
     el(
-      "div",
-      { class: "table-scroll" },
+      "table",
+      { class: "stats-table", dataset: { testid: "stats-table" } },
+      el("thead", {}, el("tr", {}, COLUMNS.map((column) => el("th", { scope: "col", class: column.numeric ? "numeric" : null }, column.title)))),
+      rows.map((row) => el("tbody", { class: "stats-tool-group" }, figuresRow(row), chartsRow(row))),
+    ),
+  );
+}
+
+function figuresRow(row) {
+  return el(
+    "tr",
+    { class: "stats-figures", dataset: { testid: "stats-row", tool: row.tool, server: row.server } },
+    COLUMNS.map((column) =>
+      el("td", { class: column.numeric ? "numeric" : null, dataset: { label: column.title } }, column.cell(row)),
+    ),
+  );
+}
+
+function chartsRow(row) {
+  return el(
+    "tr",
+    { class: "stats-details", dataset: { testid: "stats-charts", tool: row.tool, server: row.server } },
+    el(
+      "td",
+      { colspan: COLUMNS.length },
       el(
-        "table",
-        { class: "stats-table", dataset: { testid: "stats-table" } },
-        el("thead", {}, el("tr", {}, COLUMNS.map((column) => el("th", { scope: "col", class: column.numeric ? "numeric" : null }, column.title)))),
-        el(
-          "tbody",
-          {},
-          rows.map((row) =>
-            el(
-              "tr",
-              { dataset: { testid: "stats-row" } },
-              COLUMNS.map((column) => el("td", { class: column.numeric ? "numeric" : null }, column.cell(row))),
-            ),
-          ),
-        ),
+        "div",
+        { class: "stats-charts" },
+        row.latency
+          ? el(
+              "figure",
+              { class: "stats-chart" },
+              el("figcaption", {}, "Latency"),
+              latencyHistogram(row.latency),
+              el("p", { class: "chart-note muted" }, percentiles(row.latency)),
+            )
+          : null,
+        row.calls_over_time
+          ? el("figure", { class: "stats-chart" }, el("figcaption", {}, "Calls over time"), callsOverTime(row.calls_over_time))
+          : null,
+        row.last_error ? lastError(row) : null,
       ),
     ),
+  );
+}
+
+function percentiles(latency) {
+  const figures = [["p50", latency.p50], ["p90", latency.p90], ["p99", latency.p99], ["max", latency.max]];
+  return figures.map(([name, value]) => `${name} ${formatDuration(value)}`).join(" · ");
+}
+
+function lastError(row) {
+  const when = row.last_error_at ? `, ${formatRelativeTime(row.last_error_at)}` : "";
+  return el(
+    "div",
+    { class: "stats-last-error", dataset: { testid: "stats-last-error" } },
+    el("span", { class: "stats-last-error-label" }, `Last error${when}`),
+    foldedText(row.last_error, { className: "error-text", testid: "stats-error-text" }),
   );
 }
