@@ -40,7 +40,7 @@ export class ServerBanner {
             { class: "failed-server", dataset: { testid: "failed-server", server: server.name } },
             el("strong", {}, `Server ${server.name} did not start`),
             " — its tools are not available. ",
-            el("a", { href: "#/servers" }, "Servers"),
+            el("a", { href: "#/servers" }, "Details"),
             server.last_error ? foldedText(server.last_error, { className: "failed-server-reason", testid: "failed-server-reason" }) : null,
           ),
         ),

@@ -1,0 +1,251 @@
+"""The web page as a person sees it, in Chromium against `toolbridge serve` (see browser_helpers): the
+Stats view's charts and folded errors, a 400 px wide window, Stop on a running call, and the banner for a
+server that failed to start.
+
+Screenshots go to test-artifacts/ (gitignored): web-stats.png and web-stats-400px.png (the Stats view),
+web-chat-400px.png (a chat with a tool call in a 400 px window).
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from browser_helpers import (
+    ARTIFACTS,
+    BASIC_SERVER,
+    ask,
+    expect_run_over,
+    last_answer,
+    serving,
+    tool_card,
+    web_db_url,
+)
+from playwright.sync_api import Locator, Page, expect
+
+from toolbridge.store import Store, ToolCallLogEntry
+from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.tools.cache import argument_hash
+
+NARROW = {"width": 400, "height": 800}
+BASIC = {"command": sys.executable, "args": [str(BASIC_SERVER)]}
+MISSING_COMMAND = "/nonexistent/toolbridge-test-server"
+BROKEN_AND_BASIC: dict[str, Any] = {"mcpServers": {"broken": {"command": MISSING_COMMAND}, "basic": BASIC}}
+TRACEBACK = (
+    "Server 'excel' failed: Traceback (most recent call last):\n"
+    '  File "/srv/excel/read.py", line 3, in read_range\n'
+    "    raise KeyError(sheet)\n"
+    "KeyError: 'the workbook sales-2025.xlsx has no sheet named Summary'"
+)
+
+
+def seed_calls(tmp_path: Path) -> None:
+    """read_range: 2 fast calls 2 minutes ago, 3 slower ones 40 minutes ago, the slowest failing with a
+    traceback; calculate: one call."""
+    now = datetime.now(UTC)
+    calls = [
+        ("read_range", "excel", 0.004, 2, None),
+        ("read_range", "excel", 0.008, 2, None),
+        ("read_range", "excel", 0.2, 40, None),
+        ("read_range", "excel", 0.3, 40, None),
+        ("read_range", "excel", 3.0, 40, TRACEBACK),
+        ("calculate", "native", 0.02, 10, None),
+    ]
+    with Store(web_db_url(tmp_path)) as store:
+        for number, (tool, server, duration, minutes_ago, error) in enumerate(calls):
+            store.log_tool_call(
+                ToolCallLogEntry(
+                    tool=tool,
+                    server=server,
+                    call_id=f"call_{number}",
+                    argument_hash=argument_hash({}),
+                    started_at=now - timedelta(minutes=minutes_ago),
+                    duration=duration,
+                    status="error" if error else "ok",
+                    error=error,
+                )
+            )
+
+
+def bar_counts(chart: Locator) -> list[int]:
+    return [
+        int(count) for count in chart.locator("rect").evaluate_all("bars => bars.map(b => b.dataset.count)")
+    ]
+
+
+def open_stats_for_the_last_hour(page: Page) -> None:
+    page.get_by_role("link", name="Stats").click()
+    page.get_by_label("Period").select_option("1h")
+    expect(page.get_by_test_id("stats-row")).to_have_count(2)
+
+
+def expect_no_sideways_scroll(page: Page) -> None:
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= width
+
+
+def expect_inside_the_window(page: Page, locator: Locator) -> None:
+    """Every element `locator` matches is visible and lies within the window's width."""
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    boxes = locator.evaluate_all("cells => cells.map(c => c.getBoundingClientRect().toJSON())")
+    assert boxes
+    outside = [box for box in boxes if box["left"] < 0 or box["right"] > width + 0.5 or box["width"] == 0]
+    assert not outside, f"cut or hidden in a {width} px window: {outside}"
+
+
+def test_the_stats_view_draws_each_tools_latency_and_calls_over_time_and_folds_long_errors(
+    tmp_path: Path, page: Page
+) -> None:
+    seed_calls(tmp_path)
+    with ScriptedModel([]) as model, serving(tmp_path, model, page) as url:
+        page.goto(url)
+        open_stats_for_the_last_hour(page)
+        charts = page.locator('[data-testid="stats-charts"][data-tool="read_range"]')
+
+        # Latency: every bucket is a bar (10 bounds and one open-ended), the seeded ones filled.
+        latency = charts.get_by_test_id("latency-chart")
+        assert bar_counts(latency) == [2, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0]
+        expect(latency.locator("rect").nth(0).locator("title")).to_have_text("up to 10 ms: 2 calls")
+        expect(charts).to_contain_text("p50 200 ms")
+        expect(charts).to_contain_text("max 3.00 s")
+
+        # Calls over time: the last hour in 5-minute bars (13 with the one now), two of them filled.
+        calls = bar_counts(charts.get_by_test_id("calls-chart"))
+        assert len(calls) == 13
+        assert sorted(count for count in calls if count) == [2, 3]
+        assert calls.index(3) < calls.index(2)  # the older calls come first
+        calculate_calls = page.locator('[data-testid="stats-charts"][data-tool="calculate"]').get_by_test_id(
+            "calls-chart"
+        )
+        assert sum(bar_counts(calculate_calls)) == 1
+
+        # The traceback is folded to its first line; a click shows all of it.
+        error = charts.get_by_test_id("stats-error-text")
+        expect(error.locator("summary")).to_have_text(
+            "Server 'excel' failed: Traceback (most recent call last):"
+        )
+        full_text = error.locator(".folded-full")
+        expect(full_text).to_be_hidden()
+        error.locator("summary").click()
+        expect(full_text).to_be_visible()
+        expect(full_text).to_have_text(TRACEBACK)
+
+        # The table shows every column inside the window.
+        expect_inside_the_window(page, page.locator(".stats-table th"))
+        expect_no_sideways_scroll(page)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-stats.png"), full_page=True)
+
+        # At 400 px each tool becomes a card: every figure still shown, nothing wider than the window.
+        page.set_viewport_size(NARROW)
+        figures = page.locator('[data-testid="stats-row"][data-tool="read_range"] td')
+        expect(figures).to_have_count(8)
+        for cell in figures.all():
+            expect(cell).to_be_visible()
+        expect_inside_the_window(page, figures)
+        expect_inside_the_window(page, page.get_by_test_id("calls-chart"))
+        expect_no_sideways_scroll(page)
+        page.screenshot(path=str(ARTIFACTS / "web-stats-400px.png"), full_page=True)
+
+
+def test_a_chat_fits_a_400_px_window(tmp_path: Path, page: Page) -> None:
+    long_text = "a_long_unbroken_argument_" * 12
+    script = [
+        Turn.tool_calls(ToolCallSpec("echo", {"text": long_text}, id="call_long")),
+        Turn.text(f"The server echoed `{long_text}` back, and here is a long line: {'word ' * 40}"),
+    ]
+    page.set_viewport_size(NARROW)
+    agents = {"default": {"approval": {"tools": {"echo": "never"}}}}
+    with (
+        ScriptedModel(script) as model,
+        serving(tmp_path, model, page, agents=agents, **BROKEN_AND_BASIC) as url,
+    ):
+        page.goto(url)
+        send = page.get_by_role("button", name="Send")
+        expect(send).to_be_in_viewport(ratio=1)
+        expect(page.get_by_test_id("server-banner")).to_be_visible()  # the banner fits too
+        expect_no_sideways_scroll(page)
+
+        ask(page, "Echo something long")
+        expect(tool_card(page, "call_long")).to_have_attribute("data-state", "done")
+        expect(last_answer(page)).to_contain_text("here is a long line")
+        expect_run_over(page)
+        expect(send).to_be_in_viewport(ratio=1)
+        expect_no_sideways_scroll(page)
+        expect_inside_the_window(page, page.get_by_test_id("tool-card"))
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-chat-400px.png"))
+
+        for view in ("Servers", "Stats"):
+            page.get_by_role("link", name=view).click()
+            expect(page.get_by_role("heading", level=1).filter(visible=True)).to_be_in_viewport()
+            expect_no_sideways_scroll(page)
+
+
+def test_stop_marks_a_running_call_cancelled_also_after_a_reload(tmp_path: Path, page: Page) -> None:
+    script = [Turn.tool_calls(ToolCallSpec("sleep", {"ms": 60_000}, id="call_sleep"))]
+    config: dict[str, Any] = {
+        "mcpServers": {"basic": BASIC},
+        "agents": {"default": {"approval": {"tools": {"sleep": "never"}}}},
+    }
+    with ScriptedModel(script) as model, serving(tmp_path, model, page, **config) as url:
+        page.goto(url)
+        ask(page, "Sleep for a minute")
+        card = tool_card(page, "call_sleep")
+        expect(card).to_have_attribute("data-state", "running")
+        page.get_by_role("button", name="Stop").click()
+        expect(card).to_have_attribute("data-state", "cancelled")
+        expect(card.get_by_test_id("tool-state")).to_have_text("Cancelled")
+        expect_run_over(page)
+
+        page.reload()
+        stored = tool_card(page, "call_sleep")
+        expect(stored).to_have_attribute("data-state", "cancelled")
+        expect(stored.get_by_test_id("tool-state")).to_have_text("Cancelled")
+
+
+def test_stop_while_a_call_waits_for_approval_marks_it_cancelled(tmp_path: Path, page: Page) -> None:
+    script = [Turn.tool_calls(ToolCallSpec("sleep", {"ms": 10}, id="call_waiting"))]
+    config: dict[str, Any] = {
+        "mcpServers": {"basic": BASIC},
+        "agents": {"default": {"approval": {"tools": {"sleep": "always"}}}},
+    }
+    with ScriptedModel(script) as model, serving(tmp_path, model, page, **config) as url:
+        page.goto(url)
+        ask(page, "Sleep a little")
+        card = tool_card(page, "call_waiting")
+        expect(card).to_have_attribute("data-state", "approval")
+        page.get_by_role("button", name="Stop").click()
+        expect(card).to_have_attribute("data-state", "cancelled")
+        expect(card.get_by_test_id("tool-approval")).to_be_hidden()
+        expect_run_over(page)
+
+
+def test_a_server_that_failed_to_start_is_named_in_a_banner(tmp_path: Path, page: Page) -> None:
+    with ScriptedModel([]) as model, serving(tmp_path, model, page, **BROKEN_AND_BASIC) as url:
+        page.goto(url)
+        banner = page.get_by_test_id("server-banner")
+        expect(banner).to_be_visible()
+        failed = banner.get_by_test_id("failed-server")
+        expect(failed).to_have_count(1)  # basic started
+        expect(failed).to_have_attribute("data-server", "broken")
+        expect(failed).to_contain_text("Server broken did not start")
+        expect(failed.get_by_test_id("failed-server-reason")).to_contain_text(MISSING_COMMAND)
+
+        banner.get_by_role("link", name="Details").click()
+        expect(page.locator('[data-testid="server-card"][data-server="broken"]')).to_contain_text("failed")
+        banner.get_by_role("button", name="Dismiss the server warning").click()
+        expect(banner).to_be_hidden()
+        page.get_by_role("button", name="Refresh").click()  # the same failure stays dismissed
+        expect(page.locator('[data-testid="server-card"][data-server="basic"]')).to_contain_text("connected")
+        expect(banner).to_be_hidden()
+
+
+def test_no_banner_when_every_server_started(tmp_path: Path, page: Page) -> None:
+    with ScriptedModel([]) as model, serving(tmp_path, model, page, mcpServers={"basic": BASIC}) as url:
+        page.goto(url)
+        page.get_by_role("link", name="Servers").click()
+        expect(page.locator('[data-testid="server-card"][data-server="basic"]')).to_contain_text("connected")
+        expect(page.get_by_test_id("server-banner")).to_be_hidden()
