@@ -3,7 +3,8 @@ Stats view's charts and folded errors, a 400 px wide window, Stop on a running c
 server that failed to start.
 
 Screenshots go to test-artifacts/ (gitignored): web-stats.png and web-stats-400px.png (the Stats view),
-web-chat-400px.png (a chat with a tool call in a 400 px window).
+web-chat-400px.png (a chat with a tool call in a 400 px window), web-cancelled.png (a call stopped
+while it ran).
 """
 
 from __future__ import annotations
@@ -199,6 +200,8 @@ def test_stop_marks_a_running_call_cancelled_also_after_a_reload(tmp_path: Path,
         expect(card).to_have_attribute("data-state", "cancelled")
         expect(card.get_by_test_id("tool-state")).to_have_text("Cancelled")
         expect_run_over(page)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-cancelled.png"))
 
         page.reload()
         stored = tool_card(page, "call_sleep")
