@@ -74,8 +74,10 @@ function chartsRow(row) {
 }
 
 function percentiles(latency) {
-  const figures = [["p50", latency.p50], ["p90", latency.p90], ["p99", latency.p99], ["max", latency.max]];
-  return figures.map(([name, value]) => `${name} ${formatDuration(value)}`).join(" · ");
+  // p50 and p95 are in the tool's figures already.
+  const figures = [["p90", latency.p90], ["p99", latency.p99], ["max", latency.max]];
+  // No-break spaces inside each figure: a narrow chart wraps the line between figures, not within one.
+  return figures.map(([name, value]) => `${name} ${formatDuration(value)}`.replaceAll(" ", "\u00a0")).join(" · ");
 }
 
 function lastError(row) {
