@@ -11,7 +11,7 @@ const GAP = 2;
 export function latencyHistogram(latency) {
   const buckets = latency.buckets;
   const labels = buckets.map((bucket, index) => bucketLabel(buckets, index));
-  const chart = barChart({
+  return barChart({
     counts: buckets.map((bucket) => bucket.count),
     barWidth: 20,
     titles: buckets.map((bucket, index) => `${labels[index]}: ${calls(bucket.count)}`),
@@ -25,7 +25,6 @@ export function latencyHistogram(latency) {
       .join(", ")}`,
     testid: "latency-chart",
   });
-  return chart;
 }
 
 /** `timeline`: the API's {start, bucket_seconds, calls: [n, ...]}. */
