@@ -79,6 +79,7 @@ def bar_counts(chart: Locator) -> list[int]:
 def open_stats_for_the_last_hour(page: Page) -> None:
     page.get_by_role("link", name="Stats").click()
     page.get_by_label("Period").select_option("1h")
+    expect(page.get_by_test_id("stats-panel")).to_have_attribute("data-since", "1h")
     expect(page.get_by_test_id("stats-row")).to_have_count(2)
 
 
@@ -181,10 +182,13 @@ def test_a_chat_fits_a_400_px_window(tmp_path: Path, page: Page) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "web-chat-400px.png"))
 
-        for view in ("Servers", "Stats"):
-            page.get_by_role("link", name=view).click()
-            expect(page.get_by_role("heading", level=1).filter(visible=True)).to_be_in_viewport()
-            expect_no_sideways_scroll(page)
+        page.get_by_test_id("nav-servers").click()
+        expect(page.locator('[data-testid="server-card"][data-server="broken"]')).to_contain_text("failed")
+        expect_no_sideways_scroll(page)
+        page.get_by_test_id("nav-stats").click()
+        expect(page.get_by_test_id("stats-row")).to_have_count(1)  # the echo call
+        expect_inside_the_window(page, page.locator('[data-testid="stats-row"] td'))
+        expect_no_sideways_scroll(page)
 
 
 def test_stop_marks_a_running_call_cancelled_also_after_a_reload(tmp_path: Path, page: Page) -> None:

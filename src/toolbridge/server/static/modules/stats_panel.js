@@ -18,8 +18,15 @@ const COLUMNS = [
   { title: "Last call", cell: (row) => formatRelativeTime(row.last_called) },
 ];
 
+const latestRequest = new WeakMap(); // container -> its latest request: an older answer must not win
+
+/** Draws the figures for `since`; the container's data-since says which period it shows. */
 export async function renderStatsPanel(container, api, since) {
+  const request = {};
+  latestRequest.set(container, request);
   const rows = await api.stats(since);
+  if (latestRequest.get(container) !== request) return; // the period changed meanwhile
+  container.dataset.since = since;
   if (!rows.length) {
     replaceChildren(container, el("p", { class: "muted", dataset: { testid: "stats-empty" } }, "No tool calls in this period."));
     return;
