@@ -30,7 +30,7 @@ from toolbridge.agent.events import AgentEvent, FinalEvent
 from toolbridge.agent.loop import AgentRun
 from toolbridge.agent.result import RunResult
 from toolbridge.config.model import Config
-from toolbridge.models import Model, ModelSettings, resolve_model
+from toolbridge.models import Model, ModelSettings, resolve_model_async
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
 from toolbridge.types import Message
 
@@ -87,7 +87,11 @@ class Agent:
         Extra Python `tools` are offered next to the config's servers and the native tools.
         """
         definition = definition or load_agent_definition(config, name)
-        resolved = model if isinstance(model, Model) else resolve_model(model or definition.model, config)
+        resolved = (
+            model
+            if isinstance(model, Model)
+            else await resolve_model_async(model or definition.model, config)
+        )
         async with Toolbox(config, tools=tools) as toolbox:
             yield cls(resolved, toolbox, definition, approve=approve)
 
