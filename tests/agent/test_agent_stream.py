@@ -17,9 +17,11 @@ from toolbridge.agent import (
     FinalEvent,
     MessageAddedEvent,
     TextDeltaEvent,
+    ToolCallFinishedEvent,
     ToolCallStartedEvent,
     parse_event,
 )
+from toolbridge.errors import UsageError
 from toolbridge.testing import ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool
 
@@ -170,12 +172,30 @@ async def test_a_destructive_call_waits_for_approval(approved: bool) -> None:
         < types.index("tool_call_finished")
     )
     [result] = tool_messages(server.requests[1])
+    [finished] = [e for e in events if isinstance(e, ToolCallFinishedEvent)]
     if approved:
         assert deleted == ["/tmp/x"]
         assert result["content"] == "deleted /tmp/x"
+        assert finished.error_kind is None
     else:
         assert deleted == []
         assert "The user declined this call" in result["content"]
+        assert finished.error_kind == "denied"  # shown as declined without reading the message
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_approvers_own_exception_surfaces_as_itself(streamed: bool) -> None:
+    deleted: list[str] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        raise PermissionError("the approval service is down")
+
+    script = [Turn.tool_calls(ToolCallSpec("delete_file", {"path": "/tmp/x"}), TIME)]
+    async with scripted_agent(script, tools=[destructive_tool(deleted)], approve=approve) as (agent, _):
+        run = collect(agent.stream("Delete /tmp/x")) if streamed else agent.run("Delete /tmp/x")
+        with pytest.raises(PermissionError, match="the approval service is down"):
+            await run
+    assert deleted == []
 
 
 async def test_approval_policy_overrides_and_no_approver_means_declined() -> None:
@@ -257,6 +277,6 @@ async def test_cancel_ends_the_run_with_a_final_event() -> None:
 
 async def test_iterating_without_entering_the_stream_says_how_to_use_it() -> None:
     async with scripted_agent([]) as (agent, _server):
-        with pytest.raises(RuntimeError, match=r"async with agent\.stream"):
+        with pytest.raises(UsageError, match=r"async with agent\.stream"):
             async for _ in agent.stream("Hi"):
                 pass

@@ -7,6 +7,7 @@ import logging
 import pytest
 
 import toolbridge.prompting
+from toolbridge.errors import UsageError
 from toolbridge.prompting import Persona, build_system_prompt, render_calling_convention, render_tool_catalog
 from toolbridge.types import ToolSpec
 
@@ -69,7 +70,7 @@ def test_native_mode_leaves_the_catalog_to_the_api(corpus: list[ToolSpec]) -> No
 
 
 def test_an_unknown_mode_is_a_mistake(corpus: list[ToolSpec]) -> None:
-    with pytest.raises(ValueError, match="unknown tool mode"):
+    with pytest.raises(UsageError, match="unknown tool mode"):
         build_system_prompt(PERSONA, corpus, tool_mode="xml")  # type: ignore[arg-type]
 
 

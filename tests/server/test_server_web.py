@@ -9,6 +9,8 @@ from typing import Any
 
 from server_helpers import EventReader, serve_in_thread
 
+from toolbridge.agent import AgentDefinition
+from toolbridge.store import Store
 from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
 
 CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
@@ -148,8 +150,9 @@ def test_approval_round_trip_late_joiner_and_busy_chat(tmp_path: Path) -> None:
         2,
         1,
     )
-    assert calculate["success_rate"] == 0.5
-    assert "declined" in calculate["last_error"]
+    # The declined call is counted, but not as a failure of the tool.
+    assert (calculate["denied"], calculate["failed"], calculate["success_rate"]) == (1, 0, 1.0)
+    assert calculate["last_error"] is None
 
 
 def test_stats_count_calls_and_cache_hits_from_both_endpoints(tmp_path: Path) -> None:
@@ -183,9 +186,32 @@ def test_stats_count_calls_and_cache_hits_from_both_endpoints(tmp_path: Path) ->
     assert bad_since.json()["error"]["param"] == "since"
 
 
+def test_a_call_stopped_while_it_runs_is_counted_as_cancelled(tmp_path: Path) -> None:
+    basic = {"command": sys.executable, "args": [str(Path(__file__).parent.parent / "servers" / "basic.py")]}
+    turns = [Turn.tool_calls(ToolCallSpec("sleep", {"ms": 60_000}, id="call_slow"))]
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model, mcp_servers={"basic": basic}) as server,
+    ):
+        http = server.http()
+        chat_id = http.post("/api/chats", json={"agent": "default"}).json()["id"]
+        with EventReader(http, chat_id) as events:
+            http.post(f"/api/chats/{chat_id}/messages", json={"content": "Sleep a minute."})
+            events.until("tool_call_started")
+            assert http.post(f"/api/chats/{chat_id}/cancel").status_code == 204
+            assert events.until("final")[-1]["result"]["stop_reason"] == "cancelled"
+        stats = http.get("/api/stats").json()
+
+    (sleep,) = stats
+    assert (sleep["tool"], sleep["server"], sleep["calls"], sleep["cancelled"]) == ("sleep", "basic", 1, 1)
+    assert (sleep["failed"], sleep["success_rate"], sleep["last_error"]) == (0, None, None)
+
+
 def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
     basic = {"command": sys.executable, "args": [str(Path(__file__).parent.parent / "servers" / "basic.py")]}
     agents = {"helper": {"description": "Helps.", "model": "scripted", "servers": []}}
+    with Store(f"sqlite:///{tmp_path / 'toolbridge.db'}") as store:  # the database the server opens
+        store.create_agent(AgentDefinition(name="stored", description="Kept.", model="demo"))
     with (
         ScriptedModel([]) as model,
         serve_in_thread(tmp_path, model, agents=agents, mcp_servers={"basic": basic}) as server,
@@ -201,8 +227,9 @@ def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
         page = http.get("/")
 
     assert listed_agents == [
-        {"name": "default", "description": "", "model": None},
-        {"name": "helper", "description": "Helps.", "model": "scripted"},
+        {"name": "default", "description": "", "model": None, "source": "built-in"},
+        {"name": "helper", "description": "Helps.", "model": "scripted", "source": "config"},
+        {"name": "stored", "description": "Kept.", "model": "demo", "source": "database"},
     ]
     (status,) = servers
     assert (status["name"], status["transport"], status["state"], status["last_error"]) == (
@@ -215,7 +242,8 @@ def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
     assert {tool["source"] for tool in helper_tools} == {"native"}
     assert unknown_agent.status_code == 404
     assert (
-        "no agent named 'nobody'; the agents are: default, helper" in unknown_agent.json()["error"]["message"]
+        "no agent named 'nobody'; the agents are: default, helper, stored"
+        in unknown_agent.json()["error"]["message"]
     )
     assert missing_chat.status_code == 404
     assert "no chat 999" in missing_chat.json()["error"]["message"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbridge.config import Config, parse_config
+from toolbridge.config import CacheConfig, Config, parse_config
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConfigError
 from toolbridge.tools import Toolbox
@@ -57,7 +57,7 @@ def test_hinted_results_are_reused_until_their_ttl_runs_out() -> None:
 def test_tools_without_hints_and_errors_are_never_cached() -> None:
     cache = ResultCache(60)
     cache.put(PLAIN, "send", {}, ok("sent"))
-    cache.put(READ_ONLY, "search", {"q": "bad"}, ToolResult.error("c1", "boom"))
+    cache.put(READ_ONLY, "search", {"q": "bad"}, ToolResult.error("c1", "boom", kind="server_error"))
     assert cache.get(PLAIN, "send", {}) is None
     assert cache.get(READ_ONLY, "search", {"q": "bad"}) is None
 
@@ -116,7 +116,7 @@ async def test_a_repeated_read_only_call_is_served_from_the_cache(stdio_server: 
 
 @pytest.mark.anyio
 async def test_ttl_zero_in_the_config_turns_the_cache_off(stdio_server: StdioServer) -> None:
-    config = Config(servers={"shadow": stdio_server("shadow")}, raw={"cache": {"ttl": 0}})
+    config = Config(servers={"shadow": stdio_server("shadow")}, cache=CacheConfig(ttl=0))
     async with Toolbox(config, native=False) as box:
         await box.call("lookup", {"key": "k"})
         second = await box.call("lookup", {"key": "k"})

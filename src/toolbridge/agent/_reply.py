@@ -153,7 +153,7 @@ class _ReplyReader:
             call, error = parts.to_call()
             reply.calls.append(call)
             if error is not None:
-                reply.failed_calls[call.id] = ToolResult.error(call.id, error)
+                reply.failed_calls[call.id] = ToolResult.error(call.id, error, kind="invalid_arguments")
         reply.calls += text_calls
         return reply
 

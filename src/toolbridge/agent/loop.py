@@ -81,6 +81,7 @@ class FinalAnswer:
 class Stop:
     reason: StopReason
     detail: str
+    error: ModelError | None = None
 
 
 StepOutcome = RunTools | FinalAnswer | Stop
@@ -183,7 +184,7 @@ class AgentRun:
             reply = await self._request(step)
         except ModelError as error:
             await self._send(StepFinishedEvent(step=step, outcome="stop"))
-            return Stop("model_error", str(error))
+            return Stop("model_error", str(error), error)
         self._usage = self._usage + reply.usage
         outcome = self._decide(reply)
         await self._send(
@@ -243,21 +244,25 @@ class AgentRun:
         for invalid in reply.invalid_calls:
             await self._send(InvalidToolCallEvent(step=step, message=invalid.message, raw=invalid.raw))
         await self._runner.run_all(step, reply.calls, reply.failed_calls, self._finished_calls)
-        self._answer_calls(lambda call: ToolResult.error(call.id, "The call did not run."))
+        self._answer_calls(lambda call: ToolResult.error(call.id, "The call did not run.", kind="cancelled"))
         if reply.invalid_calls:
             problems = [(invalid.message, invalid.raw) for invalid in reply.invalid_calls]
             self._messages.append(UserMessage(content=invalid_call_feedback(problems)))
 
     def _finish(self, outcome: FinalAnswer | Stop) -> RunResult:
+        error = None
         if isinstance(outcome, FinalAnswer):
             output, reason, detail = outcome.reply.content, "final_answer", ""
         else:
-            output, reason, detail = "", outcome.reason, outcome.detail
-            self._answer_calls(lambda call: ToolResult.error(call.id, f"This call did not run: {detail}"))
+            output, reason, detail, error = "", outcome.reason, outcome.detail, outcome.error
+            self._answer_calls(
+                lambda call: ToolResult.error(call.id, f"This call did not run: {detail}", kind="cancelled")
+            )
         result = RunResult(
             output=output,
             stop_reason=reason,
             stop_detail=detail,
+            error=error,
             messages=list(self._messages),
             new_message_index=self._new_message_index,
             steps=self._steps,

@@ -213,7 +213,13 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
         if isinstance(error, anthropic.APIStatusError):
             if error.status_code < 400:  # an `error` event inside a stream that began with 200
                 return stream_error(self._endpoint, error.body)
-            return status_error(self._endpoint, error.status_code, error.body, sent_tools=sent_tools)
+            return status_error(
+                self._endpoint,
+                error.status_code,
+                error.body,
+                sent_tools=sent_tools,
+                headers=error.response.headers,
+            )
         if isinstance(error, anthropic.APIConnectionError):
             timed_out = isinstance(error, anthropic.APITimeoutError)
             return connection_error(self._endpoint, error, timed_out=timed_out)

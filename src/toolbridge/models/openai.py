@@ -204,7 +204,13 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[ChatComp
 
     def _model_error(self, error: openai.OpenAIError, sent_tools: bool) -> ModelError:
         if isinstance(error, openai.APIStatusError):
-            return status_error(self._endpoint, error.status_code, error.body, sent_tools=sent_tools)
+            return status_error(
+                self._endpoint,
+                error.status_code,
+                error.body,
+                sent_tools=sent_tools,
+                headers=error.response.headers,
+            )
         if isinstance(error, openai.APIConnectionError):
             timed_out = isinstance(error, openai.APITimeoutError)
             return connection_error(self._endpoint, error, timed_out=timed_out)

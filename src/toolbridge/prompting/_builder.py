@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from toolbridge.errors import UsageError
 from toolbridge.prompting._catalog import render_tool_catalog
 from toolbridge.prompting._convention import render_calling_convention
 from toolbridge.types import ToolSpec
@@ -48,7 +49,7 @@ def build_system_prompt(
     elif tools and tool_mode == "native":
         sections.append(_NATIVE_GUIDANCE)
     elif tools:
-        raise ValueError(f"unknown tool mode {tool_mode!r}: use 'prompt' or 'native'")
+        raise UsageError(f"unknown tool mode {tool_mode!r}: use 'prompt' or 'native'")
     prompt = "\n\n".join(sections)
     logger.debug("system prompt (%s mode, %d tools):\n%s", tool_mode, len(tools), prompt)
     return prompt

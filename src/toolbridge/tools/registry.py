@@ -20,22 +20,29 @@ from dataclasses import dataclass
 
 import anyio
 
-from toolbridge.errors import ServerError, ToolbridgeError, UnknownToolError
+from toolbridge.errors import (
+    ServerError,
+    ServerTimeoutError,
+    ToolArgumentsError,
+    ToolbridgeError,
+    UnknownToolError,
+    UsageError,
+)
 from toolbridge.mcp import ServerPool
 from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.validation import validate_arguments
-from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolResult, ToolSpec
+from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolErrorKind, ToolResult, ToolSpec
 
-__all__ = ["QUALIFIER", "ToolRegistry"]
+__all__ = ["QUALIFIER", "ToolRegistry", "error_kind"]
 
 logger = logging.getLogger("toolbridge.tools")
 
 QUALIFIER = "__"
 """Joins a source and a tool name in an exposed name: `excel__read_data`."""
 
-# Sources a model may name that mean "find it for me" (seed 003: calls carried `native` or `appflowy`).
-_AUTO_SOURCES = frozenset({NATIVE_SOURCE, "appflowy", ""})
+# Sources that mean "find it for me"; the config's `routing.any_source` adds names models invent.
+_AUTO_SOURCES = frozenset({NATIVE_SOURCE, ""})
 
 NATIVE_CALL_TIMEOUT = 60.0
 
@@ -68,9 +75,12 @@ class ToolRegistry:
         native: Iterable[FunctionTool] = (),
         *,
         cache: ResultCache | None = None,
+        any_source: Iterable[str] = (),
     ) -> None:
+        """`any_source`: source names a call may carry that mean "wherever the tool is", like `native`."""
         self._pool = pool
         self._cache = cache
+        self._auto_sources = _AUTO_SOURCES | set(any_source)
         self._native: dict[str, FunctionTool] = {}
         self._entries: dict[str, _Entry] = {}
         self._by_original: dict[str, list[_Entry]] = {}
@@ -88,7 +98,7 @@ class ToolRegistry:
     def add(self, tool: FunctionTool) -> None:
         """Register a Python function tool (see `toolbridge.tools.tool`). Names must be unique."""
         if tool.spec.name in self._native:
-            raise ValueError(
+            raise UsageError(
                 f"a native tool named {tool.spec.name!r} is already registered; rename one of them"
             )
         self._native[tool.spec.name] = tool
@@ -187,7 +197,7 @@ class ToolRegistry:
 
     def _resolve(self, call: ToolCall) -> _Entry:
         source = (call.source or "").strip()
-        if source and source not in _AUTO_SOURCES:
+        if source and source not in self._auto_sources:
             return self._resolve_on_server(call.name, source)
         exact = self._entries.get(call.name)
         if exact is not None:
@@ -255,9 +265,21 @@ class ToolRegistry:
         await self._ensure_indexed()
         try:
             entry = self._resolve(call)
-            arguments, notes = validate_arguments(entry.spec, call.arguments)
         except ToolbridgeError as exc:
-            return ToolResult.error(call.id, str(exc), duration=time.perf_counter() - started)
+            return ToolResult.error(
+                call.id, str(exc), kind=error_kind(exc), duration=time.perf_counter() - started
+            )
+        try:
+            arguments, notes = validate_arguments(entry.spec, call.arguments)
+        except ToolArgumentsError as exc:
+            # Counted against the tool it was meant for, though the tool never ran.
+            return ToolResult.error(
+                call.id,
+                str(exc),
+                kind="invalid_arguments",
+                server=entry.source,
+                duration=time.perf_counter() - started,
+            )
 
         cached = self._cache.get(entry.spec, entry.original, arguments) if self._cache else None
         if cached is not None:
@@ -282,6 +304,7 @@ class ToolRegistry:
                 call.id,
                 f"Tool {entry.spec.name!r} timed out after {limit:g} s and was stopped. "
                 "Try simpler arguments, or tell the user the tool did not answer in time.",
+                kind="timeout",
                 server=NATIVE_SOURCE,
                 duration=time.perf_counter() - started,
             )
@@ -292,5 +315,22 @@ class ToolRegistry:
             )
         except ToolbridgeError as exc:
             return ToolResult.error(
-                call.id, str(exc), server=entry.source, duration=time.perf_counter() - started
+                call.id,
+                str(exc),
+                kind=error_kind(exc),
+                server=entry.source,
+                duration=time.perf_counter() - started,
             )
+
+
+def error_kind(error: ToolbridgeError) -> ToolErrorKind:
+    """The kind of failed call a raised error stands for, when it becomes a result for the model."""
+    if isinstance(error, UnknownToolError):
+        return "unknown_tool"
+    if isinstance(error, ToolArgumentsError):
+        return "invalid_arguments"
+    if isinstance(error, ServerTimeoutError):
+        return "timeout"
+    if isinstance(error, ServerError):
+        return "server_unavailable"
+    return "server_error"
