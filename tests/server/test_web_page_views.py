@@ -43,19 +43,21 @@ TRACEBACK = (
 
 
 def seed_calls(tmp_path: Path) -> None:
-    """read_range: 2 fast calls 2 minutes ago, 3 slower ones 40 minutes ago, the slowest failing with a
-    traceback; calculate: one call."""
+    """read_range: 2 fast calls and a declined one 2 minutes ago; 3 slower ones (the slowest failing
+    with a traceback) and a cancelled one 40 minutes ago. calculate: one call."""
     now = datetime.now(UTC)
     calls = [
-        ("read_range", "excel", 0.004, 2, None),
-        ("read_range", "excel", 0.008, 2, None),
-        ("read_range", "excel", 0.2, 40, None),
-        ("read_range", "excel", 0.3, 40, None),
-        ("read_range", "excel", 3.0, 40, TRACEBACK),
-        ("calculate", "native", 0.02, 10, None),
+        ("read_range", "excel", 0.004, 2, "ok", None),
+        ("read_range", "excel", 0.008, 2, "ok", None),
+        ("read_range", "excel", 0.0, 2, "denied", "The user declined this call."),
+        ("read_range", "excel", 0.2, 40, "ok", None),
+        ("read_range", "excel", 0.3, 40, "ok", None),
+        ("read_range", "excel", 3.0, 40, "error", TRACEBACK),
+        ("read_range", "excel", 20.0, 40, "cancelled", "The run was cancelled."),
+        ("calculate", "native", 0.02, 10, "ok", None),
     ]
     with Store(web_db_url(tmp_path)) as store:
-        for number, (tool, server, duration, minutes_ago, error) in enumerate(calls):
+        for number, (tool, server, duration, minutes_ago, status, error) in enumerate(calls):
             store.log_tool_call(
                 ToolCallLogEntry(
                     tool=tool,
@@ -64,7 +66,7 @@ def seed_calls(tmp_path: Path) -> None:
                     argument_hash=argument_hash({}),
                     started_at=now - timedelta(minutes=minutes_ago),
                     duration=duration,
-                    status="error" if error else "ok",
+                    status=status,
                     error=error,
                 )
             )
@@ -106,7 +108,13 @@ def test_the_stats_view_draws_each_tools_latency_and_calls_over_time_and_folds_l
         open_stats_for_the_last_hour(page)
         charts = page.locator('[data-testid="stats-charts"][data-tool="read_range"]')
 
-        # Latency: every bucket is a bar (10 bounds and one open-ended), the seeded ones filled.
+        # Declined and cancelled calls are counted, and said to be neither successes nor failures.
+        figures = page.locator('[data-testid="stats-row"][data-tool="read_range"]')
+        expect(figures.locator('td[data-label="Calls"]')).to_contain_text("7")
+        expect(figures.get_by_test_id("stats-not-run")).to_have_text("1 declined, 1 cancelled")
+        expect(figures.locator('td[data-label="Success"]')).to_have_text("80%")
+
+        # Latency: every bucket is a bar (10 bounds and one open-ended), the finished calls' filled.
         latency = charts.get_by_test_id("latency-chart")
         assert bar_counts(latency) == [2, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0]
         expect(latency.locator("rect").nth(0).locator("title")).to_have_text("up to 10 ms: 2 calls")
@@ -116,8 +124,8 @@ def test_the_stats_view_draws_each_tools_latency_and_calls_over_time_and_folds_l
         # Calls over time: the last hour in 5-minute bars (13 with the one now), two of them filled.
         calls = bar_counts(charts.get_by_test_id("calls-chart"))
         assert len(calls) == 13
-        assert sorted(count for count in calls if count) == [2, 3]
-        assert calls.index(3) < calls.index(2)  # the older calls come first
+        assert sorted(count for count in calls if count) == [3, 4]  # every call, declined or not
+        assert calls.index(4) < calls.index(3)  # the older calls come first
         calculate_calls = page.locator('[data-testid="stats-charts"][data-tool="calculate"]').get_by_test_id(
             "calls-chart"
         )

@@ -47,6 +47,29 @@ def test_latency_buckets_and_percentiles_per_tool(backend_store: Store) -> None:
     assert other.p50 == other.p99 == other.max == 0.3
 
 
+def test_declined_and_cancelled_calls_count_over_time_but_not_in_latencies(backend_store: Store) -> None:
+    backend_store.log_tool_call(entry("write", "files", 0.2, minutes_ago=3))
+    backend_store.log_tool_call(
+        entry("write", "files", 0.0, minutes_ago=2, status="denied", error="declined")
+    )
+    backend_store.log_tool_call(
+        entry("write", "files", 9.0, minutes_ago=1, status="cancelled", error="stopped")
+    )
+    backend_store.log_tool_call(
+        entry("delete", "files", 0.0, minutes_ago=1, status="denied", error="declined")
+    )
+
+    charts = charts_by_tool(backend_store, since=NOW - timedelta(minutes=15))
+    write = charts["write", "files"]
+    assert {b.le: b.count for b in write.latency.buckets if b.count} == {0.25: 1}
+    assert write.latency.max == 0.2
+    assert sum(write.calls_over_time.calls) == 3
+    never_ran = charts["delete", "files"]
+    assert sum(b.count for b in never_ran.latency.buckets) == 0
+    assert (never_ran.latency.p50, never_ran.latency.max) == (0.0, 0.0)
+    assert sum(never_ran.calls_over_time.calls) == 1
+
+
 def test_calls_over_time_share_buckets_across_tools(backend_store: Store) -> None:
     # The last hour in 5-minute buckets: 12:00 is the 13th bucket's start, so there are 13 of them.
     for minutes_ago in (59, 58, 31, 1, 0):

@@ -1,7 +1,9 @@
 """What the Stats page draws per tool: a latency histogram with percentiles, and calls over time.
 
 Binned in Python from one query over the call log, like the percentiles in `_stats`, so SQLite and
-PostgreSQL give the same figures without per-dialect date arithmetic.
+PostgreSQL give the same figures without per-dialect date arithmetic. As in `_stats`, latencies are of
+finished calls only (a declined call never ran, a cancelled one was cut short); calls over time count
+every call.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from toolbridge.store._schema import ToolCallRow
 from toolbridge.store._stats import percentile
 
 __all__ = [
+    "FINISHED_STATUSES",
     "LATENCY_BOUNDS",
     "MAX_TIME_BUCKETS",
     "CallsOverTime",
@@ -31,6 +34,9 @@ __all__ = [
 
 LATENCY_BOUNDS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 """Upper bounds (seconds, inclusive) of the latency buckets; one more bucket holds everything slower."""
+
+FINISHED_STATUSES = ("ok", "error")
+"""The calls whose latency counts: they ran to an answer."""
 
 MAX_TIME_BUCKETS = 48
 """At most this many bars in a calls-over-time chart: the bucket width grows with the period."""
@@ -93,7 +99,7 @@ def tool_charts(session: Session, since: datetime | None, *, now: datetime | Non
     window = [ToolCallRow.started_at >= since] if since is not None else []
     key = (ToolCallRow.tool, ToolCallRow.server)
     rows = session.execute(
-        select(*key, ToolCallRow.duration, ToolCallRow.started_at)
+        select(*key, ToolCallRow.duration, ToolCallRow.started_at, ToolCallRow.status)
         .where(*window)
         .order_by(ToolCallRow.duration)
     ).all()
@@ -107,8 +113,9 @@ def tool_charts(session: Session, since: datetime | None, *, now: datetime | Non
 
     durations: dict[tuple[str, str], list[float]] = defaultdict(list)
     timelines: dict[tuple[str, str], list[int]] = {}
-    for tool, server, duration, started_at in rows:
-        durations[tool, server].append(duration)
+    for tool, server, duration, started_at, status in rows:
+        if status in FINISHED_STATUSES:
+            durations[tool, server].append(duration)
         timeline = timelines.setdefault((tool, server), [0] * bucket_count)
         index = int((started_at - origin).total_seconds() // width)
         timeline[min(max(index, 0), bucket_count - 1)] += 1  # a clock that went back stays on the chart
@@ -134,7 +141,7 @@ def _distribution(sorted_durations: list[float]) -> LatencyDistribution:
         p50=percentile(sorted_durations, 0.50),
         p90=percentile(sorted_durations, 0.90),
         p99=percentile(sorted_durations, 0.99),
-        max=sorted_durations[-1],
+        max=sorted_durations[-1] if sorted_durations else 0.0,
     )
 
 

@@ -1,6 +1,6 @@
-// The statistics view: per tool and server, calls, success rate, latency percentiles, cache hits and
-// when it was last called; under each tool's row, its latency histogram, its calls over time and its
-// last error (long ones folded), over a chosen period.
+// The statistics view: per tool and server, calls (and how many were declined or cancelled), success
+// rate, latency percentiles, cache hits and when it was last called; under each tool's row, its
+// latency histogram, its calls over time and its last error (long ones folded), over a chosen period.
 
 import { callsOverTime, latencyHistogram } from "./charts.js";
 import { el, replaceChildren } from "./dom.js";
@@ -10,7 +10,7 @@ import { formatDuration, formatPercent, formatRelativeTime } from "./format.js";
 const COLUMNS = [
   { title: "Tool", cell: (row) => el("code", { class: "stats-tool" }, row.tool) },
   { title: "Server", cell: (row) => row.server ?? "" },
-  { title: "Calls", numeric: true, cell: (row) => String(row.calls ?? 0) },
+  { title: "Calls", numeric: true, cell: callsCell },
   { title: "Success", numeric: true, cell: (row) => formatPercent(row.success_rate) },
   { title: "p50", numeric: true, cell: (row) => formatDuration(row.p50) },
   { title: "p95", numeric: true, cell: (row) => formatDuration(row.p95) },
@@ -40,6 +40,18 @@ export async function renderStatsPanel(container, api, since) {
       rows.map((row) => el("tbody", { class: "stats-tool-group" }, figuresRow(row), chartsRow(row))),
     ),
   );
+}
+
+/** The number of calls, and beneath it how many of them never ran to an answer (not failures). */
+function callsCell(row) {
+  const notRun = [
+    row.denied ? `${row.denied} declined` : null,
+    row.cancelled ? `${row.cancelled} cancelled` : null,
+  ].filter(Boolean);
+  return [
+    String(row.calls ?? 0),
+    notRun.length ? el("span", { class: "stats-not-run muted", dataset: { testid: "stats-not-run" } }, notRun.join(", ")) : null,
+  ];
 }
 
 function figuresRow(row) {
