@@ -8,7 +8,7 @@ import { foldedText } from "./folded_text.js";
 import { formatDuration, formatPercent, formatRelativeTime } from "./format.js";
 
 const COLUMNS = [
-  { title: "Tool", cell: (row) => el("code", { class: "stats-tool" }, row.tool) },
+  { title: "Tool", cell: (row) => el("code", { class: "stats-tool" }, breakableName(row.tool)) },
   { title: "Server", cell: (row) => row.server ?? "" },
   { title: "Calls", numeric: true, cell: callsCell },
   { title: "Success", numeric: true, cell: (row) => formatPercent(row.success_rate) },
@@ -42,11 +42,16 @@ export async function renderStatsPanel(container, api, since) {
   );
 }
 
+/** A long tool name may wrap after its underscores, never inside a word. */
+function breakableName(name) {
+  return name.split(/(?<=_)/).flatMap((part, index) => (index ? [el("wbr"), part] : [part]));
+}
+
 /** The number of calls, and beneath it how many of them never ran to an answer (not failures). */
 function callsCell(row) {
   const notRun = [
-    row.denied ? `${row.denied} declined` : null,
-    row.cancelled ? `${row.cancelled} cancelled` : null,
+    row.denied ? `${row.denied}\u00a0declined` : null,
+    row.cancelled ? `${row.cancelled}\u00a0cancelled` : null,
   ].filter(Boolean);
   return [
     String(row.calls ?? 0),
