@@ -7,13 +7,18 @@ import { foldedText } from "./folded_text.js";
 export class ServerBanner {
   constructor(container) {
     this.container = container;
-    this.dismissed = new Set(); // "name\nreason": the same failure is not shown again once dismissed
+    // Names of failed servers the user dismissed. Keyed by name, not reason: a server that keeps failing
+    // is retried with backoff, and each retry words its reason anew. A server that starts is forgotten,
+    // so its next failure shows again.
+    this.dismissed = new Set();
   }
 
   /** `servers`: the API's server list; shows the failed ones, or hides the banner if none. */
   update(servers) {
     const failed = servers.filter((server) => server.enabled !== false && server.state === "failed");
-    const shown = failed.filter((server) => !this.dismissed.has(key(server)));
+    const failing = new Set(failed.map((server) => server.name));
+    for (const name of this.dismissed) if (!failing.has(name)) this.dismissed.delete(name);
+    const shown = failed.filter((server) => !this.dismissed.has(server.name));
     if (!shown.length) {
       this.container.hidden = true;
       replaceChildren(this.container);
@@ -25,7 +30,7 @@ export class ServerBanner {
       "Dismiss",
     );
     dismiss.addEventListener("click", () => {
-      for (const server of shown) this.dismissed.add(key(server));
+      for (const server of shown) this.dismissed.add(server.name);
       this.update(servers);
     });
     replaceChildren(
@@ -49,8 +54,4 @@ export class ServerBanner {
     );
     this.container.hidden = false;
   }
-}
-
-function key(server) {
-  return `${server.name}\n${server.last_error ?? ""}`;
 }
