@@ -6,13 +6,19 @@
 - `DemoModel`: the built-in rule-based stand-in (`demo`), labelled as such in every answer.
 - `resolve_model(name, config)`: a name from the config's `models` section, `provider:model`, `demo`,
   or the defaults (`$OPENAI_API_KEY`, a local Ollama).
+- `NativeToolsModel`, `PromptToolsModel(inner, dialect=...)`, `AutoToolsModel` and
+  `tool_calling_model(model, mode)`: how tools reach a model (natively, in the prompt, or native until
+  refused); each yields the same native-style events. `ToolCallCollector` turns a reply's
+  `ToolCallDelta`s into `ToolCall`s.
 - `remember_prompt_mode` / `remembered_tool_mode`: the memory of endpoints that reject native tools.
 """
 
 from typing import TYPE_CHECKING, Any
 
+from toolbridge.models._calls import CollectedCall, ToolCallCollector
 from toolbridge.models.base import (
     Finish,
+    InvalidToolCall,
     Model,
     ModelEvent,
     ModelRequest,
@@ -21,11 +27,20 @@ from toolbridge.models.base import (
     TextDelta,
     ToolCallDelta,
     ToolMode,
+    ToolModeChanged,
     UsageReport,
 )
 from toolbridge.models.demo import DemoModel
 from toolbridge.models.profiles import PROFILES, ProviderProfile, find_profile
 from toolbridge.models.resolve import ModelConfig, build_model, model_configs, resolve_model
+from toolbridge.models.tool_calling import (
+    ActiveToolMode,
+    AutoToolsModel,
+    NativeToolsModel,
+    PromptToolsModel,
+    ToolCallingModel,
+    tool_calling_model,
+)
 from toolbridge.models.tool_modes import forget_tool_mode, remember_prompt_mode, remembered_tool_mode
 
 if TYPE_CHECKING:
@@ -34,20 +49,29 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROFILES",
+    "ActiveToolMode",
     "AnthropicModel",
+    "AutoToolsModel",
+    "CollectedCall",
     "DemoModel",
     "Finish",
+    "InvalidToolCall",
     "Model",
     "ModelConfig",
     "ModelEvent",
     "ModelRequest",
     "ModelSettings",
+    "NativeToolsModel",
     "OpenAIChatModel",
+    "PromptToolsModel",
     "ProviderProfile",
     "ReasoningDelta",
     "TextDelta",
+    "ToolCallCollector",
     "ToolCallDelta",
+    "ToolCallingModel",
     "ToolMode",
+    "ToolModeChanged",
     "UsageReport",
     "build_model",
     "find_profile",
@@ -56,6 +80,7 @@ __all__ = [
     "remember_prompt_mode",
     "remembered_tool_mode",
     "resolve_model",
+    "tool_calling_model",
 ]
 
 

@@ -16,7 +16,6 @@ from toolbridge.errors import ConfigError
 from toolbridge.models._errors import Endpoint
 from toolbridge.models.base import Model, ModelEvent, ModelRequest, ModelSettings, ToolMode
 from toolbridge.models.profiles import ProviderProfile
-from toolbridge.models.tool_modes import remembered_tool_mode
 
 __all__ = ["HttpModel", "LoopLocal", "first_set", "resolve_api_key"]
 
@@ -108,8 +107,6 @@ class HttpModel(Model, Generic[SdkClientT]):
         self.timeout = timeout
         self._headers = dict(headers or {})
         self.tool_mode = tool_mode
-        if tool_mode == "auto" and remembered_tool_mode(self.base_url, model_id) == "prompt":
-            self.tool_mode = "prompt"
         self._endpoint = Endpoint(name, model_id, self.base_url, profile, max_retries, key_from)
         self._clients: LoopLocal[SdkClientT] = LoopLocal(self._new_client)
 

@@ -56,8 +56,8 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI]):
     """A model behind an OpenAI-compatible chat-completions endpoint.
 
     `api_key` defaults to the profile's environment variable; local servers need none. `settings` are
-    defaults that a request's own settings override. `tool_mode="auto"` starts in prompt mode when this
-    endpoint was remembered to reject tools (see `toolbridge.models.tool_modes`).
+    defaults that a request's own settings override. `tool_mode` says how an agent gives it tools (see
+    `toolbridge.models.tool_calling`).
     """
 
     def __init__(

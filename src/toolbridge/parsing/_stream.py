@@ -169,7 +169,9 @@ class StreamParser:
                 self._pending = text[new_pos:]  # might be the start of the call's closing marker
                 new_pos = n
             pos = new_pos
-        self._fast_cache = self._event_caches[self._mode] if self._reader is None and not self._pending else None
+        self._fast_cache = (
+            self._event_caches[self._mode] if self._reader is None and not self._pending else None
+        )
         return events
 
     def _read_plain(self, text: str, pos: int, events: list[Event]) -> int:
@@ -224,4 +226,3 @@ def _opens_inside_reasoning(text: str, formats: Sequence[CallFormat]) -> bool:
         return False
     earlier = [THINK_OPEN, *(marker for fmt in formats for marker in fmt.opening_markers)]
     return all(text.find(marker, 0, close) < 0 for marker in earlier)
-

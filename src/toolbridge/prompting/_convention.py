@@ -35,6 +35,7 @@ class CallWriter(Protocol):
 
     def format_call(self, name: str, arguments: Mapping[str, Any]) -> str: ...
 
+
 _FORMAT_EXAMPLES = {
     "date-time": "2025-01-31T09:30:00Z",
     "date": "2025-01-31",
@@ -83,9 +84,7 @@ def _example_tool(tools: Sequence[ToolSpec], dialect: CallWriter) -> ToolSpec | 
     candidates = [tool for tool in tools if example_arguments(tool.input_schema)] or list(tools)
     if not candidates:
         return None
-    return min(
-        candidates, key=lambda t: len(dialect.format_call(t.name, example_arguments(t.input_schema)))
-    )
+    return min(candidates, key=lambda t: len(dialect.format_call(t.name, example_arguments(t.input_schema))))
 
 
 def _example_value(schema: Mapping[str, Any], depth: int) -> Any:
