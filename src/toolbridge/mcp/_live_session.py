@@ -11,7 +11,6 @@ import anyio
 import mcp_types as mcp
 from mcp import ClientSession
 from mcp.client.session import IncomingMessage
-from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
 from toolbridge import __version__
@@ -21,6 +20,7 @@ from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
+from toolbridge.mcp._transports._streams import ReadStream
 from toolbridge.types import ToolSpec
 
 __all__ = ["LiveSession"]

@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
-# The SDK's own name for the (read, write) stream pair; it is not re-exported publicly.
-from mcp.client._transport import TransportStreams
-
 from toolbridge.config.model import ServerConfig, Transport
 from toolbridge.mcp._stderr import StderrLog
+from toolbridge.mcp._transports._streams import TransportStreams
 from toolbridge.mcp._transports.sse import open_sse
 from toolbridge.mcp._transports.stdio import open_stdio
 from toolbridge.mcp._transports.streamable_http import open_streamable_http

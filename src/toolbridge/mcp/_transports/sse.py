@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from mcp.client._transport import TransportStreams
 from mcp.client.sse import sse_client
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.mcp._stderr import StderrLog
+from toolbridge.mcp._transports._streams import TransportStreams
 from toolbridge.mcp._transports.streamable_http import HTTP_READ_TIMEOUT, require_url
 
 __all__ = ["open_sse"]

@@ -8,12 +8,12 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from mcp.client._transport import TransportStreams
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
 from toolbridge.mcp._stderr import EXIT_STATUS_MARKER, StderrLog
+from toolbridge.mcp._transports._streams import TransportStreams
 
 __all__ = ["open_stdio"]
 

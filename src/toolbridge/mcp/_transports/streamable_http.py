@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx2
-from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
 from toolbridge.mcp._stderr import StderrLog
+from toolbridge.mcp._transports._streams import TransportStreams
 
 __all__ = ["HTTP_READ_TIMEOUT", "open_streamable_http", "require_url"]
 
