@@ -17,6 +17,7 @@ the same native-style events, so the agent loop never knows which one it has:
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Literal
@@ -24,7 +25,7 @@ from typing import Literal
 from toolbridge.errors import ToolsNotSupportedError
 from toolbridge.models._text_calls import calls_from_text, tool_result_block
 from toolbridge.models.base import Model, ModelEvent, ModelRequest, ToolMode, ToolModeChanged
-from toolbridge.models.tool_modes import remember_prompt_mode, remembered_tool_mode
+from toolbridge.models.tool_modes import endpoint_of, remember_prompt_mode, remembered_tool_mode
 from toolbridge.parsing import CallFormat, call_format
 from toolbridge.prompting import build_system_prompt
 from toolbridge.types import AssistantMessage, Message, SystemMessage, ToolMessage, ToolSpec, UserMessage
@@ -42,11 +43,17 @@ ActiveToolMode = Literal["native", "prompt"]
 
 
 class ToolCallingModel(Model):
-    """A model wrapper that takes tools in the request, however the model behind it takes them."""
+    """A model wrapper that takes tools in the request, however the model behind it takes them.
 
-    def __init__(self, inner: Model) -> None:
+    Subclasses say what the inner model is sent (`_inner_request`); the reply's text always goes
+    through the parser for `dialect`, so calls written in text come out as `ToolCallDelta`s. A request
+    without tools goes through untouched: without tools, markup in the text is just text.
+    """
+
+    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
         self.inner = inner
         self.name = inner.name
+        self.dialect = call_format(dialect) if isinstance(dialect, str) else dialect
         self._tools: Sequence[ToolSpec] = ()
         self._tool_section = ""
 
@@ -69,8 +76,18 @@ class ToolCallingModel(Model):
         finally:
             await events.aclose()
 
-    def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent]:
-        raise NotImplementedError
+    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent]:
+        if not request.tools:
+            async with self.inner.stream(request) as events:
+                async for event in events:
+                    yield event
+            return
+        async with self.inner.stream(self._inner_request(request)) as events:
+            async for event in calls_from_text(events, self.dialect):
+                yield event
+
+    @abstractmethod
+    def _inner_request(self, request: ModelRequest) -> ModelRequest: ...
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -86,7 +103,7 @@ class ToolCallingModel(Model):
         return [SystemMessage(content=section), *messages]
 
     def _render_tool_section(self, tools: Sequence[ToolSpec]) -> str:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} adds no tool section of its own")
 
 
 class NativeToolsModel(ToolCallingModel):
@@ -94,24 +111,12 @@ class NativeToolsModel(ToolCallingModel):
 
     tool_mode: ToolMode = "native"
 
-    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
-        super().__init__(inner)
-        self.dialect = call_format(dialect) if isinstance(dialect, str) else dialect
-
     def __repr__(self) -> str:
         return f"NativeToolsModel({self.inner!r})"
 
-    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent]:
-        if not request.tools:
-            async with self.inner.stream(request) as events:
-                async for event in events:
-                    yield event
-            return
+    def _inner_request(self, request: ModelRequest) -> ModelRequest:
         messages = self._with_tool_section(request.messages, request.tools)
-        inner_request = ModelRequest(messages=messages, tools=request.tools, settings=request.settings)
-        async with self.inner.stream(inner_request) as events:
-            async for event in calls_from_text(events, self.dialect):
-                yield event
+        return ModelRequest(messages=messages, tools=request.tools, settings=request.settings)
 
     def _render_tool_section(self, tools: Sequence[ToolSpec]) -> str:
         return build_system_prompt(None, tools, tool_mode="native")
@@ -123,24 +128,12 @@ class PromptToolsModel(ToolCallingModel):
 
     tool_mode: ToolMode = "prompt"
 
-    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
-        super().__init__(inner)
-        self.dialect = call_format(dialect) if isinstance(dialect, str) else dialect
-
     def __repr__(self) -> str:
         return f"PromptToolsModel({self.inner!r}, dialect={self.dialect.name!r})"
 
-    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent]:
-        if not request.tools:
-            async with self.inner.stream(request) as events:
-                async for event in events:
-                    yield event
-            return
+    def _inner_request(self, request: ModelRequest) -> ModelRequest:
         messages = self._with_tool_section(self.transcript(request.messages), request.tools)
-        inner_request = ModelRequest(messages=messages, tools=(), settings=request.settings)
-        async with self.inner.stream(inner_request) as events:
-            async for event in calls_from_text(events, self.dialect):
-                yield event
+        return ModelRequest(messages=messages, tools=(), settings=request.settings)
 
     def _render_tool_section(self, tools: Sequence[ToolSpec]) -> str:
         return build_system_prompt(None, tools, tool_mode="prompt", dialect=self.dialect)
@@ -180,9 +173,9 @@ class AutoToolsModel(ToolCallingModel):
     """Native tools until the endpoint rejects them, then prompt mode for good (and remembered)."""
 
     def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
-        super().__init__(inner)
-        self.native = NativeToolsModel(inner, dialect=dialect)
-        self.prompt = PromptToolsModel(inner, dialect=dialect)
+        super().__init__(inner, dialect=dialect)
+        self.native = NativeToolsModel(inner, dialect=self.dialect)
+        self.prompt = PromptToolsModel(inner, dialect=self.dialect)
 
     def __repr__(self) -> str:
         return f"AutoToolsModel({self.inner!r}, now={self.active_tool_mode!r})"
@@ -196,8 +189,12 @@ class AutoToolsModel(ToolCallingModel):
     def tool_mode(self, mode: ToolMode) -> None:
         self.inner.tool_mode = mode
 
+    def _inner_request(self, request: ModelRequest) -> ModelRequest:
+        current = self.prompt if self.active_tool_mode == "prompt" else self.native
+        return current._inner_request(request)
+
     async def prepare(self) -> None:
-        endpoint = _endpoint_of(self.inner)
+        endpoint = endpoint_of(self.inner)
         if self.inner.tool_mode != "auto" or endpoint is None:
             return
         if await remembered_tool_mode(*endpoint) == "prompt":
@@ -234,11 +231,3 @@ def tool_calling_model(
     if mode == "prompt":
         return PromptToolsModel(model, dialect=dialect)
     return AutoToolsModel(model, dialect=dialect)
-
-
-def _endpoint_of(model: Model) -> tuple[str, str] | None:
-    base_url = getattr(model, "base_url", None)
-    model_id = getattr(model, "model_id", None)
-    if isinstance(base_url, str) and isinstance(model_id, str):
-        return base_url, model_id
-    return None

@@ -26,6 +26,7 @@ from toolbridge.models.base import Model, ToolMode
 __all__ = [
     "CACHE_DIR_ENV_VAR",
     "cache_dir",
+    "endpoint_of",
     "forget_tool_mode",
     "memory_key",
     "remember_prompt_mode",
@@ -82,12 +83,18 @@ def _update(key: str, entry: dict[str, Any] | None) -> None:
     _write(entries)
 
 
-def _key_of(model: Model) -> str | None:
+def endpoint_of(model: Model) -> tuple[str, str] | None:
+    """The base URL and model id a memory entry is keyed by; None for a model with no endpoint (demo)."""
     base_url = getattr(model, "base_url", None)
     model_id = getattr(model, "model_id", None)
     if isinstance(base_url, str) and isinstance(model_id, str):
-        return memory_key(base_url, model_id)
+        return base_url, model_id
     return None
+
+
+def _key_of(model: Model) -> str | None:
+    endpoint = endpoint_of(model)
+    return memory_key(*endpoint) if endpoint is not None else None
 
 
 def _read() -> dict[str, Any]:
