@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -79,7 +79,7 @@ class FunctionModel(Model):
 
     def __init__(
         self, function: ReplyFunction, *, name: str = "function-model", tool_mode: ToolMode = "native"
-    ):
+    ) -> None:
         self.function = function
         self.name = name
         self.tool_mode = tool_mode
@@ -87,7 +87,7 @@ class FunctionModel(Model):
 
     @classmethod
     def replying(
-        cls, *replies: ReplyPiece | list[ReplyPiece] | ReplyFunction, **options: Any
+        cls, *replies: ReplyPiece | Sequence[ReplyPiece] | ReplyFunction, **options: Any
     ) -> FunctionModel:
         """A model answering request n with `replies[n]`; one request more fails with the request shown."""
         queue = list(replies)
