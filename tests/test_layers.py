@@ -3,8 +3,8 @@
     types, errors → config → mcp → tools → prompting → parsing → models → agent → store → server → cli
 
 `parsing` imports nothing of toolbridge but the base (`types`, `errors`: a dialect knows no prompt, no
-model, no loop), and
-the agent loop imports no parser: prompt mode lives in the models layer, as a model wrapper.
+model, no loop), and the agent loop imports no parser: prompt mode lives in the models layer, as a
+model wrapper.
 """
 
 from __future__ import annotations
