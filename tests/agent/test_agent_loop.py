@@ -18,7 +18,8 @@ from agent_helpers import (
 
 from toolbridge.agent import AgentDefinition
 from toolbridge.errors import ModelError
-from toolbridge.models import ModelRequest, ToolCallDelta, ToolMode, UsageReport
+from toolbridge.models import ModelRequest, PromptToolsModel, ToolCallDelta, ToolMode, UsageReport
+from toolbridge.parsing import call_format
 from toolbridge.testing import FunctionModel
 from toolbridge.tools import FunctionTool
 from toolbridge.types import AssistantMessage, ToolCall, ToolMessage, Usage, UserMessage
@@ -259,3 +260,19 @@ def _assert_every_call_answered(messages: Sequence[object]) -> None:
     for message in messages:
         if isinstance(message, AssistantMessage):
             assert {call.id for call in message.tool_calls} <= answered
+
+
+async def test_an_agent_given_a_prompt_mode_wrapper_keeps_to_its_dialect() -> None:
+    fenced = call_format("fenced")
+    written = fenced.format_call("calculate", {"expression": "2 + 3"})
+    model = FunctionModel.replying(written, "5", tool_mode="native")  # the wrapper wins over the mode
+    result = await agent_for(PromptToolsModel(model, dialect="fenced")).run("2 + 3?")
+
+    assert result.output == "5"
+    assert result.tool_mode == "prompt"
+    assert [r.result.text for r in result.tool_calls] == ["5"]
+    system, _question, call, results = model.requests[1].messages
+    assert "several ```tool blocks" in str(system)
+    assert call == AssistantMessage(content=written)
+    assert str(results).count("<tool_result") == 1
+    assert not model.requests[1].tools
