@@ -7,7 +7,11 @@ Run by hand: .venv/bin/python bench/loop.py [--steps 50] [--latency-runs 5]
    Measured twice: with the scripted model over real HTTP through the `openai` client (zero latency in
    the script, so the cost is client + server + loop), and with an in-process replay model (the loop
    and the parser alone).
-2. Call-to-tool latency: a prompt-mode reply writes a call, then 500 more tokens at 100 tokens/s (seed
+2. Cost of a step as the transcript grows: client CPU (this thread's; the scripted server runs in
+   another) and wall time of one request at step 1 and at step 100, for the OpenAI and the Anthropic
+   adapter, printed with their ratio (goal: within 1.5x). Earlier messages are the same objects on
+   every step, as in a run; only the newest call and result are new.
+3. Call-to-tool latency: a prompt-mode reply writes a call, then 500 more tokens at 100 tokens/s (seed
    002's "(waiting for the tool result...)"). Time from the server sending the call's last chunk to the
    tool starting: with the loop (it closes the stream at the first text after the call), against
    reading the whole stream first and parsing it, as a naive client does.
@@ -24,11 +28,28 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 import anyio
 
 from toolbridge.agent import Agent, AgentDefinition
-from toolbridge.models import Model, ModelEvent, ModelRequest, OpenAIChatModel, TextDelta, ToolCallDelta
+from toolbridge.models import (
+    AnthropicModel,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    OpenAIChatModel,
+    TextDelta,
+    ToolCallDelta,
+)
 from toolbridge.models.base import Finish
 from toolbridge.parsing import parse
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedAnthropicModel, ScriptedModel, ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool, ToolRegistry
+from toolbridge.types import (
+    AssistantMessage,
+    Message,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    ToolResult,
+    UserMessage,
+)
 
 FILLER_TOKENS = 500
 FILLER_DELAY = 0.01  # 100 tokens/s
@@ -97,6 +118,59 @@ async def steps_per_second_in_process(steps: int) -> float:
     return result.steps / elapsed
 
 
+def transcript(steps: int) -> list[Message]:
+    """A run's messages after `steps` native calls, each with a result of a few hundred characters."""
+    messages: list[Message] = [UserMessage(content="Count to a hundred with the noop tool.")]
+    for n in range(steps):
+        messages += step_messages(n)
+    return messages
+
+
+def step_messages(n: int) -> list[Message]:
+    call = ToolCall(name="noop", arguments={"n": n}, id=f"call_{n}")
+    result = ToolResult(call_id=call.id, content=[TextPart(text=f"{n}: " + "lorem ipsum dolor sit " * 12)])
+    return [AssistantMessage(tool_calls=[call]), ToolMessage(name="noop", result=result)]
+
+
+NOOP_SPEC = FunctionTool.from_function(noop).spec
+
+
+async def request_cost(model: Model, earlier: list[Message], step: int) -> tuple[float, float]:
+    """Client CPU and wall seconds of the request of step `step`, after the `earlier` messages."""
+    request = ModelRequest(messages=[*earlier, *step_messages(step)], tools=[NOOP_SPEC])
+    started_cpu, started = time.thread_time(), time.perf_counter()
+    async with model.stream(request) as events:
+        async for _ in events:
+            pass
+    return time.thread_time() - started_cpu, time.perf_counter() - started
+
+
+async def step_cost_growth(adapter: str, far: int = 100, repeats: int = 30) -> None:
+    """The request at step 1 against the one at step `far`, alternated so load drifts hit both."""
+    script = [Turn.tool_calls(ToolCallSpec("noop", {"n": 1}))] * (2 * repeats + 1)
+    scripted = ScriptedAnthropicModel(script) if adapter == "anthropic" else ScriptedModel(script)
+    near_messages, far_messages = transcript(0), transcript(far - 1)
+    near, distant = [], []
+    async with scripted as server:
+        model: Model
+        if adapter == "anthropic":
+            model = AnthropicModel("bench", base_url=server.base_url, api_key="x", max_retries=0)
+        else:
+            model = OpenAIChatModel("bench", base_url=server.base_url, api_key="x", max_retries=0)
+        await request_cost(model, near_messages, 0)  # warm up imports and the connection
+        for _ in range(repeats):
+            near.append(await request_cost(model, near_messages, 0))
+            distant.append(await request_cost(model, far_messages, far - 1))
+        await model.aclose()
+    near_cpu, far_cpu = (statistics.median(cost[0] for cost in costs) for costs in (near, distant))
+    near_wall, far_wall = (statistics.median(cost[1] for cost in costs) for costs in (near, distant))
+    print(
+        f"  {adapter:9}: client CPU {near_cpu * 1000:6.2f} ms -> {far_cpu * 1000:6.2f} ms "
+        f"(ratio {far_cpu / near_cpu:4.2f}); wall {near_wall * 1000:6.2f} ms -> {far_wall * 1000:6.2f} ms "
+        f"(ratio {far_wall / near_wall:4.2f})"
+    )
+
+
 def call_then_filler() -> Turn:
     call = ToolCallSpec("mark", {})
     return Turn.calls_in_text(call).then_tokens(
@@ -154,6 +228,10 @@ async def main(steps: int, latency_runs: int) -> None:
     print(
         f"  in-process replay model (loop alone)     : {in_process:8.0f} steps/s  ({1000 / in_process:.3f} ms/step)"
     )
+
+    print("one request at step 1 -> step 100 (goal: ratio within 1.5)")
+    await step_cost_growth("openai")
+    await step_cost_growth("anthropic")
 
     early = [await loop_call_to_tool() for _ in range(latency_runs)]
     naive = await naive_call_to_tool()

@@ -76,6 +76,6 @@ def test_the_agent_imports_no_parser_and_prompt_mode_is_not_in_it() -> None:
         "<tool_result",
         "format_call",
         "StreamParser",
-        "ToolsNotSupportedError",
+        "remember_prompt_mode",
     ):
         assert prompt_mode_detail not in agent_source

@@ -22,6 +22,7 @@ def test_top_level_exports_are_exactly_the_public_api() -> None:
         "ToolbridgeError",
         "ToolsNotSupportedError",
         "UnknownToolError",
+        "UsageError",
         "__version__",
     }
     for name in toolbridge.__all__:

@@ -17,6 +17,7 @@ from toolbridge.errors import (
     ToolError,
     ToolsNotSupportedError,
     UnknownToolError,
+    UsageError,
 )
 from toolbridge.types import ToolCall, ToolResult, ToolSpec
 
@@ -41,6 +42,7 @@ __all__ = [
     "ToolbridgeError",
     "ToolsNotSupportedError",
     "UnknownToolError",
+    "UsageError",
     "__version__",
 ]
 

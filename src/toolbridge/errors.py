@@ -11,20 +11,29 @@ ToolbridgeError
 │   ├── UnknownToolError     no tool by that name (carries close `suggestions`)
 │   └── ToolArgumentsError   the arguments do not match the tool's input schema
 ├── ModelError               the model's API failed after the provider's retries (carries `model`,
-│   │                        and `status` and `body` when it answered over HTTP)
+│   │                        and `status`, `code`, `headers` and `body` when it answered over HTTP)
 │   └── ToolsNotSupportedError  the endpoint rejected function calling; prompt mode works instead
-└── StoreError               the database could not be opened, migrated or used (`toolbridge.store`
-                             adds AgentNotFoundError, AgentExistsError, ChatNotFoundError below it)
+├── StoreError               the database could not be opened, migrated or used (`toolbridge.store`
+│                            adds AgentNotFoundError, AgentExistsError, ChatNotFoundError below it)
+└── UsageError               the Python API was called wrongly: a value it does not know (a schema
+                             target, tool mode or call format), a function that cannot be a tool, a
+                             duplicate tool name, a stream or pool used outside `async with`
 ```
 
-Only bugs and user mistakes raise. Errors a model can fix (unknown tool, bad arguments, a timeout, a
-server that is down) are turned into error `ToolResult`s by the registry, so the model can read them.
-Every message says what was wrong and what to do about it.
+Only bugs and user mistakes raise. Bad input to the public API raises `UsageError` (or a subclass of the
+root that fits better, like `ConfigError`), never a bare `ValueError`, `TypeError` or `RuntimeError`;
+the one exception is pydantic's `ValidationError` when one of our value types is built directly.
+
+Errors a model can fix (unknown tool, bad arguments, a timeout, a server that is down) are turned into
+error `ToolResult`s by the registry, with an `error_kind` saying which, so the model can read them.
+An exception from a user's approver ends the run and reaches the caller as itself. Every message says
+what was wrong and what to do about it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "ConfigError",
@@ -39,6 +48,7 @@ __all__ = [
     "ToolbridgeError",
     "ToolsNotSupportedError",
     "UnknownToolError",
+    "UsageError",
 ]
 
 
@@ -118,13 +128,36 @@ class ToolArgumentsError(ToolError):
 
 
 class ModelError(ToolbridgeError):
-    """The model's API failed (after the provider's own retries). HTTP errors carry status and body."""
+    """The model's API failed (after the provider's own retries).
 
-    def __init__(self, message: str, *, model: str, status: int | None = None, body: object = None) -> None:
+    An HTTP failure keeps its shape: `status`, the provider's error `code` (e.g. `rate_limit_exceeded`),
+    the response `headers` (names in lower case) and the `body` as sent. All are None/empty when the
+    server could not be reached."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str,
+        status: int | None = None,
+        body: object = None,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         self.model = model
         self.status = status
         self.body = body
+        self.code = code
+        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
         super().__init__(message)
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the provider asked to wait (`retry-after-ms` or `retry-after`), if it said."""
+        if (millis := _number(self.headers.get("retry-after-ms"))) is not None:
+            return millis / 1000
+        # An HTTP date is also allowed in Retry-After; providers send seconds, and a date is ignored.
+        return _number(self.headers.get("retry-after"))
 
 
 class ToolsNotSupportedError(ModelError):
@@ -133,3 +166,15 @@ class ToolsNotSupportedError(ModelError):
 
 class StoreError(ToolbridgeError):
     """The database could not be opened, migrated or used. The message names the database."""
+
+
+class UsageError(ToolbridgeError):
+    """The public API was called wrongly. The message says what was wrong and what to pass instead."""
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and value >= 0 and math.isfinite(value) else None

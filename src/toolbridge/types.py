@@ -24,6 +24,7 @@ __all__ = [
     "TextPart",
     "ToolAnnotations",
     "ToolCall",
+    "ToolErrorKind",
     "ToolMessage",
     "ToolResult",
     "ToolSpec",
@@ -110,6 +111,27 @@ class ToolCall(_Model):
     """Where the model says the tool lives; a hint only, routing checks it."""
 
 
+ToolErrorKind = Literal[
+    "timeout",
+    "invalid_arguments",
+    "unknown_tool",
+    "server_error",
+    "server_unavailable",
+    "cancelled",
+    "denied",
+]
+"""Why a call failed, set where it failed, so logs and statistics never read it from message text:
+
+- `timeout`: the tool did not answer in time and was stopped;
+- `invalid_arguments`: the arguments did not match the tool's schema (or could not be read);
+- `unknown_tool`: no tool by that name (or an ambiguous name);
+- `server_error`: the tool or its server reported a failure (an MCP `isError` result, a JSON-RPC error);
+- `server_unavailable`: the server could not be reached, started, or its connection was lost;
+- `cancelled`: the run was stopped before the call finished (or before it started);
+- `denied`: the call needed approval and the user declined it (or nobody could be asked).
+"""
+
+
 class ToolResult(_Model):
     """What a tool call produced. Errors a model can fix are results too, with `is_error` set."""
 
@@ -118,20 +140,35 @@ class ToolResult(_Model):
     structured_content: dict[str, Any] | None = None
     is_error: bool = False
     server: str | None = None
-    """The server that ran the call, `native`, or None when the call never reached a tool."""
+    """The server of the tool the call was for (`native` for Python tools), also when its arguments were
+    refused before it ran; None when no tool matched."""
     duration: float = 0.0
     """Seconds from sending the call to its result."""
     notes: list[str] = Field(default_factory=list)
     """What toolbridge did on the way, for the model and the user (coerced arguments, a retry)."""
     cached: bool = False
     """Served from the result cache rather than by running the tool."""
+    error_kind: ToolErrorKind | None = None
+    """Why the call failed, when toolbridge knows; None for success. A tool's own error result
+    (`is_error` from the tool) is `server_error`."""
 
     @classmethod
     def error(
-        cls, call_id: str, message: str, *, server: str | None = None, duration: float = 0.0
+        cls,
+        call_id: str,
+        message: str,
+        *,
+        kind: ToolErrorKind,
+        server: str | None = None,
+        duration: float = 0.0,
     ) -> ToolResult:
         return cls(
-            call_id=call_id, content=[TextPart(text=message)], is_error=True, server=server, duration=duration
+            call_id=call_id,
+            content=[TextPart(text=message)],
+            is_error=True,
+            server=server,
+            duration=duration,
+            error_kind=kind,
         )
 
     @property

@@ -14,13 +14,14 @@ from agent_helpers import (
     in_text,
     overlapping_tools,
     results_sent,
+    scripted_agent,
 )
 
-from toolbridge.agent import AgentDefinition
+from toolbridge.agent import AgentDefinition, RunResult
 from toolbridge.errors import ModelError
 from toolbridge.models import ModelRequest, PromptToolsModel, ToolCallDelta, ToolMode, UsageReport
 from toolbridge.parsing import call_format
-from toolbridge.testing import FunctionModel
+from toolbridge.testing import FunctionModel, ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool
 from toolbridge.types import AssistantMessage, ToolCall, ToolMessage, Usage, UserMessage
 
@@ -213,10 +214,13 @@ async def test_a_huge_result_is_cut_with_a_note_saying_how_much() -> None:
 
 
 async def test_a_model_error_stops_the_run_with_the_reason_and_keeps_what_was_done() -> None:
-    def overloaded(_request: ModelRequest) -> str:
-        raise ModelError("HTTP 503: The model is overloaded", model="function-model", status=503)
-
-    result = await agent_for(FunctionModel.replying(calculate("1 + 1"), overloaded)).run("1 + 1?")
+    # Through the real client: the error keeps the shape the endpoint gave it.
+    script = [
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "1 + 1"})),
+        Turn.error(503, "The model is overloaded", code="overloaded"),
+    ]
+    async with scripted_agent(script) as (agent, _server):
+        result = await agent.run("1 + 1?")
 
     assert result.stop_reason == "model_error"
     assert "503" in result.stop_detail
@@ -224,6 +228,23 @@ async def test_a_model_error_stops_the_run_with_the_reason_and_keeps_what_was_do
     assert result.output == ""
     assert result.tool_calls[0].result.text == "2"
     assert isinstance(result.messages[-1], ToolMessage)
+    # The error itself, not only its sentence: status, code and body, also through JSON.
+    assert isinstance(result.error, ModelError)
+    assert (result.error.status, result.error.code) == (503, "overloaded")
+    assert result.error.body == {
+        "message": "The model is overloaded",
+        "type": "server_error",
+        "param": None,
+        "code": "overloaded",
+    }
+    read_back = RunResult.model_validate_json(result.model_dump_json()).error
+    assert read_back is not None
+    assert (type(read_back), read_back.status, read_back.code, str(read_back)) == (
+        ModelError,
+        503,
+        "overloaded",
+        str(result.error),
+    )
 
 
 async def test_usage_is_summed_over_the_steps() -> None:

@@ -18,9 +18,11 @@ from toolbridge.agent import (
     FinalEvent,
     MessageAddedEvent,
     TextDeltaEvent,
+    ToolCallFinishedEvent,
     ToolCallStartedEvent,
     parse_event,
 )
+from toolbridge.errors import UsageError
 from toolbridge.models import ReasoningDelta
 from toolbridge.testing import FunctionModel, ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool
@@ -180,12 +182,30 @@ async def test_a_destructive_call_waits_for_approval(approved: bool) -> None:
         < types.index("tool_call_finished")
     )
     [result] = results_sent(model.requests[1])
+    [finished] = [e for e in events if isinstance(e, ToolCallFinishedEvent)]
     if approved:
         assert deleted == ["/tmp/x"]
         assert result.text == "deleted /tmp/x"
+        assert finished.error_kind is None
     else:
         assert deleted == []
         assert "The user declined this call" in result.text
+        assert finished.error_kind == "denied"  # shown as declined without reading the message
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_approvers_own_exception_surfaces_as_itself(streamed: bool) -> None:
+    deleted: list[str] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        raise PermissionError("the approval service is down")
+
+    model = FunctionModel.replying([ToolCall(name="delete_file", arguments={"path": "/tmp/x"}), GET_TIME])
+    agent = agent_for(model, tools=[destructive_tool(deleted)], approve=approve)
+    run = collect(agent.stream("Delete /tmp/x")) if streamed else agent.run("Delete /tmp/x")
+    with pytest.raises(PermissionError, match="the approval service is down"):
+        await run
+    assert deleted == []
 
 
 async def test_approval_policy_overrides_and_no_approver_means_declined() -> None:
@@ -263,6 +283,6 @@ async def test_cancel_ends_the_run_with_a_final_event() -> None:
 
 
 async def test_iterating_without_entering_the_stream_says_how_to_use_it() -> None:
-    with pytest.raises(RuntimeError, match=r"async with agent\.stream"):
+    with pytest.raises(UsageError, match=r"async with agent\.stream"):
         async for _ in agent_for(FunctionModel.replying()).stream("Hi"):
             pass

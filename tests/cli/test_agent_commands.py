@@ -23,6 +23,9 @@ StdioServer = Callable[..., ServerConfig]
 
 def environment(tmp_path: Path) -> dict[str, str]:
     env = {**os.environ, "NO_COLOR": "1", "TOOLBRIDGE_CACHE_DIR": str(tmp_path / "cache")}
+    env["TOOLBRIDGE_DB"] = str(
+        tmp_path / "toolbridge.db"
+    )  # `call`, `ask` and `chat` log here, not for the user
     for name in ("TOOLBRIDGE_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         env.pop(name, None)
     return env

@@ -29,6 +29,20 @@ def stdio_entry(server: ServerConfig) -> dict[str, Any]:
     return {"command": server.command, "args": server.args}
 
 
+@pytest.fixture(autouse=True)
+def own_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`call` logs to the store: every command here uses the test's own database, never the user's."""
+    path = tmp_path / "calls.db"
+    monkeypatch.setenv("TOOLBRIDGE_DB", str(path))
+    return path
+
+
+def logged_stats() -> dict[tuple[str, str], dict[str, Any]]:
+    done = toolbridge("stats", "--json")
+    assert done.returncode == 0, done.stderr
+    return {(row["tool"], row["server"]): row for row in json.loads(done.stdout)}
+
+
 @pytest.fixture
 def config_file(tmp_path: Path, stdio_server: StdioServer) -> Path:
     return write_config(
@@ -129,6 +143,18 @@ def test_call_failures_exit_non_zero_with_a_clear_message(
     assert done.stdout == ""
 
 
+def test_calls_are_logged_for_stats_with_bad_arguments_against_their_tool(config_file: Path) -> None:
+    assert toolbridge("call", "add", '{"a": 2, "b": 40}', "--config", str(config_file)).returncode == 0
+    assert toolbridge("call", "add", '{"a": 1}', "--config", str(config_file)).returncode == 1
+    assert toolbridge("call", "nope", "{}", "--config", str(config_file)).returncode == 1
+
+    stats = logged_stats()
+    add = stats["add", "basic"]
+    assert (add["calls"], add["succeeded"], add["failed"], add["success_rate"]) == (2, 1, 1, 0.5)
+    assert "'b' is a required property" in add["last_error"]
+    assert stats["nope", ""]["failed"] == 1
+
+
 def test_a_broken_config_names_the_file_and_the_problem(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"mcpServers": {"x": {"command": "a", "args": "-y"}}}')
@@ -173,6 +199,8 @@ def test_ctrl_c_stops_the_call_and_leaves_no_server_process(
         assert "interrupted" in process.stderr.read().decode()
         for pid in servers:
             assert wait_until_gone(pid), f"server process {pid} outlived toolbridge"
+        sleep = logged_stats()["sleep", ""]
+        assert (sleep["calls"], sleep["cancelled"], sleep["failed"], sleep["success_rate"]) == (1, 1, 0, None)
     finally:
         if process.poll() is None:
             process.kill()

@@ -50,7 +50,7 @@ async def test_tools_and_calls_work_over_http_and_the_session_is_kept(remote: Re
 async def test_a_timed_out_call_is_cancelled_at_the_http_server(remote: Remote) -> None:
     result = await remote.server.call_tool("sleep", {"ms": 30_000, "tag": "http"}, call_id="s", timeout=0.3)
     cancelled = await remote.server.call_tool("was_cancelled", {"tag": "http"}, call_id="w")
-    assert result.is_error
+    assert (result.is_error, result.error_kind) == (True, "timeout")
     assert "did not answer within 0.3 s" in result.text
     assert cancelled.text == "true"
 
@@ -81,7 +81,7 @@ async def test_an_http_server_that_dies_is_reconnected_once_it_is_back(http_serv
     async with ServerConnection(server.config("remote", connect_timeout=5)) as connection:
         first_pid = (await connection.call_tool("pid", {}, call_id="p1")).text
         lost = await connection.call_tool("crash", {"code": 1}, call_id="c")
-        assert lost.is_error
+        assert (lost.is_error, lost.error_kind) == (True, "server_unavailable")
         assert "was lost during the call to 'crash'" in lost.text
         assert "Restarting the server failed" in lost.text, "nothing listens any more"
         assert "may or may not have run" in lost.text

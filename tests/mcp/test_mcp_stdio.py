@@ -76,7 +76,7 @@ async def test_every_content_type_and_structured_content_are_converted(basic: Se
 async def test_a_tool_error_is_a_normal_result_marked_as_error(basic: ServerConnection) -> None:
     result = await basic.call_tool("fail", {"message": "the disk is full"}, call_id="f")
     after = await basic.call_tool("echo", {"text": "still here"}, call_id="e")
-    assert result.is_error
+    assert (result.is_error, result.error_kind) == (True, "server_error")
     assert "the disk is full" in result.text
     assert after.text == "still here"
 
@@ -94,7 +94,7 @@ async def test_a_call_past_its_timeout_is_cancelled_at_the_server_and_returns_an
     cancelled = await basic.call_tool("was_cancelled", {"tag": "t1"}, call_id="w")
     after = await basic.call_tool("echo", {"text": "ok"}, call_id="e")
 
-    assert result.is_error
+    assert (result.is_error, result.error_kind) == (True, "timeout")
     assert "did not answer within 0.3 s" in result.text
     assert "cancelled at the server" in result.text
     assert result.duration < 5
@@ -143,7 +143,7 @@ async def test_a_server_exiting_during_a_call_gives_an_error_result_and_the_next
         result = await server.call_tool("crash", {"code": 7}, call_id="c")
         new_pid = (await server.call_tool("pid", {}, call_id="p2")).text
 
-    assert result.is_error
+    assert (result.is_error, result.error_kind) == (True, "server_unavailable")
     assert "connection to server 'basic' was lost during the call to 'crash'" in result.text
     assert "exited with code 7" in result.text
     assert "crashing on purpose" in result.text, "the server's last stderr lines are quoted"

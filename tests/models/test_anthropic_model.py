@@ -205,6 +205,14 @@ async def test_status_errors_are_mapped_with_status_and_body(status: int, messag
     assert advice in str(error)
 
 
+async def test_a_status_error_keeps_anthropics_error_type_as_its_code() -> None:
+    async with ScriptedAnthropicModel([Turn.error(529, "Overloaded")]) as scripted:
+        with pytest.raises(ModelError) as raised:
+            await collect(claude(scripted, max_retries=0), ModelRequest(QUESTION))
+    assert (raised.value.status, raised.value.code) == (529, "overloaded_error")
+    assert "content-type" in raised.value.headers
+
+
 async def test_an_error_event_inside_the_stream_is_a_model_error() -> None:
     turn = Turn.text("Partial").then_stream_error("Overloaded")
     async with ScriptedAnthropicModel([turn]) as scripted:

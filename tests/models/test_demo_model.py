@@ -138,7 +138,9 @@ async def test_a_named_sheet_and_an_absolute_path_are_kept() -> None:
 async def test_a_failed_call_is_reported_not_retried() -> None:
     question = UserMessage(content="what is 1 / 0")
     call = ToolCall(id="c", name="calculate", arguments={"expression": "1 / 0"})
-    failed = ToolMessage(name="calculate", result=ToolResult.error("c", "Division by zero."))
+    failed = ToolMessage(
+        name="calculate", result=ToolResult.error("c", "Division by zero.", kind="server_error")
+    )
     events = await reply([question, AssistantMessage(tool_calls=[call]), failed], NATIVE_TOOLS)
     assert text(events) == "[demo model] The `calculate` call failed: Division by zero."
 

@@ -121,6 +121,14 @@ async def test_rate_limits_are_retried_by_the_sdk_and_reported_after_the_last_re
     assert "quota" in str(error)
 
 
+async def test_a_status_error_keeps_its_code_and_headers() -> None:
+    limited = Turn.error(429, "Rate limit reached", code="rate_limit_exceeded", retry_after=2.5)
+    error, _ = await failure([limited])
+    assert (error.status, error.code, error.retry_after) == (429, "rate_limit_exceeded", 2.5)
+    assert error.headers["retry-after-ms"] == "2500"
+    assert "content-type" in error.headers  # every response header, by its lower-case name
+
+
 async def test_a_retry_that_succeeds_is_invisible() -> None:
     limited = Turn.error(429, "slow down", retry_after=0.001)
     async with ScriptedModel([limited, Turn.text("42")]) as scripted:

@@ -158,7 +158,9 @@ async def test_a_conversation_with_calls_and_results_is_sent_in_the_wire_format(
         *QUESTION,
         AssistantMessage(content="", reasoning="I should add.", tool_calls=[call, failed]),
         ToolMessage(name="calculate", result=ToolResult(call_id="call_1", content=[TextPart(text="42")])),
-        ToolMessage(name="calculate", result=ToolResult.error("call_2", "Division by zero.")),
+        ToolMessage(
+            name="calculate", result=ToolResult.error("call_2", "Division by zero.", kind="server_error")
+        ),
         AssistantMessage(content="It is 42."),
         UserMessage(content="Thanks"),
     ]

@@ -7,25 +7,30 @@ Ollama is probed over real HTTP: a tiny server answering `/api/tags` on a free p
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+import toolbridge.models.resolve as resolve_module
 from toolbridge.config import load_config, parse_config
 from toolbridge.errors import ConfigError
 from toolbridge.models import (
     AnthropicModel,
     DemoModel,
+    Model,
     ModelRequest,
     ModelSettings,
     OpenAIChatModel,
     resolve_model,
+    resolve_model_async,
 )
 from toolbridge.testing import ScriptedModel, Turn
 from toolbridge.testing._server import BackgroundServer
@@ -282,3 +287,36 @@ def test_with_nothing_at_all_the_error_shows_how_to_configure_a_model() -> None:
     start = message.index("{")
     end = message.index("}", message.index('"default_model"')) + 1
     assert json.loads(message[start:end])["default_model"] == "fast"
+
+
+@pytest.mark.anyio
+async def test_the_event_loop_keeps_serving_while_a_slow_ollama_is_probed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The fake Ollama answers only once this test's loop has run a task during the probe; a probe that
+    # held the loop would wait for its timeout, find nothing, and raise.
+    asked, answer = threading.Event(), threading.Event()
+
+    async def slow_tags(_: Request) -> JSONResponse:
+        asked.set()
+        await anyio.to_thread.run_sync(answer.wait)
+        return JSONResponse({"models": [{"name": "qwen3:8b"}]})
+
+    server = BackgroundServer(Starlette(routes=[Route("/api/tags", slow_tags)]))
+    server.start()
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{server.port}")
+    monkeypatch.setattr(resolve_module, "_PROBE_TIMEOUT", 10.0)
+    found: list[Model] = []
+    try:
+        async with anyio.create_task_group() as tasks:
+
+            async def probe() -> None:
+                found.append(await resolve_model_async())
+
+            tasks.start_soon(probe)
+            await anyio.to_thread.run_sync(asked.wait)
+            answer.set()  # runs only if the loop is free while the probe waits
+    finally:
+        answer.set()
+        server.stop()
+    assert [model.name for model in found] == ["ollama:qwen3:8b"]

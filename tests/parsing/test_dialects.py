@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from toolbridge.errors import UsageError
 from toolbridge.parsing import CallProblem, available_formats, call_format, decode_arguments, parse
 
 ARGUMENTS: list[dict[str, Any]] = [
@@ -28,7 +29,7 @@ def test_a_written_call_reads_back_as_the_same_call(dialect: str, arguments: dic
 
 
 def test_an_unknown_dialect_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="hermes"):
+    with pytest.raises(UsageError, match="hermes"):
         call_format("xml")
 
 

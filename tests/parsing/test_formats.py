@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from parsing_cases import CASES, Case
 
+from toolbridge.errors import UsageError
 from toolbridge.parsing import (
     ParsedToolCall,
     ParseResult,
@@ -88,7 +89,7 @@ def test_no_id_is_invented_by_the_parser_but_to_tool_call_makes_one() -> None:
 
 def test_formats_are_listed_and_unknown_ones_refused() -> None:
     assert available_formats() == ["auto", "hermes", "fenced"]
-    with pytest.raises(ValueError, match="unknown tool-call format 'qwen9'"):
+    with pytest.raises(UsageError, match="unknown tool-call format 'qwen9'"):
         StreamParser("qwen9")
 
 

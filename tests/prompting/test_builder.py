@@ -7,6 +7,7 @@ import logging
 import pytest
 
 import toolbridge.prompting
+from toolbridge.errors import UsageError
 from toolbridge.parsing import call_format
 from toolbridge.prompting import Persona, build_system_prompt, render_calling_convention, render_tool_catalog
 from toolbridge.types import ToolSpec
@@ -62,7 +63,7 @@ def test_prompt_mode_has_persona_then_catalog_then_convention(corpus: list[ToolS
 def test_prompt_mode_is_the_default_and_needs_a_dialect(corpus: list[ToolSpec]) -> None:
     default = build_system_prompt(PERSONA, corpus, dialect=HERMES)
     assert default == build_system_prompt(PERSONA, corpus, tool_mode="prompt", dialect=HERMES)
-    with pytest.raises(ValueError, match="dialect"):
+    with pytest.raises(UsageError, match="dialect"):
         build_system_prompt(PERSONA, corpus)
 
 
@@ -82,7 +83,7 @@ def test_native_mode_leaves_the_catalog_to_the_api(corpus: list[ToolSpec]) -> No
 
 
 def test_an_unknown_mode_is_a_mistake(corpus: list[ToolSpec]) -> None:
-    with pytest.raises(ValueError, match="unknown tool mode"):
+    with pytest.raises(UsageError, match="unknown tool mode"):
         build_system_prompt(PERSONA, corpus, tool_mode="xml")  # type: ignore[arg-type]
 
 

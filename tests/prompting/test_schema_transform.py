@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from toolbridge.errors import UsageError
 from toolbridge.prompting import (
     SchemaTarget,
     openai_strict_problems,
@@ -447,5 +448,5 @@ def test_strict_definitions_fall_back_per_tool(corpus: list[ToolSpec]) -> None:
 
 
 def test_an_unknown_target_is_a_mistake() -> None:
-    with pytest.raises(ValueError, match="unknown schema target"):
+    with pytest.raises(UsageError, match="unknown schema target"):
         transform_schema({}, "mistral")  # type: ignore[arg-type]

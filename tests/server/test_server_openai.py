@@ -196,17 +196,66 @@ def test_bad_requests_get_clear_openai_errors(tmp_path: Path) -> None:
 
 
 def test_a_failing_model_is_a_502_or_an_error_event_in_the_stream(tmp_path: Path) -> None:
-    turns = [Turn.error(400, "This model's maximum context length is 8192 tokens.")] * 2
+    turns = [
+        Turn.error(500, "This model's server fell over."),
+        Turn.text("The answer is").then_stream_error("the model's server fell over mid-reply"),
+    ]
     with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
-        client = server.openai()
+        client = server.openai().with_options(max_retries=0)
         with pytest.raises(openai.InternalServerError) as whole:
             client.chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
+        received: list[str] = []
+        chunks = client.chat.completions.create(model="default", messages=QUESTION, stream=True)  # type: ignore[arg-type]
         with pytest.raises(openai.APIError) as streamed:
-            for _ in client.chat.completions.create(model="default", messages=QUESTION, stream=True):  # type: ignore[arg-type]
-                pass
+            received.extend(chunk.choices[0].delta.content or "" for chunk in chunks)
 
     assert whole.value.status_code == 502
     assert isinstance(whole.value.body, dict)
     assert whole.value.body["code"] == "model_error"
-    assert "maximum context length" in whole.value.body["message"]
+    assert "fell over" in whole.value.body["message"]
+    assert "The answer is" in "".join(received)  # the failure came after text went out
     assert "the agent's model failed" in streamed.value.message
+
+
+@pytest.mark.parametrize(
+    ("status", "client_error"),
+    [
+        (400, openai.BadRequestError),
+        (401, openai.AuthenticationError),
+        (403, openai.PermissionDeniedError),
+        (429, openai.RateLimitError),
+    ],
+)
+def test_an_upstream_refusal_is_answered_with_its_own_status(
+    tmp_path: Path, status: int, client_error: type[openai.APIStatusError]
+) -> None:
+    turns = [Turn.error(status, "refused upstream", code="upstream_code", retry_after=7.2)] * 2
+    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+        client = server.openai().with_options(max_retries=0)
+        with pytest.raises(client_error) as whole:
+            client.chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
+        # Streamed, the status line waits for the first event, so the failure still has its status.
+        with pytest.raises(client_error) as streamed:
+            client.chat.completions.create(model="default", messages=QUESTION, stream=True)  # type: ignore[arg-type]
+
+    for failure in (whole.value, streamed.value):
+        assert failure.status_code == status
+        assert isinstance(failure.body, dict)
+        assert failure.body["code"] == "model_error"
+        assert "refused upstream" in failure.body["message"]
+        retry_after = failure.response.headers.get("retry-after")
+        assert retry_after == ("8" if status == 429 else None)  # whole seconds, rounded up
+
+
+def test_an_upstream_server_failure_is_still_a_502(tmp_path: Path) -> None:
+    turns = [Turn.error(503, "overloaded")]
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model) as server,
+        pytest.raises(openai.APIStatusError) as whole,
+    ):
+        server.openai().with_options(max_retries=0).chat.completions.create(
+            model="default",
+            messages=QUESTION,  # type: ignore[arg-type]
+        )
+    assert whole.value.status_code == 502

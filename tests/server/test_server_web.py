@@ -148,8 +148,9 @@ def test_approval_round_trip_late_joiner_and_busy_chat(tmp_path: Path) -> None:
         2,
         1,
     )
-    assert calculate["success_rate"] == 0.5
-    assert "declined" in calculate["last_error"]
+    # The declined call is counted, but not as a failure of the tool.
+    assert (calculate["denied"], calculate["failed"], calculate["success_rate"]) == (1, 0, 1.0)
+    assert calculate["last_error"] is None
 
 
 def test_stats_count_calls_and_cache_hits_from_both_endpoints(tmp_path: Path) -> None:
@@ -174,6 +175,27 @@ def test_stats_count_calls_and_cache_hits_from_both_endpoints(tmp_path: Path) ->
     assert 0 <= calculate["p50"] <= calculate["p95"]
     assert bad_since.status_code == 400
     assert bad_since.json()["error"]["param"] == "since"
+
+
+def test_a_call_stopped_while_it_runs_is_counted_as_cancelled(tmp_path: Path) -> None:
+    basic = {"command": sys.executable, "args": [str(Path(__file__).parent.parent / "servers" / "basic.py")]}
+    turns = [Turn.tool_calls(ToolCallSpec("sleep", {"ms": 60_000}, id="call_slow"))]
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model, mcp_servers={"basic": basic}) as server,
+    ):
+        http = server.http()
+        chat_id = http.post("/api/chats", json={"agent": "default"}).json()["id"]
+        with EventReader(http, chat_id) as events:
+            http.post(f"/api/chats/{chat_id}/messages", json={"content": "Sleep a minute."})
+            events.until("tool_call_started")
+            assert http.post(f"/api/chats/{chat_id}/cancel").status_code == 204
+            assert events.until("final")[-1]["result"]["stop_reason"] == "cancelled"
+        stats = http.get("/api/stats").json()
+
+    (sleep,) = stats
+    assert (sleep["tool"], sleep["server"], sleep["calls"], sleep["cancelled"]) == ("sleep", "basic", 1, 1)
+    assert (sleep["failed"], sleep["success_rate"], sleep["last_error"]) == (0, None, None)
 
 
 def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:

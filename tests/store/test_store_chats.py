@@ -60,7 +60,9 @@ EVERY_KIND: list[Message] = [
             duration=1.5,
         ),
     ),
-    ToolMessage(name="missing", result=ToolResult.error("call_3", "unknown tool 'missing'")),
+    ToolMessage(
+        name="missing", result=ToolResult.error("call_3", "unknown tool 'missing'", kind="unknown_tool")
+    ),
     AssistantMessage(content="42, and the notes say: buy milk."),
     AssistantMessage(),
 ]

@@ -50,7 +50,7 @@ def filled(db_url: str) -> str:
         store.append_message(older.id, UserMessage(content="What is 15 + 27?"))
         call = ToolCall(name="add", arguments={"a": 15, "b": 27}, id="call_1")
         store.append_message(older.id, AssistantMessage(content="", reasoning="use add", tool_calls=[call]))
-        result = ToolResult.error("call_1", "server down", server="basic")
+        result = ToolResult.error("call_1", "server down", kind="server_unavailable", server="basic")
         store.append_message(older.id, ToolMessage(name="add", result=result))
         newer = store.create_chat(title="Second chat")
         store.append_message(newer.id, UserMessage(content="hello"))
@@ -177,6 +177,27 @@ def test_stats_per_tool_with_since(filled: str) -> None:
     assert table.exit_code == 0
     assert "server down" in table.stdout
     assert "67%" in table.stdout
+
+
+def test_stats_do_not_count_a_declined_call_as_a_failure(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    with Store(db_url) as store:
+        for result in (
+            ToolResult(call_id="c1", server="basic"),
+            ToolResult.error("c2", "The user declined this call", kind="denied", server="basic"),
+            ToolResult.error("c3", "The run was cancelled.", kind="cancelled", server="basic"),
+        ):
+            call = ToolCall(name="echo", arguments={}, id=result.call_id)
+            store.log_tool_call(ToolCallLogEntry.from_result(call, result, started_at=datetime.now(UTC)))
+    (echo,) = ok_json("stats", "--db", db_url)
+    assert (echo["calls"], echo["denied"], echo["cancelled"], echo["success_rate"]) == (3, 1, 1, 1.0)
+    table = invoke("stats", "--db", db_url).stdout
+    assert "100%" in table
+    assert "1 declined" in table
+    assert "1 cancelled" in table
+    assert "declined this call" not in table  # not shown as the tool's last error
 
 
 def test_stats_with_a_bad_since_fails(db_url: str) -> None:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, text
 
 from toolbridge.store import Store, StoreError, resolve_database_url
-from toolbridge.store._engine import head_revision
+from toolbridge.store._engine import _alembic_config, head_revision
 from toolbridge.store._schema import Base
 from toolbridge.types import UserMessage
 
@@ -24,7 +26,7 @@ def test_a_fresh_file_is_migrated_to_head(tmp_path: Path) -> None:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         (version,) = db.execute("SELECT version_num FROM alembic_version").fetchone()
     assert {"agents", "chats", "messages", "tool_calls", "alembic_version"} <= tables
-    assert version == head_revision() == "0001_initial"
+    assert version == head_revision() == "0002_tool_call_error_kind"
 
 
 def test_reopening_keeps_data_and_changes_nothing(db_url: str, tmp_path: Path) -> None:
@@ -100,3 +102,38 @@ def test_database_url_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 def _schema(path: Path) -> list[tuple[str, str]]:
     with sqlite3.connect(path) as db:
         return db.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+
+
+def test_timeouts_and_declined_calls_of_the_first_schema_get_their_error_kind(db_url: str) -> None:
+    migrate_from_first_schema(db_url)
+
+
+def migrate_from_first_schema(url: str) -> None:
+    """A log written by the first schema (timeouts and declined calls told by status alone) reads right
+    after the migration to error kinds. Shared with the PostgreSQL tests."""
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), "0001_initial")
+        for number, status in enumerate(["ok", "timeout", "denied", "error"]):
+            connection.execute(
+                text(
+                    "INSERT INTO tool_calls (call_id, tool, server, argument_hash, started_at, duration, "
+                    "status, error, cache_hit) VALUES (:call_id, 'add', 'basic', '', :at, 0.5, :status, "
+                    ":error, false)"
+                ),
+                {
+                    "call_id": f"c{number}",
+                    "at": datetime(2025, 1, 1, tzinfo=UTC).replace(tzinfo=None),
+                    "status": status,
+                    "error": None if status == "ok" else f"{status} happened",
+                },
+            )
+    engine.dispose()
+    with Store(url) as store:
+        [add] = store.tool_stats()
+    assert (add.calls, add.succeeded, add.failed, add.denied, add.cancelled) == (4, 1, 2, 1, 0)
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        kinds = dict(connection.execute(text("SELECT call_id, error_kind FROM tool_calls")).all())
+    engine.dispose()
+    assert kinds == {"c0": None, "c1": "timeout", "c2": "denied", "c3": None}

@@ -14,6 +14,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, text
 from test_store_chats import EVERY_KIND
+from test_store_migrations import migrate_from_first_schema
+from test_store_stats import check_every_outcome, log_every_outcome
 
 from toolbridge.agent import AgentDefinition
 from toolbridge.store import Store, ToolCallLogEntry
@@ -87,3 +89,13 @@ def test_chats_agents_and_statistics(pg_url: str) -> None:
         [stats] = store.tool_stats()
         assert (stats.tool, stats.server, stats.calls, stats.success_rate) == ("add", "basic", 100, 1.0)
         assert (stats.p50, stats.p95) == (50.5, 95.05)
+
+
+def test_declined_and_cancelled_calls_are_counted_apart_from_failures(pg_url: str) -> None:
+    with Store(pg_url) as store:
+        log_every_outcome(store)
+        check_every_outcome(store)
+
+
+def test_timeouts_and_declined_calls_of_the_first_schema_get_their_error_kind(pg_url: str) -> None:
+    migrate_from_first_schema(pg_url)

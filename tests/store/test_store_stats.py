@@ -45,7 +45,15 @@ def test_stats_per_tool_and_server(store: Store) -> None:
         )
     # The same tool name on another server is counted apart.
     store.log_tool_call(
-        entry("add", "other", 0.5, minutes_ago=30, status="timeout", error="timed out after 30 s")
+        entry(
+            "add",
+            "other",
+            0.5,
+            minutes_ago=30,
+            status="error",
+            error_kind="timeout",
+            error="timed out after 30 s",
+        )
     )
     store.log_tool_call(
         entry("ask", "native", 0.01, minutes_ago=5, status="denied", error="the user declined")
@@ -64,7 +72,7 @@ def test_stats_per_tool_and_server(store: Store) -> None:
     other = stats["add", "other"]
     assert (other.calls, other.succeeded, other.success_rate) == (1, 0, 0.0)
     assert other.last_error == "timed out after 30 s"
-    assert stats["ask", "native"].last_error == "the user declined"
+    assert stats["ask", "native"].last_error is None  # declining is not a failure of the tool
     assert next(iter(stats)) == ("add", "basic")  # busiest first
 
     recent = {(s.tool, s.server): s for s in store.tool_stats(since=NOW - timedelta(minutes=84, seconds=30))}
@@ -72,6 +80,54 @@ def test_stats_per_tool_and_server(store: Store) -> None:
     assert recent["add", "basic"].last_error is None
     assert set(recent) == {("add", "basic"), ("add", "other"), ("ask", "native")}
     assert store.tool_stats(since=NOW + timedelta(seconds=1)) == []
+
+
+def log_every_outcome(store: Store) -> None:
+    """`echo`: two successes, a failure (bad arguments), a declined and a cancelled call."""
+    started = datetime.now(UTC) - timedelta(minutes=1)
+    outcomes = [
+        ToolResult(call_id="c1", server="basic", duration=0.1),
+        ToolResult(call_id="c2", server="basic", duration=0.3),
+        ToolResult.error("c3", "'text' is a required property", kind="invalid_arguments", server="basic"),
+        ToolResult.error("c4", "The user declined this call", kind="denied", server="basic"),
+        ToolResult.error("c5", "The run was cancelled.", kind="cancelled", server="basic", duration=9.0),
+    ]
+    for result in outcomes:
+        call = ToolCall(name="echo", arguments={}, id=result.call_id)
+        store.log_tool_call(ToolCallLogEntry.from_result(call, result, started_at=started))
+
+
+def check_every_outcome(store: Store) -> None:
+    [echo] = store.tool_stats()
+    assert (echo.calls, echo.succeeded, echo.failed, echo.denied, echo.cancelled) == (5, 2, 1, 1, 1)
+    assert echo.success_rate == pytest.approx(2 / 3)  # declined and cancelled calls are not failures
+    assert echo.last_error == "'text' is a required property"
+    assert echo.p95 == pytest.approx(0.28)  # finished calls only (0, 0.1, 0.3): the cancelled 9 s is none
+
+
+def test_declined_and_cancelled_calls_are_counted_apart_from_failures(store: Store) -> None:
+    log_every_outcome(store)
+    check_every_outcome(store)
+
+
+def test_a_tool_only_ever_declined_has_no_success_rate(store: Store) -> None:
+    call = ToolCall(name="delete", arguments={}, id="c1")
+    declined = ToolResult.error("c1", "declined", kind="denied", server="files")
+    store.log_tool_call(ToolCallLogEntry.from_result(call, declined, started_at=NOW))
+    [delete] = store.tool_stats()
+    assert (delete.calls, delete.denied, delete.success_rate) == (1, 1, None)
+
+
+def test_the_log_keeps_the_error_kind_not_message_text(store: Store) -> None:
+    call = ToolCall(name="slow", arguments={}, id="c1")
+    # A message that mentions no timeout at all: the kind decides, not the text.
+    result = ToolResult.error("c1", "no answer", kind="timeout", server="basic")
+    entry_ = ToolCallLogEntry.from_result(call, result, started_at=NOW)
+    assert (entry_.status, entry_.error_kind) == ("error", "timeout")
+    declined = ToolCallLogEntry.from_result(
+        call, ToolResult.error("c1", "timed out", kind="denied"), started_at=NOW
+    )
+    assert (declined.status, declined.error_kind) == ("denied", "denied")
 
 
 def test_log_entry_from_a_call_and_its_result(store: Store) -> None:
@@ -95,9 +151,9 @@ def test_log_entry_from_a_call_and_its_result(store: Store) -> None:
     )
     assert (hit.status, hit.error, hit.cache_hit) == ("ok", None, True)
     timed_out = ToolCallLogEntry.from_result(
-        call, ToolResult.error("call_9", "timed out"), started_at=NOW, status="timeout"
+        call, ToolResult.error("call_9", "timed out", kind="timeout"), started_at=NOW
     )
-    assert (timed_out.status, timed_out.server) == ("timeout", "")
+    assert (timed_out.status, timed_out.error_kind, timed_out.server) == ("error", "timeout", "")
 
     for logged_entry in (logged, hit, timed_out):
         store.log_tool_call(logged_entry)

@@ -5,6 +5,7 @@ import json
 import pytest
 
 import toolbridge.testing
+from toolbridge.errors import UsageError
 from toolbridge.testing import ToolCallSpec, Turn
 
 
@@ -29,7 +30,7 @@ def test_public_names_are_exactly_the_testing_kit() -> None:
 def test_text_is_cut_into_chunks_of_the_given_size_or_sent_in_the_given_pieces() -> None:
     assert Turn.text("Hello", chunk_size=3).segments[0].pieces == ("Hel", "lo")
     assert Turn.text(["Hel", "lo wor", "ld"]).segments[0].pieces == ("Hel", "lo wor", "ld")
-    with pytest.raises(ValueError, match="chunk_size"):
+    with pytest.raises(UsageError, match="chunk_size"):
         Turn.text("Hello", chunk_size=0)
 
 

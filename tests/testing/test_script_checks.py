@@ -6,6 +6,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
 
+from toolbridge.errors import UsageError
 from toolbridge.testing import RecordedRequest, ScriptedModel, Turn
 
 USER: list[ChatCompletionMessageParam] = [{"role": "user", "content": "What is 15 + 27?"}]
@@ -119,5 +120,5 @@ def test_turns_added_after_start_are_part_of_the_script() -> None:
 
 
 def test_base_url_needs_a_started_model() -> None:
-    with pytest.raises(RuntimeError, match="not started"):
+    with pytest.raises(UsageError, match="not started"):
         _ = ScriptedModel().base_url

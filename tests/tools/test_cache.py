@@ -57,7 +57,7 @@ def test_hinted_results_are_reused_until_their_ttl_runs_out() -> None:
 def test_tools_without_hints_and_errors_are_never_cached() -> None:
     cache = ResultCache(60)
     cache.put(PLAIN, "send", {}, ok("sent"))
-    cache.put(READ_ONLY, "search", {"q": "bad"}, ToolResult.error("c1", "boom"))
+    cache.put(READ_ONLY, "search", {"q": "bad"}, ToolResult.error("c1", "boom", kind="server_error"))
     assert cache.get(PLAIN, "send", {}) is None
     assert cache.get(READ_ONLY, "search", {"q": "bad"}) is None
 

@@ -10,7 +10,9 @@ import pytest
 
 from toolbridge.config import Config
 from toolbridge.config.model import ServerConfig
-from toolbridge.tools import Toolbox, tool
+from toolbridge.errors import UsageError
+from toolbridge.mcp import ServerPool
+from toolbridge.tools import Toolbox, ToolRegistry, tool
 from toolbridge.types import ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -102,6 +104,7 @@ async def test_a_bare_name_on_two_servers_is_ambiguous_and_says_which_to_call(to
     result = await toolbox.call("echo", {"text": "x"})
     assert result.is_error
     assert "ambiguous" in result.text
+    assert result.error_kind == "unknown_tool"
     assert "basic__echo" in result.text
     assert "shadow__echo" in result.text
 
@@ -109,7 +112,7 @@ async def test_a_bare_name_on_two_servers_is_ambiguous_and_says_which_to_call(to
 async def test_unknown_tool_is_an_error_result_with_the_closest_names(toolbox: Toolbox) -> None:
     result = await toolbox.call("count_item", {"items": []})
     assert result.is_error
-    assert result.server is None
+    assert (result.server, result.error_kind) == (None, "unknown_tool")
     assert "Unknown tool 'count_item'" in result.text
     assert "count_items" in result.text
 
@@ -126,6 +129,7 @@ async def test_arguments_are_coerced_where_obvious_and_the_coercion_is_noted(too
     result = await toolbox.call("add", {"a": "3", "b": 4})
     assert not result.is_error
     assert result.content[0].text == "7"  # type: ignore[union-attr]
+    assert result.error_kind is None
     assert result.notes
     assert "a" in result.notes[0]
 
@@ -133,18 +137,20 @@ async def test_arguments_are_coerced_where_obvious_and_the_coercion_is_noted(too
 async def test_invalid_arguments_never_reach_the_server_and_quote_the_schema_error(toolbox: Toolbox) -> None:
     result = await toolbox.call("count_items", {"items": "not a list", "limit": 2})
     assert result.is_error
-    assert result.server is None  # rejected before anything was sent
+    # Rejected before anything was sent, and still the tool's failure (stats count it against it).
+    assert (result.error_kind, result.server) == ("invalid_arguments", "shadow")
     assert "items" in result.text
     assert "array" in result.text
     missing = await toolbox.call("add", {"a": 1})
     assert missing.is_error
     assert "'b' is a required property" in missing.text
+    assert missing.error_kind == "invalid_arguments"
 
 
 async def test_a_tool_error_from_the_server_is_an_error_result(toolbox: Toolbox) -> None:
     result = await toolbox.call("fail", {"message": "disk full"})
     assert result.is_error
-    assert result.server == "basic"
+    assert (result.server, result.error_kind) == ("basic", "server_error")
     assert "disk full" in result.text
 
 
@@ -180,6 +186,7 @@ async def test_a_server_down_at_start_does_not_stop_the_others(stdio_server: Std
         assert down.is_error
         assert "broken" in down.text
         assert "unavailable" in down.text
+        assert down.error_kind == "server_unavailable"
 
 
 async def test_list_tools_can_be_limited_to_one_server(toolbox: Toolbox) -> None:
@@ -216,3 +223,25 @@ async def test_listing_while_a_refresh_is_under_way_waits_for_it(stdio_server: S
             await anyio.wait_all_tasks_blocked()  # the refresh is now waiting for the server
             group.start_soon(list_meanwhile)  # must not see the index before the listing is in
         assert "echo" in listed
+
+
+async def test_a_native_tool_past_its_timeout_is_stopped_with_a_timeout_result() -> None:
+    @tool
+    async def never_answers() -> str:
+        """Wait for an event nobody sets."""
+        await anyio.Event().wait()
+        return "unreachable"
+
+    async with Toolbox(Config(), native=False, tools=[never_answers]) as box:
+        result = await box.call("never_answers", {}, timeout=0.1)
+    assert (result.is_error, result.error_kind, result.server) == (True, "timeout", "native")
+    assert "timed out after 0.1 s" in result.text
+
+
+async def test_mistakes_in_using_the_api_raise_usage_errors(stdio_server: StdioServer) -> None:
+    registry = ToolRegistry(native=[shout])
+    with pytest.raises(UsageError, match="already registered"):
+        registry.add(shout)
+    pool = ServerPool({"basic": stdio_server("basic")})
+    with pytest.raises(UsageError, match="outside 'async with'"):
+        await pool.call_tool("basic", "add", {"a": 1, "b": 2}, call_id="c1")

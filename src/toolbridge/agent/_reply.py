@@ -82,7 +82,8 @@ async def read_reply(model: Model, request: ModelRequest, *, step: int, emit: Em
     for collected in collector.calls():
         reply.calls.append(collected.call)
         if collected.problem is not None:
-            reply.failed_calls[collected.call.id] = ToolResult.error(collected.call.id, collected.problem)
+            failure = ToolResult.error(collected.call.id, collected.problem, kind="invalid_arguments")
+            reply.failed_calls[collected.call.id] = failure
     joined = "".join(content)
     reply.content = joined.rstrip() if reply.made_calls else joined
     reply.reasoning = "".join(reasoning)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import anyio
 
 from toolbridge.agent._reply import Emit
+from toolbridge.agent._unwrap import unwrapped
 from toolbridge.agent.approval import ApprovalRequest, Approver
 from toolbridge.agent.definition import AgentDefinition
 from toolbridge.agent.events import (
@@ -55,10 +56,13 @@ class ToolRunner:
         ready_results: dict[str, ToolResult],
         records: dict[str, ToolCallRecord],
     ) -> None:
-        """Run `calls` concurrently; `ready_results` are answers already known (unreadable arguments)."""
-        async with anyio.create_task_group() as group:
-            for call in calls:
-                group.start_soon(self._run_one, step, call, ready_results.get(call.id), records)
+        """Run `calls` concurrently; `ready_results` are answers already known (unreadable arguments).
+
+        An approver's exception ends the run and comes out as itself."""
+        with unwrapped():
+            async with anyio.create_task_group() as group:
+                for call in calls:
+                    group.start_soon(self._run_one, step, call, ready_results.get(call.id), records)
 
     async def _run_one(
         self, step: int, call: ToolCall, ready: ToolResult | None, records: dict[str, ToolCallRecord]
@@ -69,7 +73,8 @@ class ToolRunner:
         if ready is not None:
             result, ran = ready, False
         elif tool is None:
-            result, ran = ToolResult.error(call.id, self._unknown_tool_message(call.name)), False
+            message = self._unknown_tool_message(call.name)
+            result, ran = ToolResult.error(call.id, message, kind="unknown_tool"), False
         else:
             reason = self._definition.approval.approval_reason(tool)
             if reason is not None:
@@ -89,6 +94,7 @@ class ToolRunner:
                 call_id=call.id,
                 name=call.name,
                 is_error=result.is_error,
+                error_kind=result.error_kind,
                 result_preview=preview(result.text),
                 duration=result.duration,
                 server=result.server,
@@ -147,7 +153,7 @@ def _declined(call: ToolCall, tool: ToolSpec, reason: str, *, asked: bool) -> To
             f"This call to {tool.name!r} needs the user's approval ({reason}), and no one could be asked, "
             "so it did not run. Tell the user what you wanted to do, so they can run it with approval."
         )
-    return ToolResult.error(call.id, message, server=tool.source)
+    return ToolResult.error(call.id, message, kind="denied", server=tool.source)
 
 
 def truncate(result: ToolResult, limit: int) -> tuple[ToolResult, int]:

@@ -24,13 +24,15 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from toolbridge.agent._reply import Emit
+from toolbridge.agent._unwrap import unwrapped
 from toolbridge.agent.approval import Approver
 from toolbridge.agent.definition import AgentDefinition, load_agent_definition
 from toolbridge.agent.events import AgentEvent, FinalEvent
 from toolbridge.agent.loop import AgentRun
 from toolbridge.agent.result import RunResult
 from toolbridge.config.model import Config
-from toolbridge.models import Model, ModelSettings, resolve_model
+from toolbridge.errors import UsageError
+from toolbridge.models import Model, ModelSettings, resolve_model_async
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
 from toolbridge.types import Message
 
@@ -87,7 +89,11 @@ class Agent:
         Extra Python `tools` are offered next to the config's servers and the native tools.
         """
         definition = definition or load_agent_definition(config, name)
-        resolved = model if isinstance(model, Model) else resolve_model(model or definition.model, config)
+        resolved = (
+            model
+            if isinstance(model, Model)
+            else await resolve_model_async(model or definition.model, config)
+        )
         async with Toolbox(config, tools=tools) as toolbox:
             yield cls(resolved, toolbox, definition, approve=approve)
 
@@ -181,7 +187,7 @@ class AgentStream:
 
     async def __aenter__(self) -> Self:
         if self._entered:
-            raise RuntimeError("an AgentStream can be entered once; call agent.stream() again")
+            raise UsageError("an AgentStream can be entered once; call agent.stream() again")
         self._entered = True
         send, receive = anyio.create_memory_object_stream[AgentEvent](_EVENT_BUFFER)
         self._receive = receive
@@ -196,7 +202,8 @@ class AgentStream:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
-        return await self._stack.__aexit__(exc_type, exc, tb)
+        with unwrapped():  # a failed run raises its error, not a group around it
+            return await self._stack.__aexit__(exc_type, exc, tb)
 
     async def _produce(self, run: AgentRun, send: MemoryObjectSendStream[AgentEvent]) -> None:
         async with send:
@@ -211,7 +218,7 @@ class AgentStream:
 
     def __aiter__(self) -> AsyncIterator[AgentEvent]:
         if self._receive is None:
-            raise RuntimeError(
+            raise UsageError(
                 "use the stream as a context manager: `async with agent.stream(prompt) as events:`"
             )
         return self._receive.__aiter__()

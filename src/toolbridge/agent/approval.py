@@ -8,7 +8,9 @@ agent = Agent(model, toolbox, approve=ask)
 ```
 
 Approvers are asked one call at a time, even when the model made several calls at once, so an
-interactive prompt never interleaves. With no approver, calls that need approval are declined.
+interactive prompt never interleaves. With no approver, calls that need approval are declined. An
+exception an approver raises ends the run (its other calls are cancelled) and reaches the caller of
+`run()` or the `async with agent.stream(...)` block as itself.
 """
 
 from __future__ import annotations

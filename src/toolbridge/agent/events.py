@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolbridge.agent.result import RunResult
-from toolbridge.types import Message, ToolCall, Usage
+from toolbridge.types import Message, ToolCall, ToolErrorKind, Usage
 
 __all__ = [
     "AgentEvent",
@@ -112,6 +112,9 @@ class ToolCallFinishedEvent(_Event):
     call_id: str
     name: str
     is_error: bool
+    error_kind: ToolErrorKind | None = None
+    """Why it failed (`denied`: declined; `timeout`, `invalid_arguments`, ...), for showing it without
+    reading the message."""
     result_preview: str
     """The start of the result as the model sees it (at most a few hundred characters)."""
     duration: float

@@ -80,6 +80,7 @@ class FinalAnswer:
 class Stop:
     reason: StopReason
     detail: str
+    error: ModelError | None = None
 
 
 StepOutcome = RunTools | FinalAnswer | Stop
@@ -188,7 +189,7 @@ class AgentRun:
             )
         except ModelError as error:
             await self._send(StepFinishedEvent(step=step, outcome="stop"))
-            return Stop("model_error", str(error))
+            return Stop("model_error", str(error), error)
         if self._tools_model is not None:
             self._mode = self._tools_model.active_tool_mode  # auto mode may have switched to prompt
         self._usage = self._usage + reply.usage
@@ -234,22 +235,26 @@ class AgentRun:
         for invalid in reply.invalid_calls:
             await self._send(InvalidToolCallEvent(step=step, message=invalid.message, raw=invalid.raw))
         await self._runner.run_all(step, reply.calls, reply.failed_calls, self._finished_calls)
-        self._answer_calls(lambda call: ToolResult.error(call.id, "The call did not run."))
+        self._answer_calls(lambda call: ToolResult.error(call.id, "The call did not run.", kind="cancelled"))
         if reply.invalid_calls:
             # Calls the model wrote but that could not be read: it is told in its model's own words.
             feedback = "\n".join(invalid.feedback for invalid in reply.invalid_calls)
             self._messages.append(UserMessage(content=feedback))
 
     def _finish(self, outcome: FinalAnswer | Stop) -> RunResult:
+        error = None
         if isinstance(outcome, FinalAnswer):
             output, reason, detail = outcome.reply.content, "final_answer", ""
         else:
-            output, reason, detail = "", outcome.reason, outcome.detail
-            self._answer_calls(lambda call: ToolResult.error(call.id, f"This call did not run: {detail}"))
+            output, reason, detail, error = "", outcome.reason, outcome.detail, outcome.error
+            self._answer_calls(
+                lambda call: ToolResult.error(call.id, f"This call did not run: {detail}", kind="cancelled")
+            )
         result = RunResult(
             output=output,
             stop_reason=reason,
             stop_detail=detail,
+            error=error,
             messages=list(self._messages),
             new_message_index=self._new_message_index,
             steps=self._steps,

@@ -2,16 +2,56 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
+from toolbridge.errors import ModelError, ToolsNotSupportedError
 from toolbridge.types import AssistantMessage, Message, ToolCall, ToolResult, Usage
 
 __all__ = ["RunResult", "StopReason", "ToolCallRecord"]
 
 StopReason = Literal["final_answer", "max_steps", "repeated_call", "cancelled", "model_error"]
 """Why a run ended. Only `final_answer` means the model finished on its own."""
+
+
+def _read_error(value: Any) -> ModelError | None:
+    if value is None or isinstance(value, ModelError):
+        return value
+    if not isinstance(value, dict):
+        raise ValueError("error must be a ModelError, or the JSON object a RunResult writes for one")
+    kind = ToolsNotSupportedError if value.get("type") == "ToolsNotSupportedError" else ModelError
+    retry_after = value.get("retry_after")
+    return kind(
+        str(value.get("message", "")),
+        model=str(value.get("model", "")),
+        status=value.get("status"),
+        body=value.get("body"),
+        code=value.get("code"),
+        headers={"retry-after": str(retry_after)} if retry_after is not None else None,
+    )
+
+
+def _write_error(error: ModelError | None) -> dict[str, Any] | None:
+    if error is None:
+        return None
+    return {
+        "type": type(error).__name__,
+        "message": str(error),
+        "model": error.model,
+        "status": error.status,
+        "code": error.code,
+        # Of the response headers only this one matters to a client; others (cookies) stay out.
+        "retry_after": error.retry_after,
+        "body": error.body,
+    }
+
+
+RunError = Annotated[
+    ModelError | None, PlainValidator(_read_error), PlainSerializer(_write_error, when_used="json")
+]
+"""The exception itself in Python; in JSON an object with its type, message, model, status, code,
+retry_after (seconds) and body."""
 
 
 class ToolCallRecord(BaseModel):
@@ -41,6 +81,8 @@ class RunResult(BaseModel):
     stop_reason: StopReason
     stop_detail: str = ""
     """What happened, in a sentence for the user (e.g. which call repeated, the model's error)."""
+    error: RunError = None
+    """For `model_error`: the `ModelError` as raised, with its HTTP status, code, headers and body."""
     messages: list[Message] = Field(default_factory=list)
     """The whole conversation without the system prompt: the history passed in, the new prompt and
     everything the run added. Pass it as `history=` to continue the conversation."""

@@ -1,10 +1,14 @@
-"""`toolbridge call`: run one tool by hand and print its result."""
+"""`toolbridge call`: run one tool by hand and print its result. The call is logged for `stats` like the
+calls of `ask` and `chat` (also when Ctrl-C cancels it)."""
 
 from __future__ import annotations
 
 import json as jsonlib
-from typing import Annotated, Any
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any
 
+import anyio
 import typer
 
 from toolbridge.cli._common import (
@@ -19,8 +23,12 @@ from toolbridge.cli._common import (
     stderr,
     stdout,
 )
+from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
-from toolbridge.types import ToolResult
+from toolbridge.types import ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from toolbridge.store import Store
 
 
 @app.command()
@@ -32,6 +40,7 @@ def call(
         float | None, typer.Option("--timeout", "-t", help="Seconds before giving up.")
     ] = None,
     config: ConfigOption = None,
+    db: DbOption = None,
     json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
@@ -39,14 +48,31 @@ def call(
     setup_logging(verbose)
     parsed = parse_arguments(arguments)
     loaded = load(config)
+    store = open_store(db, config)
 
     from toolbridge.tools import Toolbox  # the MCP SDK: imported when a command needs it
 
-    async def main() -> ToolResult:
-        async with Toolbox(loaded) as toolbox:
-            return await toolbox.call(tool, parsed, source=server, timeout=timeout)
+    request = ToolCall(name=tool, arguments=parsed, source=server)
 
-    result = run(main)
+    async def main() -> ToolResult:
+        started_at, started = datetime.now(UTC), time.perf_counter()
+        async with Toolbox(loaded) as toolbox:
+            try:
+                result = await toolbox.call(tool, parsed, source=server, timeout=timeout)
+            except anyio.get_cancelled_exc_class():
+                # Ctrl-C: no awaiting any more, but a cancelled call still counts in `stats`.
+                message = "The call was interrupted (Ctrl-C) before the tool answered."
+                elapsed = time.perf_counter() - started
+                interrupted = ToolResult.error(
+                    request.id, message, kind="cancelled", server=server, duration=elapsed
+                )
+                _log(store, request, interrupted, started_at)
+                raise
+        _log(store, request, result.model_copy(update={"call_id": request.id}), started_at)
+        return result
+
+    with store:
+        result = run(main)
     if json:
         print_json(result.model_dump(mode="json"))
     elif result.is_error:
@@ -69,3 +95,9 @@ def parse_arguments(text: str) -> dict[str, Any]:
             f"ARGUMENTS must be a JSON object, got {type(value).__name__}. Pass an object like '{{\"a\": 1}}'."
         )
     return value
+
+
+def _log(store: Store, request: ToolCall, result: ToolResult, started_at: datetime) -> None:
+    from toolbridge.store import ToolCallLogEntry
+
+    store.log_tool_call(ToolCallLogEntry.from_result(request, result, started_at=started_at))

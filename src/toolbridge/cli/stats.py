@@ -1,4 +1,6 @@
-"""`toolbridge stats`: per tool and server, calls, success rate, p50/p95 latency, cache hits, last error."""
+"""`toolbridge stats`: per tool and server, calls, success rate, p50/p95 latency, cache hits, last error.
+
+The success rate is of the calls that finished; declined and cancelled calls are counted apart."""
 
 from __future__ import annotations
 
@@ -40,19 +42,31 @@ def stats(
         return
     table = Table("tool", "server", "calls", "success", "p50", "p95", "cache hits", "last error")
     for entry in figures:
-        rate = entry.success_rate
-        style = "green" if rate >= 0.95 else "yellow" if rate >= 0.5 else "red"
         table.add_row(
             escape(entry.tool),
             escape(entry.server or "-"),
-            str(entry.calls),
-            f"[{style}]{rate:.0%}[/]",
+            _calls(entry.calls, entry.denied, entry.cancelled),
+            _rate(entry.success_rate),
             _seconds(entry.p50),
             _seconds(entry.p95),
             str(entry.cache_hits),
             escape(_one_line(entry.last_error or "")),
         )
     stdout.print(table)
+
+
+def _calls(calls: int, denied: int, cancelled: int) -> str:
+    # Below the count, on lines of their own, so the table gets no wider.
+    apart = [f"{denied} declined" if denied else "", f"{cancelled} cancelled" if cancelled else ""]
+    return "\n".join([str(calls), *(part for part in apart if part)])
+
+
+def _rate(rate: float | None) -> str:
+    # None: every call was declined or cancelled, which says nothing about the tool.
+    if rate is None:
+        return "-"
+    style = "green" if rate >= 0.95 else "yellow" if rate >= 0.5 else "red"
+    return f"[{style}]{rate:.0%}[/]"
 
 
 def _seconds(value: float) -> str:

@@ -54,6 +54,7 @@ def tool_result_from_mcp(
         is_error=bool(result.is_error),
         server=server,
         duration=duration,
+        error_kind="server_error" if result.is_error else None,
     )
 
 

@@ -14,12 +14,12 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
 from toolbridge.config.model import ServerConfig
-from toolbridge.errors import ConnectionLostError, ServerError, ServerTimeoutError
+from toolbridge.errors import ConnectionLostError, ServerError, ServerTimeoutError, UsageError
 from toolbridge.mcp._convert import tool_result_from_mcp
 from toolbridge.mcp._failures import call_lost_message, call_timed_out_message
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._task_group import exit_task_group
-from toolbridge.types import ToolResult, ToolSpec
+from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
 
 __all__ = ["ConnectionState", "ServerConnection"]
 
@@ -183,7 +183,9 @@ class ServerConnection:
         except ServerError as exc:
             message = call_lost_message(self.name, name, outcome.why, restart_error=exc)
             elapsed = time.perf_counter() - started
-            return ToolResult.error(call_id, message, server=self.name, duration=elapsed)
+            return ToolResult.error(
+                call_id, message, kind="server_unavailable", server=self.name, duration=elapsed
+            )
         spec = next((tool for tool in known if tool.name == name), None)
         if not outcome.sent or (spec is not None and spec.annotations.safe_to_retry):
             retried = await self._call_once(fresh, name, arguments, call_id, limit)
@@ -193,10 +195,20 @@ class ServerConnection:
             why = fresh.end_reason or retried.why
             message = call_lost_message(self.name, name, why, restart_error=None, resent=True)
             return ToolResult.error(
-                call_id, message, server=self.name, duration=time.perf_counter() - started
+                call_id,
+                message,
+                kind="server_unavailable",
+                server=self.name,
+                duration=time.perf_counter() - started,
             )
         message = call_lost_message(self.name, name, outcome.why, restart_error=None)
-        return ToolResult.error(call_id, message, server=self.name, duration=time.perf_counter() - started)
+        return ToolResult.error(
+            call_id,
+            message,
+            kind="server_unavailable",
+            server=self.name,
+            duration=time.perf_counter() - started,
+        )
 
     async def close(self) -> None:
         """End the session and stop the server process. The connection cannot be used afterwards."""
@@ -248,7 +260,7 @@ class ServerConnection:
                 server=self.name,
             )
         if self._task_group is None:
-            raise RuntimeError("ServerConnection used outside 'async with' and without a task group")
+            raise UsageError("ServerConnection used outside 'async with' and without a task group")
 
     async def _retire(self, live: LiveSession) -> None:
         """Stop a session that failed under us and wait until its process is gone."""
@@ -297,19 +309,23 @@ class ServerConnection:
             elapsed = time.perf_counter() - started
             if exc.code == CONNECTION_CLOSED:
                 return _Lost(exc.error.message)
+            kind: ToolErrorKind
             if exc.code == REQUEST_TIMEOUT:
-                message = call_timed_out_message(self.name, name, timeout)
+                kind, message = "timeout", call_timed_out_message(self.name, name, timeout)
             else:
-                message = (
-                    f"Server {self.name!r} rejected the call to {name!r}: {exc.error.message} "
-                    f"(JSON-RPC error {exc.code}). Check the tool name and arguments."
+                kind, message = (
+                    "server_error",
+                    (
+                        f"Server {self.name!r} rejected the call to {name!r}: {exc.error.message} "
+                        f"(JSON-RPC error {exc.code}). Check the tool name and arguments."
+                    ),
                 )
-            return ToolResult.error(call_id, message, server=self.name, duration=elapsed)
+            return ToolResult.error(call_id, message, kind=kind, server=self.name, duration=elapsed)
         except (RuntimeError, ValidationError) as exc:
             # The SDK checks results against the protocol and the tool's output schema.
             message = f"Server {self.name!r} returned an invalid result for {name!r}: {exc}"
             elapsed = time.perf_counter() - started
-            return ToolResult.error(call_id, message, server=self.name, duration=elapsed)
+            return ToolResult.error(call_id, message, kind="server_error", server=self.name, duration=elapsed)
         return tool_result_from_mcp(
             raw, call_id=call_id, server=self.name, duration=time.perf_counter() - started
         )

@@ -10,7 +10,7 @@ import anyio
 import anyio.abc
 
 from toolbridge.config.model import ServerConfig
-from toolbridge.errors import ServerError
+from toolbridge.errors import ServerError, UsageError
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp.connection import ServerConnection
 from toolbridge.types import ToolResult, ToolSpec
@@ -61,7 +61,9 @@ class ServerPool:
     def connection(self, name: str) -> ServerConnection:
         self._check_known(name)
         if self._task_group is None:
-            raise RuntimeError("ServerPool used outside 'async with'")
+            raise UsageError(
+                "ServerPool used outside 'async with': open it with `async with ServerPool(...) as pool:`"
+            )
         return self._connections[name]
 
     async def __aenter__(self) -> Self:

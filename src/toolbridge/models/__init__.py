@@ -4,8 +4,10 @@
   Ollama, vLLM, LM Studio, llama.cpp), with each family's quirks in its `ProviderProfile`.
 - `AnthropicModel`: Claude through Anthropic's Messages API.
 - `DemoModel`: the built-in rule-based stand-in (`demo`), labelled as such in every answer.
+- `Provider`: where a model lives (base URL, key, headers, retries) and, optionally, the user's own
+  `httpx2.AsyncClient` to reach it through.
 - `resolve_model(name, config)`: a name from the config's `models` section, `provider:model`, `demo`,
-  or the defaults (`$OPENAI_API_KEY`, a local Ollama).
+  or the defaults (`$OPENAI_API_KEY`, a local Ollama); `resolve_model_async` from async code.
 - `NativeToolsModel`, `PromptToolsModel(inner, dialect=...)`, `AutoToolsModel` and
   `tool_calling_model(model, mode)`: how tools reach a model (natively, in the prompt, or native until
   refused); each yields the same native-style events. `ToolCallCollector` turns a reply's
@@ -32,7 +34,14 @@ from toolbridge.models.base import (
 )
 from toolbridge.models.demo import DemoModel
 from toolbridge.models.profiles import PROFILES, ProviderProfile, find_profile
-from toolbridge.models.resolve import ModelConfig, build_model, model_configs, resolve_model
+from toolbridge.models.provider import Provider
+from toolbridge.models.resolve import (
+    ModelConfig,
+    build_model,
+    model_configs,
+    resolve_model,
+    resolve_model_async,
+)
 from toolbridge.models.tool_calling import (
     ActiveToolMode,
     AutoToolsModel,
@@ -64,6 +73,7 @@ __all__ = [
     "NativeToolsModel",
     "OpenAIChatModel",
     "PromptToolsModel",
+    "Provider",
     "ProviderProfile",
     "ReasoningDelta",
     "TextDelta",
@@ -80,6 +90,7 @@ __all__ = [
     "remember_prompt_mode",
     "remembered_tool_mode",
     "resolve_model",
+    "resolve_model_async",
     "tool_calling_model",
 ]
 

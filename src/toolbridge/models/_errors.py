@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ __all__ = [
     "TOOLS_NOT_SUPPORTED_PHRASES",
     "Endpoint",
     "connection_error",
+    "error_code",
     "error_text",
     "says_tools_not_supported",
     "status_error",
@@ -89,8 +91,28 @@ def says_tools_not_supported(text: str) -> bool:
     return any(pattern.search(text) for pattern in TOOLS_NOT_SUPPORTED_PHRASES)
 
 
-def status_error(endpoint: Endpoint, status: int, body: object, *, sent_tools: bool) -> ModelError:
-    """The error for an HTTP error status, after the SDK's own retries."""
+def error_code(body: object) -> str | None:
+    """The provider's machine-readable code (`rate_limit_exceeded`), else its error type, if any."""
+    inner = body.get("error") if isinstance(body, dict) else None
+    for source in (inner, body):
+        if isinstance(source, dict):
+            for key in ("code", "type"):
+                if isinstance(value := source.get(key), str | int) and str(value):
+                    return str(value)
+    return None
+
+
+def status_error(
+    endpoint: Endpoint,
+    status: int,
+    body: object,
+    *,
+    sent_tools: bool,
+    headers: Mapping[str, str] | None = None,
+) -> ModelError:
+    """The error for an HTTP error status, after the SDK's own retries; it keeps status, code, headers
+    and body, so a caller (the server) can answer in kind."""
+    shape: dict[str, Any] = {"status": status, "body": body, "code": error_code(body), "headers": headers}
     name, base_url, model_id = endpoint.model_name, endpoint.base_url, endpoint.model_id
     text = error_text(body)
     said = f"(HTTP {status}: {text})"
@@ -101,8 +123,7 @@ def status_error(endpoint: Endpoint, status: int, body: object, *, sent_tools: b
             'Use tool_mode "prompt" for this model; with tool_mode "auto" toolbridge switches to it '
             "by itself and remembers that.",
             model=name,
-            status=status,
-            body=body,
+            **shape,
         )
     if status == 401:
         message = (
@@ -137,7 +158,7 @@ def status_error(endpoint: Endpoint, status: int, body: object, *, sent_tools: b
         )
     else:
         message = f"{name}: unexpected answer from {base_url} {said}."
-    return ModelError(message, model=name, status=status, body=body)
+    return ModelError(message, model=name, **shape)
 
 
 def connection_error(endpoint: Endpoint, cause: BaseException | None, *, timed_out: bool) -> ModelError:
@@ -164,7 +185,7 @@ def stream_error(endpoint: Endpoint, body: object, *, status: int | None = None)
         f"{endpoint.model_name}: the reply from {endpoint.base_url} broke off with an error: "
         f"{error_text(body)}. Try again; if it repeats, check the server's status or logs."
     )
-    return ModelError(message, model=endpoint.model_name, status=status, body=body)
+    return ModelError(message, model=endpoint.model_name, status=status, body=body, code=error_code(body))
 
 
 def _after_retries(endpoint: Endpoint) -> str:

@@ -7,17 +7,20 @@ the next user message; thinking deltas become reasoning. As with the OpenAI adap
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, cast
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import anthropic
-import anyio
+import httpx2
+from anthropic.types import Message as AnthropicMessage
 from anthropic.types import RawMessageStreamEvent
 
 from toolbridge.errors import ConfigError, ModelError
-from toolbridge.models._common import HttpModel, first_set
+from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
+from toolbridge.models._wire_cache import WireCache, encode, join_body
 from toolbridge.models.base import (
     Finish,
     ModelEvent,
@@ -29,7 +32,8 @@ from toolbridge.models.base import (
     ToolMode,
     UsageReport,
 )
-from toolbridge.models.profiles import DEFAULT_MAX_RETRIES, PROFILES, ProviderProfile
+from toolbridge.models.profiles import PROFILES, ProviderProfile
+from toolbridge.models.provider import Provider
 from toolbridge.prompting import transform_schema
 from toolbridge.types import (
     AssistantMessage,
@@ -43,7 +47,7 @@ from toolbridge.types import (
     UserMessage,
 )
 
-__all__ = ["AnthropicModel", "anthropic_messages"]
+__all__ = ["AnthropicModel"]
 
 _STOP_REASONS = {
     "end_turn": "stop",
@@ -55,8 +59,11 @@ _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _EMPTY_RESULT = "(the tool returned nothing)"
 
 
-class AnthropicModel(HttpModel[anthropic.AsyncAnthropic]):
-    """A Claude model. `api_key` defaults to `$ANTHROPIC_API_KEY`; `settings` are request defaults."""
+class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[RawMessageStreamEvent]"]):
+    """A Claude model. `provider` is a `Provider`, or the endpoint given here (`base_url`, `api_key`
+    defaulting to `$ANTHROPIC_API_KEY`, ...); `settings` are request defaults."""
+
+    sdk_error = anthropic.AnthropicError
 
     def __init__(
         self,
@@ -68,69 +75,90 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic]):
         api_key_from: str | None = None,
         tool_mode: ToolMode = "auto",
         settings: ModelSettings | None = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int | None = None,
         timeout: float | None = None,
         headers: Mapping[str, str] | None = None,
+        http_client: httpx2.AsyncClient | None = None,
         profile: ProviderProfile | None = None,
+        provider: Provider | None = None,
     ) -> None:
-        profile = profile or PROFILES["anthropic"]
-        if profile.wire != "anthropic":
-            raise ConfigError(f"{profile.name!r} does not speak the Anthropic API", key="provider")
-        super().__init__(
-            model_id,
-            profile=profile,
-            name=name or f"anthropic:{model_id}",
-            base_url=base_url or profile.base_url or "",
+        name = name or f"anthropic:{model_id}"
+        provider = provider_of(
+            provider or profile or PROFILES["anthropic"],
+            name,
+            base_url=base_url,
             api_key=api_key,
             api_key_from=api_key_from,
-            tool_mode=tool_mode,
-            settings=settings,
-            max_retries=max_retries,
-            timeout=timeout,
             headers=headers,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client,
         )
+        if provider.profile.wire != "anthropic":
+            raise ConfigError(f"{provider.profile.name!r} does not speak the Anthropic API", key="provider")
+        super().__init__(model_id, provider=provider, name=name, tool_mode=tool_mode, settings=settings)
+        self._message_json = WireCache(self._convert_message)
+        self._tool_json = WireCache(_tool_definition)
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        """The JSON body sent for `request` (minus `model` and `stream`)."""
-        system, messages = anthropic_messages(request.messages, self.profile)
+    def request_json(self, request: ModelRequest) -> bytes:
+        system, messages = self._messages_json(request.messages)
         max_tokens = first_set(
             request.settings.max_tokens, self.settings.max_tokens, self.profile.default_max_tokens
         )
-        body: dict[str, Any] = {"max_tokens": max_tokens, "messages": messages}
+        options: dict[str, Any] = {"model": self.model_id, "stream": True, "max_tokens": max_tokens}
         if system:
-            body["system"] = system
-        if request.tools:
-            body["tools"] = [_tool_definition(tool) for tool in request.tools]
+            options["system"] = system
         temperature = first_set(request.settings.temperature, self.settings.temperature)
         if temperature is not None and self.profile.sends_temperature:
-            body["temperature"] = temperature
-        return body
+            options["temperature"] = temperature
+        tools = [self._tool_json(tool) for tool in request.tools]
+        return join_body(messages, tools, options)
 
-    @asynccontextmanager
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
-        body = self.request_body(request)
-        sent_tools = bool(request.tools)
-        client = self._clients.get()
-        try:
-            raw = await client.messages.create(model=self.model_id, stream=True, **body)
-        except anthropic.AnthropicError as error:
-            raise self._model_error(error, sent_tools) from error
-        stream = cast("anthropic.AsyncStream[RawMessageStreamEvent]", raw)
-        events = self._events(stream, sent_tools)
-        try:
-            yield events
-        finally:
-            with anyio.CancelScope(shield=True):  # closing is what stops the server generating
-                await events.aclose()
-                await stream.close()
+    def _messages_json(self, messages: Sequence[Message]) -> tuple[str, list[bytes]]:
+        """The system prompt and the encoded `messages`. Consecutive same-role messages are merged, so
+        all results of one reply travel in the one user message that must follow its `tool_use` blocks."""
+        system: list[str] = []
+        wire: list[bytes] = []
+        run: list[_WireTurn] = []  # consecutive messages of one role
+        for message in messages:
+            if isinstance(message, SystemMessage):
+                system.append(message.content)
+                continue
+            turn = self._message_json(message)
+            if not turn.blocks:
+                continue
+            if run and run[0].role != turn.role:
+                wire.append(_merged(run))
+                run = []
+            run.append(turn)
+        if run:
+            wire.append(_merged(run))
+        return "\n\n".join(system), wire
+
+    def _convert_message(self, message: Message) -> _WireTurn:
+        return _wire_turn(message, self.profile)
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
+        provider = self.provider
         return anthropic.AsyncAnthropic(
-            api_key=self._api_key.get_secret_value(),
-            base_url=self.base_url,
-            max_retries=self.max_retries,
-            timeout=self.timeout if self.timeout is not None else anthropic.NOT_GIVEN,
-            default_headers=self._headers or None,
+            api_key=provider.api_key,
+            base_url=provider.base_url,
+            max_retries=provider.max_retries,
+            timeout=provider.timeout if provider.timeout is not None else anthropic.NOT_GIVEN,
+            default_headers=provider.headers or None,
+            http_client=provider.http_client,
+        )
+
+    async def _send(
+        self, client: anthropic.AsyncAnthropic, body: bytes
+    ) -> anthropic.AsyncStream[RawMessageStreamEvent]:
+        # Sent as built (each message converted once), with the SDK's retries, errors and parsing.
+        return await client.post(
+            "/v1/messages",
+            cast_to=AnthropicMessage,
+            content=body,
+            stream=True,
+            stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
         )
 
     async def _events(
@@ -185,7 +213,13 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic]):
         if isinstance(error, anthropic.APIStatusError):
             if error.status_code < 400:  # an `error` event inside a stream that began with 200
                 return stream_error(self._endpoint, error.body)
-            return status_error(self._endpoint, error.status_code, error.body, sent_tools=sent_tools)
+            return status_error(
+                self._endpoint,
+                error.status_code,
+                error.body,
+                sent_tools=sent_tools,
+                headers=error.response.headers,
+            )
         if isinstance(error, anthropic.APIConnectionError):
             timed_out = isinstance(error, anthropic.APITimeoutError)
             return connection_error(self._endpoint, error, timed_out=timed_out)
@@ -197,39 +231,42 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic]):
 # -- neutral messages -> wire ---------------------------------------------------------------------------
 
 
-def anthropic_messages(
-    messages: Sequence[Message], profile: ProviderProfile
-) -> tuple[str, list[dict[str, Any]]]:
-    """The system prompt and the `messages` list. Consecutive same-role messages are merged, so all
-    results of one reply travel in the one user message that must follow its `tool_use` blocks."""
-    system: list[str] = []
-    wire: list[dict[str, Any]] = []
+@dataclass(frozen=True)
+class _WireTurn:
+    """One message's content blocks, encoded, and the message on its own (the common case)."""
 
-    def append(role: str, blocks: list[dict[str, Any]]) -> None:
-        if wire and wire[-1]["role"] == role:
-            wire[-1]["content"].extend(blocks)
-        elif blocks:
-            wire.append({"role": role, "content": blocks})
+    role: str
+    blocks: tuple[bytes, ...]
 
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            system.append(message.content)
-        elif isinstance(message, UserMessage):
-            append("user", [{"type": "text", "text": message.content}])
-        elif isinstance(message, AssistantMessage):
-            # Reasoning is not sent back: Claude only accepts thinking blocks with the signature it made,
-            # which our neutral message does not keep.
-            blocks: list[dict[str, Any]] = []
-            if message.content:
-                blocks.append({"type": "text", "text": message.content})
-            blocks += [
-                {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
-                for call in message.tool_calls
-            ]
-            append("assistant", blocks)
-        elif isinstance(message, ToolMessage):
-            append("user", [_tool_result(message.result, profile)])
-    return "\n\n".join(system), wire
+    @cached_property
+    def alone(self) -> bytes:
+        return b"".join([b'{"role":"', self.role.encode(), b'","content":[', b",".join(self.blocks), b"]}"])
+
+
+def _merged(run: list[_WireTurn]) -> bytes:
+    if len(run) == 1:
+        return run[0].alone
+    merged = _WireTurn(run[0].role, tuple(block for turn in run for block in turn.blocks))
+    return merged.alone
+
+
+def _wire_turn(message: Message, profile: ProviderProfile) -> _WireTurn:
+    """A message's role and its content blocks, encoded (not for system messages: those go apart)."""
+    if isinstance(message, UserMessage):
+        return _WireTurn("user", (encode({"type": "text", "text": message.content}),))
+    if isinstance(message, AssistantMessage):
+        # Reasoning is not sent back: Claude only accepts thinking blocks with the signature it made,
+        # which our neutral message does not keep.
+        blocks: list[dict[str, Any]] = []
+        if message.content:
+            blocks.append({"type": "text", "text": message.content})
+        blocks += [
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+            for call in message.tool_calls
+        ]
+        return _WireTurn("assistant", tuple(encode(block) for block in blocks))
+    assert isinstance(message, ToolMessage), "system messages are gathered apart"
+    return _WireTurn("user", (encode(_tool_result(message.result, profile)),))
 
 
 def _tool_result(result: ToolResult, profile: ProviderProfile) -> dict[str, Any]:
@@ -246,11 +283,11 @@ def _tool_result(result: ToolResult, profile: ProviderProfile) -> dict[str, Any]
     return block
 
 
-def _tool_definition(tool: ToolSpec) -> dict[str, Any]:
+def _tool_definition(tool: ToolSpec) -> bytes:
     definition: dict[str, Any] = {
         "name": tool.name,
         "input_schema": transform_schema(tool.input_schema, "anthropic"),
     }
     if tool.description:
         definition["description"] = tool.description
-    return definition
+    return encode(definition)

@@ -12,17 +12,18 @@ usage too). Leaving the context closes the HTTP response, also mid-stream.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, cast
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-import anyio
+import httpx2
 import openai
-from openai.types.chat import ChatCompletionChunk
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from toolbridge.errors import ConfigError, ModelError
-from toolbridge.models._common import HttpModel, first_set
+from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
+from toolbridge.models._wire_cache import WireCache, encode, join_body
 from toolbridge.models.base import (
     Finish,
     ModelEvent,
@@ -34,7 +35,8 @@ from toolbridge.models.base import (
     ToolMode,
     UsageReport,
 )
-from toolbridge.models.profiles import DEFAULT_MAX_RETRIES, ProviderProfile, find_profile
+from toolbridge.models.profiles import ProviderProfile, find_profile
+from toolbridge.models.provider import Provider
 from toolbridge.prompting import openai_tool_definitions
 from toolbridge.types import (
     AssistantMessage,
@@ -43,109 +45,124 @@ from toolbridge.types import (
     SystemMessage,
     ToolMessage,
     ToolResult,
+    ToolSpec,
     Usage,
     UserMessage,
 )
 
-__all__ = ["DEFAULT_MAX_RETRIES", "OpenAIChatModel", "openai_messages"]
+__all__ = ["OpenAIChatModel"]
 
 _EMPTY_RESULT = "(the tool returned nothing)"
 
 
-class OpenAIChatModel(HttpModel[openai.AsyncOpenAI]):
+class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[ChatCompletionChunk]"]):
     """A model behind an OpenAI-compatible chat-completions endpoint.
 
-    `api_key` defaults to the profile's environment variable; local servers need none. `settings` are
-    defaults that a request's own settings override. `tool_mode` says how an agent gives it tools (see
-    `toolbridge.models.tool_calling`).
+    `provider` is a `Provider`, or a provider name or profile with the endpoint given here (`base_url`,
+    `api_key`, ...). `api_key` defaults to the profile's environment variable; local servers need none.
+    `settings` are defaults that a request's own settings override. `tool_mode` says how an agent gives
+    it tools (see `toolbridge.models.tool_calling`).
     """
+
+    sdk_error = openai.OpenAIError
 
     def __init__(
         self,
         model_id: str,
         *,
-        provider: str | ProviderProfile = "openai",
+        provider: str | ProviderProfile | Provider = "openai",
         name: str | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
         api_key_from: str | None = None,
         tool_mode: ToolMode = "auto",
         settings: ModelSettings | None = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int | None = None,
         timeout: float | None = None,
         headers: Mapping[str, str] | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
-        profile = provider if isinstance(provider, ProviderProfile) else _profile(provider)
+        if isinstance(provider, str):
+            provider = _profile(provider)
+        profile = provider.profile if isinstance(provider, Provider) else provider
         name = name or f"{profile.name}:{model_id}"
-        resolved_url = base_url or profile.base_url
-        if not resolved_url:
-            raise ConfigError(
-                f"model {name!r}: provider {profile.name!r} has no default address; "
-                'set "base_url" (e.g. "http://127.0.0.1:8000/v1")',
-                key="base_url",
-            )
-        super().__init__(
-            model_id,
-            profile=profile,
-            name=name,
-            base_url=resolved_url,
+        provider = provider_of(
+            provider,
+            name,
+            base_url=base_url,
             api_key=api_key,
             api_key_from=api_key_from,
-            tool_mode=tool_mode,
-            settings=settings,
-            max_retries=max_retries,
-            timeout=timeout,
             headers=headers,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client,
         )
+        if provider.profile.wire != "openai":
+            raise ConfigError(
+                f"{provider.profile.name!r} is not an OpenAI-compatible provider", key="provider"
+            )
+        super().__init__(model_id, provider=provider, name=name, tool_mode=tool_mode, settings=settings)
+        self._message_json = WireCache(self._convert_message)
+        self._tool_json = WireCache(self._convert_tool)
 
     # -- the request ------------------------------------------------------------------------------
 
-    def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        """The JSON body sent for `request` (minus `model` and `stream`); useful to see what goes out."""
-        body: dict[str, Any] = {"messages": openai_messages(request.messages, self.profile)}
+    def request_json(self, request: ModelRequest) -> bytes:
+        options: dict[str, Any] = {"model": self.model_id, "stream": True}
         if self.profile.streams_usage:
-            body["stream_options"] = {"include_usage": True}
-        if request.tools:
-            strict = self.profile.schema_target == "openai_strict"
-            body["tools"] = openai_tool_definitions(request.tools, strict=strict)
+            options["stream_options"] = {"include_usage": True}
         temperature = first_set(request.settings.temperature, self.settings.temperature)
         if temperature is not None and self.profile.sends_temperature:
-            body["temperature"] = temperature
+            options["temperature"] = temperature
         max_tokens = first_set(
             request.settings.max_tokens, self.settings.max_tokens, self.profile.default_max_tokens
         )
         if max_tokens is not None:
-            body[self.profile.max_tokens_param] = max_tokens
-        return body
+            options[self.profile.max_tokens_param] = max_tokens
+        tools = [self._tool_json(tool) for tool in request.tools]
+        return join_body(self._messages_json(request.messages), tools, options)
 
-    @asynccontextmanager
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
-        body = self.request_body(request)
-        sent_tools = bool(request.tools)
-        client = self._clients.get()
-        try:
-            chunks = cast(
-                "openai.AsyncStream[ChatCompletionChunk]",
-                await client.chat.completions.create(model=self.model_id, stream=True, **body),
-            )
-        except openai.OpenAIError as error:
-            raise self._model_error(error, sent_tools) from error
-        events = self._events(chunks, sent_tools)
-        try:
-            yield events
-        finally:
-            # Shielded: closing is what tells the server to stop generating, also when cancelled.
-            with anyio.CancelScope(shield=True):
-                await events.aclose()
-                await chunks.close()
+    def _messages_json(self, messages: Sequence[Message]) -> list[bytes]:
+        wire: list[bytes] = []
+        pending_images: list[bytes] = []
+        for message in messages:
+            converted = self._message_json(message)
+            if not isinstance(message, ToolMessage) and pending_images:
+                wire.append(_images_message(pending_images))
+                pending_images = []
+            wire.append(converted.message)
+            pending_images += converted.images
+        if pending_images:
+            wire.append(_images_message(pending_images))
+        return wire
+
+    def _convert_message(self, message: Message) -> _WireMessage:
+        return _wire_message(message, self.profile)
+
+    def _convert_tool(self, tool: ToolSpec) -> bytes:
+        [definition] = openai_tool_definitions([tool], strict=self.profile.schema_target == "openai_strict")
+        return encode(definition)
 
     def _new_client(self) -> openai.AsyncOpenAI:
+        provider = self.provider
         return openai.AsyncOpenAI(
-            api_key=self._api_key.get_secret_value(),
-            base_url=self.base_url,
-            max_retries=self.max_retries,
-            timeout=self.timeout if self.timeout is not None else openai.NOT_GIVEN,
-            default_headers=self._headers or None,
+            api_key=provider.api_key,
+            base_url=provider.base_url,
+            max_retries=provider.max_retries,
+            timeout=provider.timeout if provider.timeout is not None else openai.NOT_GIVEN,
+            default_headers=provider.headers or None,
+            http_client=provider.http_client,
+        )
+
+    async def _send(self, client: openai.AsyncOpenAI, body: bytes) -> openai.AsyncStream[ChatCompletionChunk]:
+        # The SDK's `chat.completions.create` walks every message of the body through its type
+        # transform on every request; the body is sent as built, with the SDK's retries and errors.
+        return await client.post(
+            "/chat/completions",
+            cast_to=ChatCompletion,
+            content=body,
+            stream=True,
+            stream_cls=openai.AsyncStream[ChatCompletionChunk],
         )
 
     # -- the reply --------------------------------------------------------------------------------
@@ -187,7 +204,13 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI]):
 
     def _model_error(self, error: openai.OpenAIError, sent_tools: bool) -> ModelError:
         if isinstance(error, openai.APIStatusError):
-            return status_error(self._endpoint, error.status_code, error.body, sent_tools=sent_tools)
+            return status_error(
+                self._endpoint,
+                error.status_code,
+                error.body,
+                sent_tools=sent_tools,
+                headers=error.response.headers,
+            )
         if isinstance(error, openai.APIConnectionError):
             timed_out = isinstance(error, openai.APITimeoutError)
             return connection_error(self._endpoint, error, timed_out=timed_out)
@@ -199,31 +222,32 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI]):
 # -- neutral messages -> wire ---------------------------------------------------------------------------
 
 
-def openai_messages(messages: Sequence[Message], profile: ProviderProfile) -> list[dict[str, Any]]:
-    """Our messages as chat-completions `messages`."""
-    wire: list[dict[str, Any]] = []
-    pending_images: list[ImagePart] = []
-    for message in messages:
-        if not isinstance(message, ToolMessage) and pending_images:
-            wire.append(_images_message(pending_images))
-            pending_images = []
-        if isinstance(message, SystemMessage | UserMessage):
-            wire.append({"role": message.role, "content": message.content})
-        elif isinstance(message, AssistantMessage):
-            wire.append(_assistant_message(message, profile))
-        else:
-            wire.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": message.result.call_id,
-                    "content": _result_text(message.result),
-                }
-            )
-            if profile.tool_result_images:
-                pending_images += [part for part in message.result.content if isinstance(part, ImagePart)]
-    if pending_images:
-        wire.append(_images_message(pending_images))
-    return wire
+@dataclass(frozen=True)
+class _WireMessage:
+    message: bytes
+    """The chat-completions message, encoded."""
+    images: tuple[bytes, ...] = ()
+    """Image parts of a tool result, sent in a user message after the tool messages (encoded)."""
+
+
+def _wire_message(message: Message, profile: ProviderProfile) -> _WireMessage:
+    if isinstance(message, SystemMessage | UserMessage):
+        return _WireMessage(encode({"role": message.role, "content": message.content}))
+    if isinstance(message, AssistantMessage):
+        return _WireMessage(encode(_assistant_message(message, profile)))
+    tool_message = {
+        "role": "tool",
+        "tool_call_id": message.result.call_id,
+        "content": _result_text(message.result),
+    }
+    images: tuple[bytes, ...] = ()
+    if profile.tool_result_images:
+        images = tuple(
+            encode({"type": "image_url", "image_url": {"url": f"data:{part.mime_type};base64,{part.data}"}})
+            for part in message.result.content
+            if isinstance(part, ImagePart)
+        )
+    return _WireMessage(encode(tool_message), images)
 
 
 def _assistant_message(message: AssistantMessage, profile: ProviderProfile) -> dict[str, Any]:
@@ -249,13 +273,12 @@ def _result_text(result: ToolResult) -> str:
     return f"Error: {text}" if result.is_error else text
 
 
-def _images_message(images: list[ImagePart]) -> dict[str, Any]:
+_IMAGES_INTRO = encode({"type": "text", "text": "Images returned by the tool calls above:"})
+
+
+def _images_message(images: list[bytes]) -> bytes:
     # Tool messages hold text only; images a tool returned follow in a user message.
-    parts: list[dict[str, Any]] = [{"type": "text", "text": "Images returned by the tool calls above:"}]
-    for image in images:
-        url = f"data:{image.mime_type};base64,{image.data}"
-        parts.append({"type": "image_url", "image_url": {"url": url}})
-    return {"role": "user", "content": parts}
+    return b"".join([b'{"role":"user","content":[', _IMAGES_INTRO, b",", b",".join(images), b"]}"])
 
 
 # -- wire -> events --------------------------------------------------------------------------------------

@@ -14,15 +14,18 @@
 in the config, `provider:model` (`openai:gpt-4o-mini`, `ollama:qwen3:8b`, `anthropic:claude-sonnet-4-5`),
 a bare `ollama` (whichever model it has). With no name: `default_model`, the only configured model, then
 `$OPENAI_API_KEY` / `$OPENAI_BASE_URL`, then a local Ollama if one answers. Otherwise a `ConfigError`
-shows how to configure one. The demo is never chosen unless named.
+shows how to configure one. The demo is never chosen unless named. From async code use
+`resolve_model_async`: the probes wait on the network, and must not stop the event loop meanwhile.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import httpx
 from pydantic import (
     BaseModel,
@@ -60,6 +63,7 @@ __all__ = [
     "model_configs",
     "no_model_message",
     "resolve_model",
+    "resolve_model_async",
 ]
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -215,6 +219,13 @@ def resolve_model(name: str | None = None, config: Config | None = None) -> Mode
             f"no Ollama answers at {ollama_host()}: start it with `ollama serve`, or set OLLAMA_HOST"
         )
     raise ConfigError(_unknown_model_message(name, list(configs)), path=path)
+
+
+async def resolve_model_async(name: str | None = None, config: Config | None = None) -> Model:
+    """`resolve_model` for async code. It may probe a local Ollama or a server's model list and read
+    the tool-mode memory: that runs in a worker thread, so the event loop keeps serving meanwhile, and
+    cancelling stops the wait at once."""
+    return await anyio.to_thread.run_sync(partial(resolve_model, name, config), abandon_on_cancel=True)
 
 
 def _model_from_environment() -> Model:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from toolbridge.errors import UsageError
 from toolbridge.parsing._fenced import FencedFormat
 from toolbridge.parsing._format import CallFormat
 from toolbridge.parsing._hermes import HermesFormat
@@ -28,6 +29,6 @@ def call_format(name: str) -> CallFormat:
     try:
         return FORMATS[name]
     except KeyError:
-        raise ValueError(
+        raise UsageError(
             f"unknown tool-call format {name!r}; choose one of: {', '.join(available_formats())}"
         ) from None

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from toolbridge.errors import UsageError
 from toolbridge.prompting._catalog import render_tool_catalog
 from toolbridge.prompting._convention import CallWriter, render_calling_convention
 from toolbridge.types import ToolSpec
@@ -51,13 +52,13 @@ def build_system_prompt(
     sections = _persona_sections(persona or Persona())
     if tools and tool_mode == "prompt":
         if dialect is None:
-            raise ValueError("prompt mode needs a dialect to write calls in, e.g. call_format('hermes')")
+            raise UsageError("prompt mode needs a dialect to write calls in, e.g. call_format('hermes')")
         sections.append("# Tools\nYou can use these tools:\n\n" + render_tool_catalog(tools))
         sections.append("# Calling tools\n" + render_calling_convention(tools, dialect))
     elif tools and tool_mode == "native":
         sections.append(_NATIVE_GUIDANCE)
     elif tools:
-        raise ValueError(f"unknown tool mode {tool_mode!r}: use 'prompt' or 'native'")
+        raise UsageError(f"unknown tool mode {tool_mode!r}: use 'prompt' or 'native'")
     prompt = "\n\n".join(sections)
     logger.debug("system prompt (%s mode, %d tools):\n%s", tool_mode, len(tools), prompt)
     return prompt

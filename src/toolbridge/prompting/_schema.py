@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from toolbridge.errors import UsageError
 from toolbridge.prompting._refs import (
     JsonSchema,
     inline_refs,
@@ -133,7 +134,7 @@ def transform_schema(schema: Mapping[str, Any], target: SchemaTarget) -> JsonSch
     if target == "openai_strict":
         strict: JsonSchema = _openai_strict(_object_root(inline_refs_keeping_recursive(schema)))
         return strict
-    raise ValueError(f"unknown schema target {target!r}: use one of openai, openai_strict, gemini, anthropic")
+    raise UsageError(f"unknown schema target {target!r}: use one of openai, openai_strict, gemini, anthropic")
 
 
 def openai_tool_definitions(tools: Sequence[ToolSpec], *, strict: bool = False) -> list[JsonSchema]:

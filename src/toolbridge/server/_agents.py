@@ -11,7 +11,7 @@ import anyio
 
 from toolbridge.agent import Agent, AgentDefinition, Approver
 from toolbridge.config import Config
-from toolbridge.models import Model, ModelSettings, resolve_model
+from toolbridge.models import Model, ModelSettings, resolve_model_async
 from toolbridge.server._errors import ApiError
 from toolbridge.store import AgentNotFoundError, Store, agent_definitions, find_agent_definition
 from toolbridge.tools import ToolRegistry
@@ -42,7 +42,7 @@ class AgentCatalog:
         """The agent's model, resolved on first use (so one agent's missing key does not stop the server)."""
         async with self._resolving:
             if definition.model not in self._models:
-                model = await anyio.to_thread.run_sync(resolve_model, definition.model, self.config)
+                model = await resolve_model_async(definition.model, self.config)
                 self._models[definition.model] = model
             return self._models[definition.model]
 

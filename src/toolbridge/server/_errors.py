@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
@@ -14,12 +15,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from toolbridge.errors import ModelError
+
 __all__ = [
     "ApiError",
     "describe_failure",
     "error_body",
     "error_response",
     "install_error_handlers",
+    "model_failure",
     "read_body",
 ]
 
@@ -34,22 +38,34 @@ _TYPES = {
     409: "conflict_error",
     413: "invalid_request_error",
     422: "invalid_request_error",
+    429: "rate_limit_error",
     502: "api_error",
     503: "api_error",
 }
+
+
+# Upstream answers a client can act on, passed on as they came; anything else from the model is a 502.
+_PASSED_ON_STATUSES = frozenset({400, 401, 403, 429})
 
 
 class ApiError(Exception):
     """An answer other than success; raised anywhere in a handler, sent as an OpenAI-format error."""
 
     def __init__(
-        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
         self.code = code
+        self.headers = headers or {}
 
 
 def error_body(
@@ -60,18 +76,35 @@ def error_body(
 
 
 def error_response(
-    status: int, message: str, *, param: str | None = None, code: str | None = None
+    status: int,
+    message: str,
+    *,
+    param: str | None = None,
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = {**({"WWW-Authenticate": "Bearer"} if status == 401 else {}), **(headers or {})}
     return JSONResponse(
         error_body(status, message, param=param, code=code), status_code=status, headers=headers
     )
 
 
+def model_failure(error: ModelError | None, detail: str) -> ApiError:
+    """The answer to a run whose model failed: the upstream's own status where the client can act on it
+    (its request was refused, the key or access was refused, the quota ran out), else 502."""
+    status = error.status if error is not None and error.status in _PASSED_ON_STATUSES else None
+    headers: dict[str, str] = {}
+    if status == 429 and error is not None and error.retry_after is not None:
+        headers["Retry-After"] = str(math.ceil(error.retry_after))
+    return ApiError(status or 502, f"the agent's model failed: {detail}", code="model_error", headers=headers)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, error: ApiError) -> JSONResponse:
-        return error_response(error.status, error.message, param=error.param, code=error.code)
+        return error_response(
+            error.status, error.message, param=error.param, code=error.code, headers=error.headers
+        )
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:

@@ -29,7 +29,14 @@ from toolbridge.agent import (
 )
 from toolbridge.errors import ToolbridgeError
 from toolbridge.models import ModelSettings
-from toolbridge.server._errors import ApiError, describe_failure, error_body, read_body
+from toolbridge.server._errors import (
+    ApiError,
+    describe_failure,
+    error_body,
+    error_response,
+    model_failure,
+    read_body,
+)
 from toolbridge.server._openai_wire import (
     ChatCompletionRequest,
     CompletionIds,
@@ -134,16 +141,27 @@ class _Reply:
         return None
 
     async def stream(self, send: Callable[[dict[str, Any]], Awaitable[None]], *, include_usage: bool) -> None:
-        """Chunks as `send(data)`; an `{"error": ...}` object if the model fails, as OpenAI's API does."""
-        await send(self._ids.chunk({"role": "assistant", "content": ""}))
+        """Chunks as `send(data)`. A model that fails before anything was sent raises `ApiError` (the
+        response can still carry its status); after that it is an `{"error": ...}` object in the stream,
+        as OpenAI's API does."""
+        started = False
 
         async def send_delta(delta: dict[str, str]) -> None:
+            nonlocal started
+            if not started:
+                started = True
+                await send(self._ids.chunk({"role": "assistant", "content": ""}))
             await send(self._ids.chunk(delta))
 
         result = await self._run(send_delta)
         if result.stop_reason == "model_error":
-            await send(error_body(502, f"the agent's model failed: {result.stop_detail}", code="model_error"))
+            failure = model_failure(result.error, result.stop_detail)
+            if not started:
+                raise failure
+            await send(error_body(failure.status, failure.message, code=failure.code))
             return
+        if not started:
+            await send(self._ids.chunk({"role": "assistant", "content": ""}))
         if result.stop_reason != "final_answer":
             await send(self._ids.chunk({"content": _stop_note(result)}))
         await send(self._ids.chunk({}, _FINISH_REASONS.get(result.stop_reason, "stop")))
@@ -159,7 +177,7 @@ class _Reply:
 
         result = await self._run(collect)
         if result.stop_reason == "model_error":
-            raise ApiError(502, f"the agent's model failed: {result.stop_detail}", code="model_error")
+            raise model_failure(result.error, result.stop_detail)
         content = result.output if result.stop_reason == "final_answer" else _stop_note(result)
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if reasoning:
@@ -170,7 +188,8 @@ class _Reply:
 
 class _EventStreamResponse(Response):
     """Server-sent events written by one coroutine, so the run's task group never spans a `yield`;
-    the run is cancelled as soon as the client hangs up."""
+    the run is cancelled as soon as the client hangs up. The status line waits for the first event, so a
+    model that fails at once is answered with a plain error response and its status (429, 401, ...)."""
 
     def __init__(self, reply: _Reply, *, include_usage: bool) -> None:
         super().__init__(media_type="text/event-stream")
@@ -184,9 +203,13 @@ class _EventStreamResponse(Response):
         self._include_usage = include_usage
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        started = False
 
         async def send_event(data: dict[str, Any]) -> None:
+            nonlocal started
+            if not started:
+                started = True
+                await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
             body = f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
             await send({"type": "http.response.body", "body": body, "more_body": True})
 
@@ -199,6 +222,11 @@ class _EventStreamResponse(Response):
             group.start_soon(cancel_on_hang_up, group.cancel_scope)
             try:
                 await self._reply.stream(send_event, include_usage=self._include_usage)
+            except ApiError as error:  # raised only while no event has gone out
+                failure = error_response(error.status, error.message, code=error.code, headers=error.headers)
+                await failure(scope, receive, send)
+                group.cancel_scope.cancel()
+                return
             except Exception as error:  # headers are out: the error can only go in the stream
                 logger.exception("run failed")
                 await send_event(

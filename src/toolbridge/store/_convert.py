@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from toolbridge.store._errors import StoreError
 from toolbridge.store._schema import MessageRow
 from toolbridge.types import (
     AssistantMessage,
@@ -48,4 +49,4 @@ def message_from_row(row: MessageRow) -> Message:
         )
     if row.role == "tool":
         return ToolMessage(name=row.name or "", result=ToolResult.model_validate(row.tool_result))
-    raise ValueError(f"message {row.id} has an unknown role {row.role!r}")
+    raise StoreError(f"message {row.id} has an unknown role {row.role!r}")

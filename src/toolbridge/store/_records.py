@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from toolbridge.agent.definition import AgentDefinition
 from toolbridge.tools.cache import argument_hash
-from toolbridge.types import Message, ToolCall, ToolResult
+from toolbridge.types import Message, ToolCall, ToolErrorKind, ToolResult
 
 __all__ = [
     "AgentRecord",
@@ -20,7 +20,9 @@ __all__ = [
     "ToolStats",
 ]
 
-ToolCallStatus = Literal["ok", "error", "denied", "timeout"]
+ToolCallStatus = Literal["ok", "error", "denied", "cancelled"]
+"""How a logged call ended: `ok`; `error` (it failed: `error_kind` says how); `denied` (the user declined
+it, or nobody could be asked, so it never ran); `cancelled` (the run was stopped while it ran)."""
 
 
 class _Record(BaseModel):
@@ -69,24 +71,20 @@ class ToolCallLogEntry(_Record):
     started_at: datetime
     duration: float
     status: ToolCallStatus
+    error_kind: ToolErrorKind | None = None
+    """The result's `error_kind`; None for `ok` (and for an error result whose kind is not known)."""
     error: str | None = None
     cache_hit: bool = False
     chat_id: int | None = None
 
     @classmethod
     def from_result(
-        cls,
-        call: ToolCall,
-        result: ToolResult,
-        *,
-        started_at: datetime,
-        status: ToolCallStatus | None = None,
-        chat_id: int | None = None,
+        cls, call: ToolCall, result: ToolResult, *, started_at: datetime, chat_id: int | None = None
     ) -> ToolCallLogEntry:
-        """`status` defaults to `error` for an error result, else `ok`; pass `denied` or `timeout` when
-        the caller knows that is what happened. An error's text is the result's text. The argument hash
-        is the result cache's key (`toolbridge.tools.cache.argument_hash`)."""
-        status = status or ("error" if result.is_error else "ok")
+        """The status follows the result's `error_kind` (`denied` and `cancelled` are statuses of their
+        own), else `error` for an error result and `ok` otherwise. An error's text is the result's text.
+        The argument hash is the result cache's key (`toolbridge.tools.cache.argument_hash`)."""
+        status = _STATUS_OF_KIND.get(result.error_kind or "", "error" if result.is_error else "ok")
         return cls(
             tool=call.name,
             server=result.server or "",
@@ -95,19 +93,30 @@ class ToolCallLogEntry(_Record):
             started_at=started_at,
             duration=result.duration,
             status=status,
+            error_kind=result.error_kind if result.is_error else None,
             error=result.text if status != "ok" else None,
             cache_hit=result.cached,
             chat_id=chat_id,
         )
 
 
+_STATUS_OF_KIND: dict[str, ToolCallStatus] = {"denied": "denied", "cancelled": "cancelled"}
+
+
 class ToolStats(_Record):
-    """Figures for one tool on one server. Latencies are in seconds."""
+    """Figures for one tool on one server. Latencies are in seconds.
+
+    `calls` counts every logged call; `succeeded` + `failed` are the calls that finished, and only they
+    make the success rate. Declined (`denied`) and `cancelled` calls are counted apart: neither says
+    anything about whether the tool works."""
 
     tool: str
     server: str
     calls: int
     succeeded: int
+    failed: int = 0
+    denied: int = 0
+    cancelled: int = 0
     cache_hits: int
     p50: float
     p95: float
@@ -117,5 +126,7 @@ class ToolStats(_Record):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def success_rate(self) -> float:
-        return self.succeeded / self.calls if self.calls else 0.0
+    def success_rate(self) -> float | None:
+        """Succeeded of the finished calls; None when none finished (all declined or cancelled)."""
+        finished = self.succeeded + self.failed
+        return self.succeeded / finished if finished else None

@@ -133,6 +133,8 @@ class ToolCallRow(Base):
     duration: Mapped[float] = mapped_column(Float)
     """Seconds."""
     status: Mapped[str] = mapped_column(String(20))
-    """ok, error, denied or timeout."""
+    """ok, error, denied or cancelled (`toolbridge.store.ToolCallStatus`)."""
+    error_kind: Mapped[str | None] = mapped_column(String(30))
+    """Why an `error` call failed (`toolbridge.types.ToolErrorKind`): timeout, invalid_arguments, ..."""
     error: Mapped[str | None] = mapped_column(Text)
     cache_hit: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import case, func, select
+from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.orm import Session
 
 from toolbridge.store._errors import StoreError
@@ -46,16 +46,25 @@ def percentile(sorted_values: Sequence[float], fraction: float) -> float:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (rank - low)
 
 
+def _count(status: str) -> ColumnElement[int]:
+    return func.sum(case((ToolCallRow.status == status, 1), else_=0))
+
+
 def tool_stats(session: Session, since: datetime | None) -> list[ToolStats]:
-    """Per tool and server, busiest first."""
+    """Per tool and server, busiest first. Latencies and the last error are of finished calls only: a
+    declined call never ran, and a cancelled one was cut short."""
     window = [ToolCallRow.started_at >= since] if since is not None else []
+    finished = ToolCallRow.status.in_(("ok", "error"))
     key = (ToolCallRow.tool, ToolCallRow.server)
 
     totals = session.execute(
         select(
             *key,
             func.count(),
-            func.sum(case((ToolCallRow.status == "ok", 1), else_=0)),
+            _count("ok"),
+            _count("error"),
+            _count("denied"),
+            _count("cancelled"),
             func.sum(case((ToolCallRow.cache_hit, 1), else_=0)),
             func.max(ToolCallRow.started_at),
         )
@@ -65,20 +74,20 @@ def tool_stats(session: Session, since: datetime | None) -> list[ToolStats]:
 
     durations: dict[tuple[str, str], list[float]] = defaultdict(list)
     for tool, server, duration in session.execute(
-        select(*key, ToolCallRow.duration).where(*window).order_by(ToolCallRow.duration)
+        select(*key, ToolCallRow.duration).where(*window, finished).order_by(ToolCallRow.duration)
     ):
         durations[tool, server].append(duration)
 
     last_errors: dict[tuple[str, str], tuple[str | None, datetime]] = {}
     for tool, server, error, started_at in session.execute(
         select(*key, ToolCallRow.error, ToolCallRow.started_at)
-        .where(*window, ToolCallRow.status != "ok")
+        .where(*window, ToolCallRow.status == "error")
         .order_by(ToolCallRow.started_at.desc(), ToolCallRow.id.desc())
     ):
         last_errors.setdefault((tool, server), (error, started_at))
 
     stats = []
-    for tool, server, calls, succeeded, cache_hits, last_called in totals:
+    for tool, server, calls, succeeded, failed, denied, cancelled, cache_hits, last_called in totals:
         latencies = durations[tool, server]
         error, error_at = last_errors.get((tool, server), (None, None))
         stats.append(
@@ -87,6 +96,9 @@ def tool_stats(session: Session, since: datetime | None) -> list[ToolStats]:
                 server=server,
                 calls=calls,
                 succeeded=int(succeeded or 0),
+                failed=int(failed or 0),
+                denied=int(denied or 0),
+                cancelled=int(cancelled or 0),
                 cache_hits=int(cache_hits or 0),
                 p50=percentile(latencies, 0.50),
                 p95=percentile(latencies, 0.95),

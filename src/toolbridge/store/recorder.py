@@ -13,14 +13,13 @@ import anyio
 
 from toolbridge.agent import (
     AgentEvent,
-    ApprovalDecidedEvent,
     MessageAddedEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
-from toolbridge.store._records import ToolCallLogEntry, ToolCallStatus
+from toolbridge.store._records import ToolCallLogEntry
 from toolbridge.store.store import Store
-from toolbridge.types import Message, ToolCall, ToolMessage, ToolResult
+from toolbridge.types import Message, ToolMessage
 
 __all__ = ["RunRecorder"]
 
@@ -37,15 +36,14 @@ class RunRecorder:
         self._store = store
         self._chat_id = chat_id
         self._written = written
-        self._calls: dict[str, tuple[ToolCall, datetime]] = {}
-        self._declined: set[str] = set()
+        self._started: dict[str, ToolCallStartedEvent] = {}
+        self._started_at: dict[str, datetime] = {}
         self._finished: set[str] = set()
 
     async def observe(self, event: AgentEvent) -> None:
         if isinstance(event, ToolCallStartedEvent):
-            self._calls[event.call.id] = (event.call, datetime.now(UTC))
-        elif isinstance(event, ApprovalDecidedEvent) and not event.approved:
-            self._declined.add(event.call_id)
+            self._started[event.call.id] = event
+            self._started_at[event.call.id] = datetime.now(UTC)
         elif isinstance(event, ToolCallFinishedEvent):
             self._finished.add(event.call_id)
         elif isinstance(event, MessageAddedEvent) and event.index >= self._written:
@@ -61,22 +59,20 @@ class RunRecorder:
             self._store.log_tool_call(entry)
 
     def _log_entry(self, message: Message) -> ToolCallLogEntry | None:
-        """A log entry for a tool result whose call was made (also declined); None for calls that never
-        reached a tool (unreadable, cut off by a stop) and for every other message."""
-        if not isinstance(message, ToolMessage) or message.result.call_id not in self._finished:
+        """A log entry for a tool result whose call started (also declined or cancelled while it ran);
+        None for calls cut off by a stop before they started, and for every other message."""
+        if not isinstance(message, ToolMessage) or message.result.call_id not in self._started:
             return None
-        call, started_at = self._calls[message.result.call_id]
+        result = message.result
+        started = self._started[result.call_id]
+        started_at = self._started_at[result.call_id]
+        if result.server is None and started.server is not None:
+            # Bad arguments never reach the tool; they still count against the tool they were for.
+            result = result.model_copy(update={"server": started.server})
+        if result.call_id not in self._finished:
+            # Cancelled while it ran: its result says so; its duration is how long it had run.
+            elapsed = (datetime.now(UTC) - started_at).total_seconds()
+            result = result.model_copy(update={"error_kind": "cancelled", "duration": elapsed})
         return ToolCallLogEntry.from_result(
-            call,
-            message.result,
-            started_at=started_at,
-            status=self._status(message.result),
-            chat_id=self._chat_id,
+            started.call, result, started_at=started_at, chat_id=self._chat_id
         )
-
-    def _status(self, result: ToolResult) -> ToolCallStatus:
-        if result.call_id in self._declined:
-            return "denied"
-        if result.is_error and "timed out" in result.text:
-            return "timeout"
-        return "error" if result.is_error else "ok"

@@ -218,6 +218,7 @@ class Store:
                     started_at=entry.started_at,
                     duration=entry.duration,
                     status=entry.status,
+                    error_kind=entry.error_kind,
                     error=entry.error,
                     cache_hit=entry.cache_hit,
                 )

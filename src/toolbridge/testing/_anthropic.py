@@ -24,6 +24,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from toolbridge.errors import UsageError
+
 from ._app import _NO_RETRY, ScriptedApp, _one_line, _parse_json_object, _StreamingReply
 from ._model import ScriptedModel
 from ._records import ScriptState
@@ -64,10 +66,10 @@ class ScriptedAnthropicModel(ScriptedModel):
         return client
 
     def openai_client(self, **options: Any) -> Any:
-        raise TypeError("ScriptedAnthropicModel speaks the Anthropic protocol: use anthropic_client()")
+        raise UsageError("ScriptedAnthropicModel speaks the Anthropic protocol: use anthropic_client()")
 
     def async_openai_client(self, **options: Any) -> Any:
-        raise TypeError("ScriptedAnthropicModel speaks the Anthropic protocol: use async_anthropic_client()")
+        raise UsageError("ScriptedAnthropicModel speaks the Anthropic protocol: use async_anthropic_client()")
 
     def close(self) -> None:
         super().close()

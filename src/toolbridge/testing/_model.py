@@ -10,6 +10,8 @@ from typing import Any, Self
 import anyio
 import openai
 
+from toolbridge.errors import UsageError
+
 from ._app import ScriptedApp
 from ._records import RecordedRequest, ReplyRecord, ScriptState
 from ._script import Turn
@@ -90,7 +92,7 @@ class ScriptedModel:
     def base_url(self) -> str:
         """For `openai.OpenAI(base_url=..., api_key="test")`, e.g. `http://127.0.0.1:PORT/v1`."""
         if self._server is None:
-            raise RuntimeError("the scripted model is not started: use `with ScriptedModel(...)` or start()")
+            raise UsageError("the scripted model is not started: use `with ScriptedModel(...)` or start()")
         return f"http://127.0.0.1:{self._server.port}/v1"
 
     def openai_client(self, **options: Any) -> openai.OpenAI:

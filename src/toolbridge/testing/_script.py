@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from toolbridge.errors import UsageError
+
 if TYPE_CHECKING:
     from ._records import RecordedRequest
 
@@ -274,7 +276,7 @@ def _split(text: TextChunks, chunk_size: int) -> tuple[str, ...]:
     if not isinstance(text, str):
         return tuple(text)
     if chunk_size < 1:
-        raise ValueError(f"chunk_size must be at least 1, not {chunk_size}")
+        raise UsageError(f"chunk_size must be at least 1, not {chunk_size}")
     return tuple(text[i : i + chunk_size] for i in range(0, len(text), chunk_size))
 
 

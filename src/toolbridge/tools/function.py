@@ -33,6 +33,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from toolbridge.errors import UsageError
 from toolbridge.types import (
     NATIVE_SOURCE,
     AudioPart,
@@ -42,6 +43,7 @@ from toolbridge.types import (
     TextPart,
     ToolAnnotations,
     ToolCall,
+    ToolErrorKind,
     ToolResult,
     ToolSpec,
 )
@@ -88,7 +90,7 @@ class FunctionTool:
         """Describe `function` as a tool; `name` and `description` default to its name and docstring."""
         tool_name = name if name is not None else function.__name__
         if not _TOOL_NAME.fullmatch(tool_name):
-            raise ValueError(
+            raise UsageError(
                 f"Tool name {tool_name!r} is not usable: names need 1-64 letters, digits, '_' or '-'. "
                 "Pass name=... to give the tool a valid name."
             )
@@ -118,9 +120,9 @@ class FunctionTool:
         """Run the function with the call's arguments. Never raises for a failure inside the tool."""
         started = time.perf_counter()
 
-        def error(message: str) -> ToolResult:
+        def error(message: str, kind: ToolErrorKind) -> ToolResult:
             return ToolResult.error(
-                call.id, message, server=NATIVE_SOURCE, duration=time.perf_counter() - started
+                call.id, message, kind=kind, server=NATIVE_SOURCE, duration=time.perf_counter() - started
             )
 
         try:
@@ -132,7 +134,8 @@ class FunctionTool:
             )
             return error(
                 f"Invalid arguments for tool {self.spec.name!r}: {problems}. "
-                "Call the tool again with corrected arguments."
+                "Call the tool again with corrected arguments.",
+                "invalid_arguments",
             )
         # Pass what the model gave plus defaults; field names are aliased to the parameter names.
         kwargs = {
@@ -148,7 +151,7 @@ class FunctionTool:
                 )
         except Exception as exc:  # the tool's failure is the model's information, not our crash
             logger.debug("tool %r raised", self.spec.name, exc_info=True)
-            return error(_exception_message(exc))
+            return error(_exception_message(exc), "server_error")
         return _to_result(value, call.id, duration=time.perf_counter() - started)
 
 
@@ -202,16 +205,16 @@ def _arguments_model(
     try:
         hints = get_type_hints(function, include_extras=True)
     except Exception as exc:
-        raise TypeError(f"Cannot read the type hints of tool {tool_name!r}: {exc}") from exc
+        raise UsageError(f"Cannot read the type hints of tool {tool_name!r}: {exc}") from exc
     fields: dict[str, Any] = {}
     for index, parameter in enumerate(inspect.signature(function).parameters.values()):
         if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise TypeError(
+            raise UsageError(
                 f"Tool {tool_name!r}: *{parameter.name} / **{parameter.name} cannot be described to a model; "
                 "give the function named parameters instead."
             )
         if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
-            raise TypeError(
+            raise UsageError(
                 f"Tool {tool_name!r}: parameter {parameter.name!r} is positional-only; tools are called "
                 "with named arguments, so remove the '/' from the signature."
             )

@@ -20,14 +20,21 @@ from dataclasses import dataclass
 
 import anyio
 
-from toolbridge.errors import ServerError, ToolbridgeError, UnknownToolError
+from toolbridge.errors import (
+    ServerError,
+    ServerTimeoutError,
+    ToolArgumentsError,
+    ToolbridgeError,
+    UnknownToolError,
+    UsageError,
+)
 from toolbridge.mcp import ServerPool
 from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.validation import validate_arguments
-from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolResult, ToolSpec
+from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolErrorKind, ToolResult, ToolSpec
 
-__all__ = ["QUALIFIER", "ToolRegistry"]
+__all__ = ["QUALIFIER", "ToolRegistry", "error_kind"]
 
 logger = logging.getLogger("toolbridge.tools")
 
@@ -88,7 +95,7 @@ class ToolRegistry:
     def add(self, tool: FunctionTool) -> None:
         """Register a Python function tool (see `toolbridge.tools.tool`). Names must be unique."""
         if tool.spec.name in self._native:
-            raise ValueError(
+            raise UsageError(
                 f"a native tool named {tool.spec.name!r} is already registered; rename one of them"
             )
         self._native[tool.spec.name] = tool
@@ -255,9 +262,21 @@ class ToolRegistry:
         await self._ensure_indexed()
         try:
             entry = self._resolve(call)
-            arguments, notes = validate_arguments(entry.spec, call.arguments)
         except ToolbridgeError as exc:
-            return ToolResult.error(call.id, str(exc), duration=time.perf_counter() - started)
+            return ToolResult.error(
+                call.id, str(exc), kind=error_kind(exc), duration=time.perf_counter() - started
+            )
+        try:
+            arguments, notes = validate_arguments(entry.spec, call.arguments)
+        except ToolArgumentsError as exc:
+            # Counted against the tool it was meant for, though the tool never ran.
+            return ToolResult.error(
+                call.id,
+                str(exc),
+                kind="invalid_arguments",
+                server=entry.source,
+                duration=time.perf_counter() - started,
+            )
 
         cached = self._cache.get(entry.spec, entry.original, arguments) if self._cache else None
         if cached is not None:
@@ -282,6 +301,7 @@ class ToolRegistry:
                 call.id,
                 f"Tool {entry.spec.name!r} timed out after {limit:g} s and was stopped. "
                 "Try simpler arguments, or tell the user the tool did not answer in time.",
+                kind="timeout",
                 server=NATIVE_SOURCE,
                 duration=time.perf_counter() - started,
             )
@@ -292,5 +312,22 @@ class ToolRegistry:
             )
         except ToolbridgeError as exc:
             return ToolResult.error(
-                call.id, str(exc), server=entry.source, duration=time.perf_counter() - started
+                call.id,
+                str(exc),
+                kind=error_kind(exc),
+                server=entry.source,
+                duration=time.perf_counter() - started,
             )
+
+
+def error_kind(error: ToolbridgeError) -> ToolErrorKind:
+    """The kind of failed call a raised error stands for, when it becomes a result for the model."""
+    if isinstance(error, UnknownToolError):
+        return "unknown_tool"
+    if isinstance(error, ToolArgumentsError):
+        return "invalid_arguments"
+    if isinstance(error, ServerTimeoutError):
+        return "timeout"
+    if isinstance(error, ServerError):
+        return "server_unavailable"
+    return "server_error"

@@ -1,0 +1,97 @@
+"""What a run's recorder writes into the call log: every outcome by its error kind, not by its text.
+
+A real agent run against the scripted model over the OpenAI wire, with native tools, recorded the way
+the server and the CLI record runs.
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from toolbridge.agent import Agent, ApprovalRequest, ToolCallStartedEvent
+from toolbridge.models import OpenAIChatModel
+from toolbridge.store import RunRecorder, Store
+from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.tools import FunctionTool, ToolRegistry, native_tools, tool
+from toolbridge.types import ToolAnnotations
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def delete_file(path: str) -> str:
+    """Delete a file.
+
+    Args:
+        path: The file to delete.
+    """
+    return f"deleted {path}"
+
+
+@tool
+def shout(text: str) -> str:
+    """Repeat the text in capitals.
+
+    Args:
+        text: What to shout.
+    """
+    return text.upper()
+
+
+@tool
+async def wait_forever() -> str:
+    """Wait for something that never happens."""
+    await anyio.Event().wait()
+    return "unreachable"
+
+
+async def test_declined_failed_unknown_and_cancelled_calls_are_logged_by_kind(store: Store) -> None:
+    destructive = FunctionTool.from_function(delete_file, annotations=ToolAnnotations(destructive_hint=True))
+    turns = [
+        Turn.tool_calls(
+            ToolCallSpec("delete_file", {"path": "/tmp/x"}),
+            ToolCallSpec("shout", {"words": "hi"}),
+            ToolCallSpec("no_such_tool", {}),
+            ToolCallSpec("calculate", {"expression": "6 * 7"}),
+        ),
+        Turn.tool_calls(ToolCallSpec("wait_forever", {})),
+    ]
+
+    async def decline(request: ApprovalRequest) -> bool:
+        return False
+
+    registry = ToolRegistry(native=[*native_tools(), destructive, shout, wait_forever])
+    async with ScriptedModel(turns) as server:
+        model = OpenAIChatModel("scripted", base_url=server.base_url, api_key="test", max_retries=0)
+        agent = Agent(model, registry, approve=decline)
+        recorder = RunRecorder(store, chat_id=None, written=1)
+        async with agent.stream("Go.") as events:
+            async for event in events:
+                await recorder.observe(event)
+                if isinstance(event, ToolCallStartedEvent) and event.call.name == "wait_forever":
+                    events.cancel()
+        await model.aclose()
+    assert events.result is not None
+    assert events.result.stop_reason == "cancelled"
+
+    stats = {entry.tool: entry for entry in store.tool_stats()}
+    declined, bad, unknown, fine, cancelled = (
+        stats[name] for name in ("delete_file", "shout", "no_such_tool", "calculate", "wait_forever")
+    )
+    assert (declined.server, declined.denied, declined.failed, declined.success_rate) == (
+        "native",
+        1,
+        0,
+        None,
+    )
+    # Bad arguments count against the tool they were for, on its server.
+    assert (bad.server, bad.failed, bad.success_rate) == ("native", 1, 0.0)
+    assert "text" in (bad.last_error or "")
+    assert (unknown.server, unknown.failed) == ("", 1)
+    assert (fine.succeeded, fine.success_rate) == (1, 1.0)
+    assert (cancelled.server, cancelled.calls, cancelled.cancelled, cancelled.failed) == ("native", 1, 1, 0)
