@@ -115,6 +115,28 @@ async def test_prompt_mode_rewrites_earlier_calls_and_results_into_the_dialects_
         assert example in sent.messages[0].content  # the convention is in the same dialect
 
 
+async def test_prompt_mode_renders_each_earlier_part_once_so_a_step_costs_the_same_late_in_a_run() -> None:
+    # The adapters convert each message object to its wire form once: rendering the transcript anew
+    # every step would make every earlier message new again, and a run quadratic.
+    call = ToolCall(name="calculate", arguments={"expression": "1 + 2"}, id="call_1")
+    history = [
+        SystemMessage(content="You are Sums."),
+        UserMessage(content="1 + 2?"),
+        AssistantMessage(content="Let me add.", tool_calls=[call]),
+        ToolMessage(
+            name="calculate", result=ToolResult(call_id="call_1", content=[{"type": "text", "text": "3"}])
+        ),
+    ]
+    inner = FunctionModel(lambda _request: "3.")
+    prompt = PromptToolsModel(inner)
+    await drain(prompt, asking(*history))
+    await drain(prompt, asking(*history, AssistantMessage(content="3."), UserMessage(content="Sure?")))
+
+    first, second = inner.requests
+    assert len(second.messages) == len(first.messages) + 2
+    assert all(a is b for a, b in zip(first.messages, second.messages, strict=False))
+
+
 async def test_prompt_mode_reads_calls_from_the_text_and_closes_the_stream_at_a_complete_call() -> None:
     def reply(_request: ModelRequest) -> Any:
         yield "Let me add.\n"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
-from html import escape
 
+from toolbridge.models._prompt_transcript import RESULT_CLOSE, inside_result_block
 from toolbridge.models.base import (
     Finish,
     InvalidToolCall,
@@ -25,18 +25,8 @@ from toolbridge.parsing import CallFormat, ParseError, StreamParser, ToolCallEnd
 from toolbridge.parsing import Event as ParserEvent
 from toolbridge.parsing import ReasoningDelta as ParsedReasoning
 from toolbridge.parsing import TextDelta as ParsedText
-from toolbridge.types import ToolResult
 
-__all__ = ["RESULT_CLOSE", "calls_from_text", "invalid_call_feedback", "tool_result_block"]
-
-RESULT_CLOSE = "</tool_result>"
-
-
-def tool_result_block(name: str, result: ToolResult) -> str:
-    text = result.text
-    if result.is_error and not text.lower().startswith("error"):
-        text = f"Error: {text}"
-    return f'<tool_result name="{escape(name)}" id="{escape(result.call_id)}">{_inside_block(text)}{RESULT_CLOSE}'
+__all__ = ["calls_from_text", "invalid_call_feedback"]
 
 
 def invalid_call_feedback(message: str, raw: str, dialect: CallFormat) -> str:
@@ -44,14 +34,9 @@ def invalid_call_feedback(message: str, raw: str, dialect: CallFormat) -> str:
     example = dialect.format_call("tool_name", {"parameter": "value"})
     return (
         f'<tool_result name="" error="true">Your tool call could not be parsed, so it did not run. '
-        f"{message}\nYou wrote: {_inside_block(raw)}\n"
-        f"Write each call like {_inside_block(example)} with valid JSON.{RESULT_CLOSE}"
+        f"{message}\nYou wrote: {inside_result_block(raw)}\n"
+        f"Write each call like {inside_result_block(example)} with valid JSON.{RESULT_CLOSE}"
     )
-
-
-def _inside_block(text: str) -> str:
-    # Text inside a result block must not be able to end the block early.
-    return text.replace(RESULT_CLOSE, "&lt;/tool_result>")
 
 
 async def calls_from_text(

@@ -23,12 +23,13 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Literal
 
 from toolbridge.errors import ToolsNotSupportedError
-from toolbridge.models._text_calls import calls_from_text, tool_result_block
+from toolbridge.models._prompt_transcript import PromptTranscript
+from toolbridge.models._text_calls import calls_from_text
 from toolbridge.models.base import Model, ModelEvent, ModelRequest, ToolMode, ToolModeChanged
 from toolbridge.models.tool_modes import endpoint_of, remember_prompt_mode, remembered_tool_mode
 from toolbridge.parsing import CallFormat, call_format
 from toolbridge.prompting import build_system_prompt
-from toolbridge.types import AssistantMessage, Message, SystemMessage, ToolMessage, ToolSpec, UserMessage
+from toolbridge.types import Message, SystemMessage, ToolSpec
 
 __all__ = [
     "ActiveToolMode",
@@ -56,6 +57,8 @@ class ToolCallingModel(Model):
         self.dialect = call_format(dialect) if isinstance(dialect, str) else dialect
         self._tools: Sequence[ToolSpec] = ()
         self._tool_section = ""
+        self._system: tuple[tuple[str, str], SystemMessage] | None = None
+        """The latest system message with the tool section, by the text it was made from."""
 
     @property
     def active_tool_mode(self) -> ActiveToolMode:
@@ -97,10 +100,14 @@ class ToolCallingModel(Model):
         if tools is not self._tools:  # rendering a catalog is not free: once per tool list
             self._tools = tools
             self._tool_section = self._render_tool_section(tools)
-        section = self._tool_section
-        if messages and isinstance(messages[0], SystemMessage) and messages[0].content:
-            return [SystemMessage(content=f"{messages[0].content}\n\n{section}"), *messages[1:]]
-        return [SystemMessage(content=section), *messages]
+        given = messages[0].content if messages and isinstance(messages[0], SystemMessage) else ""
+        rest = messages[1:] if given else messages
+        # The same system message object every step, so its wire form is computed once.
+        made_from = (given, self._tool_section)
+        if self._system is None or self._system[0] != made_from:
+            content = f"{given}\n\n{self._tool_section}" if given else self._tool_section
+            self._system = (made_from, SystemMessage(content=content))
+        return [self._system[1], *rest]
 
     def _render_tool_section(self, tools: Sequence[ToolSpec]) -> str:
         raise NotImplementedError(f"{type(self).__name__} adds no tool section of its own")
@@ -128,6 +135,10 @@ class PromptToolsModel(ToolCallingModel):
 
     tool_mode: ToolMode = "prompt"
 
+    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
+        super().__init__(inner, dialect=dialect)
+        self._transcript = PromptTranscript(self.dialect)
+
     def __repr__(self) -> str:
         return f"PromptToolsModel({self.inner!r}, dialect={self.dialect.name!r})"
 
@@ -142,31 +153,7 @@ class PromptToolsModel(ToolCallingModel):
         """The transcript as an endpoint without function calling can take it: calls become the
         dialect's text in the assistant message, and the results after them `<tool_result>` blocks in
         one user message (with the user message that follows them, if any)."""
-        rendered: list[Message] = []
-        results: list[str] = []
-
-        def flush(then: str | None = None) -> None:
-            parts = [*results, then] if then is not None else results
-            if parts:
-                rendered.append(UserMessage(content="\n".join(parts)))
-            results.clear()
-
-        for message in messages:
-            if isinstance(message, ToolMessage):
-                results.append(tool_result_block(message.name, message.result))
-            elif isinstance(message, UserMessage):
-                flush(message.content)
-            else:
-                flush()
-                if isinstance(message, AssistantMessage) and message.tool_calls:
-                    calls = "\n".join(
-                        self.dialect.format_call(c.name, c.arguments) for c in message.tool_calls
-                    )
-                    content = f"{message.content.rstrip()}\n{calls}" if message.content.strip() else calls
-                    message = AssistantMessage(content=content, reasoning=message.reasoning)
-                rendered.append(message)
-        flush()
-        return rendered
+        return self._transcript.render(messages)
 
 
 class AutoToolsModel(ToolCallingModel):
