@@ -18,7 +18,7 @@ from toolbridge.types import SystemMessage, ToolAnnotations, ToolCall, ToolSpec
 
 
 def config(agents: Any, path: str = "/home/me/toolbridge.json") -> Any:
-    return parse_config({"agents": agents}, path=path)
+    return parse_config({"agents": agents, "mcpServers": {"excel": {"command": "excel-mcp"}}}, path=path)
 
 
 def test_a_definition_is_read_with_every_key() -> None:
@@ -67,7 +67,7 @@ def test_an_agent_named_default_replaces_the_built_in_one() -> None:
         (
             {"helper": {"max_stesp": 3}},
             "helper",
-            "agents.helper.max_stesp: unknown key 'max_stesp'; did you mean 'max_steps'?",
+            "agents.helper.max_stesp: unknown key; did you mean 'max_steps'?",
         ),
         (
             {"helper": {"max_steps": 0}},

@@ -135,7 +135,7 @@ def test_vscode_servers_variant_with_inputs() -> None:
         "remote": "streamable-http",
         "legacy": "sse",
     }
-    assert config.raw["inputs"][0]["id"] == "token"
+    assert config.inputs[0]["id"] == "token"
 
 
 def test_both_sections_are_merged() -> None:
@@ -143,20 +143,36 @@ def test_both_sections_are_merged() -> None:
     assert list(config.servers) == ["a", "b"]
 
 
-def test_raw_keeps_the_whole_expanded_document(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_section_is_read_into_typed_fields(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MODEL_KEY", "sk-1")
     document = {
         "mcpServers": {"a": {"command": "${MODEL_KEY}"}},
-        "models": {"default": {"api_key": "${MODEL_KEY}", "port": 8080}},
-        "agents": [{"name": "helper", "prompt": "${UNSET_VAR_XYZ:-be brief}"}],
+        "models": {"fast": {"provider": "openai", "model": "gpt-4o-mini", "api_key": "${MODEL_KEY}"}},
+        "default_model": "fast",
+        "agents": {"helper": {"instructions": "${UNSET_VAR_XYZ:-be brief}", "servers": ["a"]}},
+        "cache": {"ttl": 30, "tools": {"search": 60}, "servers": {"a": 0}, "scope": "shared"},
+        "server": {"port": 9000, "allowed_hosts": ["box.lan"]},
+        "database": "postgresql://u@h/db",
+        "routing": {"any_source": ["appflowy"]},
     }
     config = parse_config(document)
-    assert config.raw == {
-        "mcpServers": {"a": {"command": "sk-1"}},
-        "models": {"default": {"api_key": "sk-1", "port": 8080}},
-        "agents": [{"name": "helper", "prompt": "be brief"}],
-    }
-    assert document["models"]["default"]["api_key"] == "${MODEL_KEY}", "the input must not be mutated"
+    assert config.servers["a"].command == "sk-1"
+    api_key = config.models["fast"].api_key
+    assert api_key is not None
+    assert api_key.get_secret_value() == "sk-1"
+    assert config.default_model == "fast"
+    assert (config.agents["helper"].name, config.agents["helper"].instructions) == ("helper", "be brief")
+    assert (config.cache.ttl, config.cache.tools, config.cache.servers, config.cache.scope) == (
+        30,
+        {"search": 60},
+        {"a": 0},
+        "shared",
+    )
+    assert (config.server.port, config.server.allowed_hosts) == (9000, ["box.lan"])
+    assert config.database == "postgresql://u@h/db"
+    assert config.routing.any_source == ["appflowy"]
+    assert not hasattr(config, "raw")
+    assert document["models"]["fast"]["api_key"] == "${MODEL_KEY}", "the input must not be mutated"
 
 
 def test_an_empty_document_has_no_servers() -> None:
@@ -216,6 +232,92 @@ def test_vscode_workspace_folder_is_the_folder_above_dot_vscode(isolated: Path) 
 def test_a_disabled_server_may_reference_unset_variables() -> None:
     server = one_server({"url": "https://h/mcp", "headers": {"K": "${UNSET_VAR_XYZ}"}, "enabled": False})
     assert server.headers == {"K": "${UNSET_VAR_XYZ}"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "fragment"),
+    [
+        ({"command": "x", "env": {"K": "${UNSET_VAR_XYZ}"}}, "env.K", "'UNSET_VAR_XYZ' is not set"),
+        ({"command": "x", "args": ["${UNSET_VAR_XYZ}"]}, "args[0]", "'UNSET_VAR_XYZ' is not set"),
+        ({"url": "${UNSET_VAR_XYZ}/mcp"}, "url", "'UNSET_VAR_XYZ' is not set"),
+        (
+            {"url": "http://h/", "headers": {"K": "${input:token}"}},
+            "headers.K",
+            "VS Code input variable ${input:token} cannot be prompted for by toolbridge; use an environment",
+        ),
+    ],
+)
+def test_a_server_with_unset_variables_loads_and_says_why_it_cannot_start(
+    isolated: Path, entry: dict[str, Any], key: str, fragment: str
+) -> None:
+    path = write(isolated / "tb.json", {"mcpServers": {"s": entry}})
+    server = load_config(path).servers["s"]
+    assert len(server.unresolved) == 1
+    assert server.unresolved[0].startswith(f"{path}: server 's': {key}: ")
+    assert fragment in server.unresolved[0]
+
+
+def test_a_server_value_of_the_wrong_type_blames_its_unset_variable() -> None:
+    with pytest.raises(ConfigError, match=r"timeout: environment variable 'UNSET_VAR_XYZ' is not set"):
+        one_server({"command": "x", "timeout": "${UNSET_VAR_XYZ}"})
+
+
+LAZY = {
+    "models": {
+        "fast": {"provider": "deepseek", "model": "deepseek-chat", "api_key": "${UNSET_KEY_XYZ}"},
+        "local": {"provider": "ollama", "model": "qwen3"},
+    },
+    "agents": {"helper": {"instructions": "Hello ${UNSET_NAME_XYZ}"}, "plain": {}},
+    "server": {"token": "${UNSET_TOKEN_XYZ}"},
+    "database": "${UNSET_DB_XYZ}",
+}
+
+
+@pytest.mark.parametrize(
+    ("section", "used_by", "key", "variable"),
+    [
+        ("models.fast", "model 'fast'", "models.fast.api_key", "UNSET_KEY_XYZ"),
+        ("agents.helper", "agent 'helper'", "agents.helper.instructions", "UNSET_NAME_XYZ"),
+        ("server", "toolbridge serve", "server.token", "UNSET_TOKEN_XYZ"),
+        ("database", "the database setting", "database", "UNSET_DB_XYZ"),
+    ],
+)
+def test_unset_variables_stop_only_what_uses_them(
+    isolated: Path, section: str, used_by: str, key: str, variable: str
+) -> None:
+    config = load_config(write(isolated / "tb.json", LAZY))  # loading does not stop on them
+    config.check_resolved("models.local", used_by="model 'local'")  # nor does another section
+    config.check_resolved("agents.plain", used_by="agent 'plain'")
+    with pytest.raises(ConfigError) as info:
+        config.check_resolved(section, used_by=used_by)
+    assert (info.value.path, info.value.key) == (str(isolated / "tb.json"), key)
+    assert f"environment variable {variable!r} is not set ({used_by} uses it); set it" in str(info.value)
+
+
+def test_a_number_whose_variable_is_unset_waits_for_its_use_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SET_TEMPERATURE_XYZ", "0.5")
+    entry = {
+        "provider": "openai",
+        "model": "x",
+        "temperature": "${UNSET_VAR_XYZ}",
+        "max_tokens": "${UNSET_VAR_XYZ}",
+    }
+    config = parse_config(
+        {
+            "models": {"m": entry, "n": {**entry, "temperature": "${SET_TEMPERATURE_XYZ}", "max_tokens": 9}},
+            "agents": {"a": {"max_steps": "${UNSET_VAR_XYZ}"}},
+        }
+    )
+    assert (config.models["n"].temperature, config.models["n"].max_tokens) == (0.5, 9)
+    with pytest.raises(ConfigError, match=r"models\.m\.temperature: environment variable 'UNSET_VAR_XYZ'"):
+        config.check_resolved("models.m", used_by="model 'm'")
+    with pytest.raises(ConfigError, match=r"agents\.a\.max_steps: environment variable 'UNSET_VAR_XYZ'"):
+        config.check_resolved("agents.a", used_by="agent 'a'")
+
+
+def test_a_syntax_error_in_a_variable_stops_the_load_even_where_it_is_not_used() -> None:
+    with pytest.raises(ConfigError, match=r"models\.m\.api_key: \$\{not valid\} is not a valid variable"):
+        parse_config({"models": {"m": {"provider": "openai", "model": "x", "api_key": "${not valid}"}}})
 
 
 # -- lookup order -----------------------------------------------------------------------------------
@@ -381,7 +483,7 @@ def test_a_file_that_is_not_utf8_is_an_error(isolated: Path) -> None:
             {"mcpServers": {"s": {"command": "x", "tools": {"alow": ["a"]}}}},
             "s",
             "tools.alow",
-            ["unknown key 'alow' in 'tools'; did you mean 'allow'?"],
+            ["unknown key; did you mean 'allow'?"],
         ),
         (
             {"mcpServers": {"s": {"command": "x", "tools": {"deny": "a"}}}},
@@ -393,14 +495,14 @@ def test_a_file_that_is_not_utf8_is_an_error(isolated: Path) -> None:
             {"mcpServers": {"s": {"comand": "x"}}},
             "s",
             "comand",
-            ["unknown key 'comand'; did you mean 'command'?"],
+            ["unknown key; did you mean 'command'?"],
         ),
         ({"mcpServers": {"s": {"command": "x", "headrs": {}}}}, "s", "headrs", ["did you mean 'headers'?"]),
         (
             {"mcpServers": {"s": {"command": "x", "zzzz": 1}}},
             "s",
             "zzzz",
-            ["unknown key 'zzzz'; valid keys: type,"],
+            ["unknown key; valid keys: type,"],
         ),
         (
             {"mcpServers": {"s": {"command": "x", "envFile": ".env"}}},
@@ -454,34 +556,64 @@ def test_a_file_that_is_not_utf8_is_an_error(isolated: Path) -> None:
             ["server defined twice"],
         ),
         (
-            {"mcpServers": {"s": {"command": "x", "env": {"K": "${UNSET_VAR_XYZ}"}}}},
-            "s",
-            "env.K",
-            ["environment variable 'UNSET_VAR_XYZ' is not set", "${UNSET_VAR_XYZ:-value}"],
-        ),
-        (
-            {"mcpServers": {"s": {"command": "x", "args": ["${UNSET_VAR_XYZ}"]}}},
-            "s",
-            "args[0]",
-            ["'UNSET_VAR_XYZ' is not set"],
-        ),
-        (
-            {"servers": {"s": {"url": "http://h/", "headers": {"K": "${input:token}"}}}},
-            "s",
-            "headers.K",
-            ["VS Code input variable ${input:token} cannot be prompted for", "use an environment variable"],
-        ),
-        (
             {"mcpServers": {"s": {"command": "${not valid}"}}},
             "s",
             "command",
             ["not a valid variable reference"],
         ),
         (
-            {"models": {"m": {"api_key": "${UNSET_VAR_XYZ}"}}},
+            {"mcpServer": {"s": {"command": "x"}}},
             None,
-            "models.m.api_key",
-            ["'UNSET_VAR_XYZ' is not set"],
+            "mcpServer",
+            ["unknown key; did you mean 'mcpServers'?"],
+        ),
+        ({"colour": "red"}, None, "colour", ["unknown key; valid keys: mcpServers, servers, inputs, models"]),
+        (
+            {"agents": {"excel-helper": {"max_step": 3}}},
+            None,
+            "agents.excel-helper.max_step",
+            ["unknown key; did you mean 'max_steps'?"],
+        ),
+        (
+            {"agents": {"a": {"approval": {"tool": {"x": "always"}}}}},
+            None,
+            "agents.a.approval.tool",
+            ["unknown key; did you mean 'tools'?"],
+        ),
+        ({"agents": {"a": {"max_steps": 0}}}, None, "agents.a.max_steps", ["greater than or equal to 1"]),
+        (
+            {"agents": {"a": {"servers": ["exel"]}}, "mcpServers": {"excel": {"command": "x"}}},
+            None,
+            "agents.a.servers[0]",
+            ["no MCP server named 'exel'; configured servers: excel"],
+        ),
+        ({"agents": []}, None, "agents", ["expected an object, got a list"]),
+        (
+            {"models": {"m": {"provider": "openai", "model": "x", "temprature": 1}}},
+            None,
+            "models.m.temprature",
+            ["unknown key; did you mean 'temperature'?"],
+        ),
+        ({"models": {"m": {"provider": "openai"}}}, None, "models.m.model", ['"model" is required']),
+        ({"cache": {"ttl": 10, "tool": {}}}, None, "cache.tool", ["did you mean 'tools'?"]),
+        ({"cache": {"scope": "global"}}, None, "cache.scope", ["'chat' or 'shared'", "'global'"]),
+        ({"cache": {"tools": {"x": -1}}}, None, "cache.tools.x", ["greater than or equal to 0"]),
+        ({"server": {"prot": 80}}, None, "server.prot", ["did you mean 'port'?"]),
+        ({"server": {"token": 12345}}, None, "server.token", ["valid string"]),
+        ({"database": 5}, None, "database", ["valid string", "a number (5)"]),
+        ({"routing": {"any_sources": []}}, None, "routing.any_sources", ["did you mean 'any_source'?"]),
+        ({"default_model": 3}, None, "default_model", ["valid string"]),
+        (
+            {"default_model": "${UNSET_VAR_XYZ}"},
+            None,
+            "default_model",
+            ["environment variable 'UNSET_VAR_XYZ' is not set"],
+        ),
+        (
+            {"cache": {"ttl": "${UNSET_VAR_XYZ}"}},
+            None,
+            "cache.ttl",
+            ["environment variable 'UNSET_VAR_XYZ' is not set"],
         ),
     ],
 )

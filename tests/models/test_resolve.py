@@ -124,7 +124,7 @@ def test_the_only_configured_model_is_the_default() -> None:
         ({"provider": "openai"}, "models.fast.model", '"model" is required'),
         ({**FAST, "temperature": 5}, "models.fast.temperature", "less than or equal to 2"),
         ({**FAST, "tool_mode": "sometimes"}, "models.fast.tool_mode", "'native', 'prompt' or 'auto'"),
-        ({**FAST, "temprature": 0.2}, "models.fast.temprature", "unknown setting; use provider, model"),
+        ({**FAST, "temprature": 0.2}, "models.fast.temprature", "unknown key; did you mean 'temperature'?"),
         ("deepseek-chat", "models.fast", "expected an object"),
     ],
 )
@@ -147,6 +147,23 @@ def test_a_missing_key_names_the_entry_and_the_variable(tmp_path: Path) -> None:
     assert raised.value.key == "models.fast.api_key"
     assert str(raised.value).startswith(f"{path}: models.fast.api_key: model 'fast' needs an API key")
     assert "DEEPSEEK_API_KEY" in str(raised.value)
+
+
+def test_an_unset_key_of_one_model_stops_only_that_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    entry = {"provider": "deepseek", "model": "deepseek-chat", "api_key": "${DEEPSEEK_API_KEY}"}
+    path = write_config(tmp_path, {"models": {"fast": entry}, "default_model": "fast"})
+    config = load_config(path)
+    assert isinstance(resolve_model("demo", config), DemoModel)
+    with pytest.raises(ConfigError) as raised:
+        resolve_model(None, config)
+    assert raised.value.key == "models.fast.api_key"
+    assert str(raised.value).startswith(
+        f"{path}: models.fast.api_key: environment variable 'DEEPSEEK_API_KEY' is not set "
+        "(model 'fast' uses it); set it, or give a default with ${DEEPSEEK_API_KEY:-value}"
+    )
 
 
 def test_an_unknown_name_lists_the_configured_ones() -> None:

@@ -9,6 +9,8 @@ from typing import Any
 
 from server_helpers import EventReader, serve_in_thread
 
+from toolbridge.agent import AgentDefinition
+from toolbridge.store import Store
 from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
 
 CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
@@ -201,6 +203,8 @@ def test_a_call_stopped_while_it_runs_is_counted_as_cancelled(tmp_path: Path) ->
 def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
     basic = {"command": sys.executable, "args": [str(Path(__file__).parent.parent / "servers" / "basic.py")]}
     agents = {"helper": {"description": "Helps.", "model": "scripted", "servers": []}}
+    with Store(f"sqlite:///{tmp_path / 'toolbridge.db'}") as store:  # the database the server opens
+        store.create_agent(AgentDefinition(name="stored", description="Kept.", model="demo"))
     with (
         ScriptedModel([]) as model,
         serve_in_thread(tmp_path, model, agents=agents, mcp_servers={"basic": basic}) as server,
@@ -216,8 +220,9 @@ def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
         page = http.get("/")
 
     assert listed_agents == [
-        {"name": "default", "description": "", "model": None},
-        {"name": "helper", "description": "Helps.", "model": "scripted"},
+        {"name": "default", "description": "", "model": None, "source": "built-in"},
+        {"name": "helper", "description": "Helps.", "model": "scripted", "source": "config"},
+        {"name": "stored", "description": "Kept.", "model": "demo", "source": "database"},
     ]
     (status,) = servers
     assert (status["name"], status["transport"], status["state"], status["last_error"]) == (
@@ -230,7 +235,8 @@ def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
     assert {tool["source"] for tool in helper_tools} == {"native"}
     assert unknown_agent.status_code == 404
     assert (
-        "no agent named 'nobody'; the agents are: default, helper" in unknown_agent.json()["error"]["message"]
+        "no agent named 'nobody'; the agents are: default, helper, stored"
+        in unknown_agent.json()["error"]["message"]
     )
     assert missing_chat.status_code == 404
     assert "no chat 999" in missing_chat.json()["error"]["message"]

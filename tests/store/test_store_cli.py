@@ -105,21 +105,39 @@ def test_history_of_an_unknown_chat_fails_with_a_hint(filled: str) -> None:
     assert "toolbridge history" in result.stderr
 
 
-def test_agents_create_list_edit_show_delete(db_url: str) -> None:
+CONFIG = {
+    "mcpServers": {"excel": {"command": "excel-mcp-server"}, "time": {"command": "mcp-server-time"}},
+    "models": {"fast": {"provider": "openai", "model": "gpt-4o-mini"}},
+    "agents": {"configured-helper": {"description": "From the file.", "model": "fast"}},
+}
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "toolbridge.json"
+    path.write_text(json.dumps(CONFIG))
+    return path
+
+
+def test_agents_create_list_edit_show_delete(db_url: str, config_file: Path) -> None:
     created = invoke(
-        "agents", "create", "excel-helper", "--model", "gpt-4o", "--instructions", "Be brief.",
+        "agents", "create", "excel-helper", "--model", "openai:gpt-4o", "--instructions", "Be brief.",
         "--server", "excel", "--allow", "read_*", "--deny", "delete_*", "--max-steps", "5", "--db", db_url,
     )  # fmt: skip
     assert created.exit_code == 0, created.stderr
     assert invoke("agents", "create", "plain", "--no-tools", "--db", db_url).exit_code == 0
 
     listed = ok_json("agents", "--db", db_url)
-    assert [agent["name"] for agent in listed] == ["excel-helper", "plain"]
-    helper = listed[0]
-    assert (helper["model"], helper["instructions"], helper["servers"]) == ("gpt-4o", "Be brief.", ["excel"])
+    assert [agent["name"] for agent in listed] == ["default", "configured-helper", "excel-helper", "plain"]
+    helper = listed[2]
+    assert (helper["model"], helper["instructions"], helper["servers"]) == (
+        "openai:gpt-4o",
+        "Be brief.",
+        ["excel"],
+    )
     assert helper["tools"] == {"allow": ["read_*"], "deny": ["delete_*"]}
     assert helper["max_steps"] == 5
-    assert listed[1]["tool_calling"] is False
+    assert listed[3]["tool_calling"] is False
 
     instructions = Path("instructions.txt")
     instructions.write_text("Quote the cells you used.")
@@ -132,14 +150,85 @@ def test_agents_create_list_edit_show_delete(db_url: str) -> None:
     assert helper["instructions"] == "Quote the cells you used."
     assert helper["servers"] is None
     assert helper["approval"]["default"] == "always"
-    assert helper["model"] == "gpt-4o"  # untouched
+    assert helper["model"] == "openai:gpt-4o"  # untouched
     assert helper["tools"]["allow"] == ["read_*"]
 
     shown = invoke("agents", "show", "excel-helper", "--db", db_url)
     assert "Quote the cells you used." in shown.stdout
 
     assert invoke("agents", "delete", "plain", "--db", db_url).exit_code == 0
-    assert [agent["name"] for agent in ok_json("agents", "--db", db_url)] == ["excel-helper"]
+    assert [agent["name"] for agent in ok_json("agents", "--db", db_url)][2:] == ["excel-helper"]
+
+
+def test_agents_lists_the_config_files_and_the_databases_agents_with_where_each_is(
+    db_url: str, config_file: Path
+) -> None:
+    assert invoke("agents", "create", "stored", "--model", "demo", "--db", db_url).exit_code == 0
+    listed = ok_json("agents", "--db", db_url)
+    where = {agent["name"]: (agent["source"], agent["location"]) for agent in listed}
+    assert where == {
+        "default": ("built-in", None),
+        "configured-helper": ("config", str(config_file)),
+        "stored": ("database", Store(db_url).safe_url),
+    }
+    shown = ok_json("agents", "show", "configured-helper", "--db", db_url)
+    assert (shown["description"], shown["source"]) == ("From the file.", "config")
+
+    table = CliRunner().invoke(app, ["agents", "--db", db_url], env={"COLUMNS": "200"})
+    rows = {line.split("│")[1].strip(): line for line in table.stdout.splitlines() if line.count("│") > 2}
+    assert "config file" in rows["configured-helper"]
+    assert "database" in rows["stored"]
+    assert "built-in" in rows["default"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("create", "x", "--model", "gpt-5"),
+            "agent 'x': no model named 'gpt-5' (configured models: fast). Use a configured name",
+        ),
+        (
+            ("create", "x", "--server", "exel"),
+            "agent 'x': no MCP server named 'exel'; configured servers: excel, time",
+        ),
+        (("create", "configured-helper"), "agent 'configured-helper' is already defined by the config file"),
+        (("create", "default"), "agent 'default' is already defined by toolbridge"),
+        (("edit", "stored", "--model", "nope"), "no model named 'nope'"),
+        (("edit", "configured-helper", "--model", "fast"), "is defined in the config file"),
+        (("delete", "configured-helper"), "is defined in the config file"),
+    ],
+)
+def test_stored_agents_are_checked_against_the_config_when_written(
+    db_url: str, config_file: Path, args: tuple[str, ...], message: str
+) -> None:
+    assert invoke("agents", "create", "stored", "--db", db_url).exit_code == 0
+    result = invoke("agents", *args, "--db", db_url)
+    assert result.exit_code == 1
+    assert message in result.stderr
+    assert [agent["name"] for agent in ok_json("agents", "--db", db_url)] == [
+        "default",
+        "configured-helper",
+        "stored",
+    ]
+
+
+def test_a_run_of_an_agent_whose_model_is_gone_names_where_the_agent_is_defined(
+    db_url: str, config_file: Path
+) -> None:
+    assert invoke("agents", "create", "stored", "--model", "fast", "--db", db_url).exit_code == 0
+    config_file.write_text(json.dumps({**CONFIG, "models": {}, "agents": {}}))  # `fast` removed since
+    result = invoke("ask", "--agent", "stored", "hello", "--db", db_url)
+    assert result.exit_code == 1
+    message = result.stderr.replace("\n", "")
+    assert f"agent 'stored' (defined in the database {Store(db_url).safe_url}) uses model 'fast': " in message
+    assert "no model named 'fast' (no models are configured)" in message
+
+
+def test_inline_and_configured_models_and_demo_may_be_stored(db_url: str, config_file: Path) -> None:
+    for index, model in enumerate(("fast", "demo", "openai:gpt-4o", "ollama", "ollama:qwen3:8b")):
+        result = invoke("agents", "create", f"a{index}", "--model", model, "--db", db_url)
+        assert result.exit_code == 0, result.stderr
 
 
 @pytest.mark.parametrize(
@@ -148,7 +237,7 @@ def test_agents_create_list_edit_show_delete(db_url: str) -> None:
         (("agents", "create", "taken"), "already exists; pick another name"),
         (("agents", "edit", "nobody", "--model", "x"), "no stored agent named 'nobody'"),
         (("agents", "edit", "taken"), "nothing to change"),
-        (("agents", "show", "nobody"), "`toolbridge agents` lists them"),
+        (("agents", "show", "nobody"), "no agent named 'nobody'; the agents are: default, taken"),
         (("agents", "delete", "nobody"), "no stored agent named 'nobody'"),
         (("agents", "create", "x", "--instructions", "a", "--instructions-file", "f"), "not both"),
     ],
@@ -217,8 +306,21 @@ def test_the_database_comes_from_the_config_then_the_environment(
     assert not (tmp_path / "data").exists()  # the default location was not touched
 
     monkeypatch.setenv("TOOLBRIDGE_DB", str(tmp_path / "from-env.db"))
-    assert ok_json("agents") == []  # the environment beats the config
-    assert [agent["name"] for agent in ok_json("agents", "--db", str(from_config))] == ["configured"]
+    assert [agent["name"] for agent in ok_json("agents")] == ["default"]  # the environment beats the config
+    assert [agent["name"] for agent in ok_json("agents", "--db", str(from_config))] == [
+        "default",
+        "configured",
+    ]
+
+
+def test_an_unset_variable_in_the_database_setting_stops_only_commands_that_use_it(tmp_path: Path) -> None:
+    Path("toolbridge.json").write_text(json.dumps({"database": "${UNSET_DB_XYZ}"}))
+    failed = invoke("history")
+    assert failed.exit_code == 1
+    assert "database: environment variable 'UNSET_DB_XYZ' is not set (the database setting uses it)" in (
+        failed.stderr.replace("\n", "")
+    )
+    assert invoke("history", "--db", str(tmp_path / "given.db")).exit_code == 0
 
 
 def test_default_database_is_in_the_user_data_dir(tmp_path: Path) -> None:

@@ -93,9 +93,9 @@ def test_database_url_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
     monkeypatch.delenv("TOOLBRIDGE_DB", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert resolve_database_url() == f"sqlite:///{tmp_path / 'data' / 'toolbridge' / 'toolbridge.db'}"
-    assert resolve_database_url(None, {"database": "postgresql://u@h/db"}) == "postgresql://u@h/db"
+    assert resolve_database_url(None, "postgresql://u@h/db") == "postgresql://u@h/db"
     monkeypatch.setenv("TOOLBRIDGE_DB", "sqlite:///env.db")
-    assert resolve_database_url(None, {"database": "postgresql://u@h/db"}) == "sqlite:///env.db"
+    assert resolve_database_url(None, "postgresql://u@h/db") == "sqlite:///env.db"
     assert resolve_database_url("explicit.db") == f"sqlite:///{Path('explicit.db')}"
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbridge.config import Config, parse_config
+from toolbridge.config import CacheConfig, Config, parse_config
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConfigError
 from toolbridge.tools import Toolbox
@@ -116,7 +116,7 @@ async def test_a_repeated_read_only_call_is_served_from_the_cache(stdio_server: 
 
 @pytest.mark.anyio
 async def test_ttl_zero_in_the_config_turns_the_cache_off(stdio_server: StdioServer) -> None:
-    config = Config(servers={"shadow": stdio_server("shadow")}, raw={"cache": {"ttl": 0}})
+    config = Config(servers={"shadow": stdio_server("shadow")}, cache=CacheConfig(ttl=0))
     async with Toolbox(config, native=False) as box:
         await box.call("lookup", {"key": "k"})
         second = await box.call("lookup", {"key": "k"})

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from toolbridge.config import Config
+from toolbridge.config import Config, RoutingConfig
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import UsageError
 from toolbridge.mcp import ServerPool
@@ -41,7 +41,9 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 async def toolbox(stdio_server: StdioServer) -> AsyncIterator[Toolbox]:
-    config = config_of(stdio_server("basic"), stdio_server("shadow"))
+    config = config_of(stdio_server("basic"), stdio_server("shadow")).model_copy(
+        update={"routing": RoutingConfig(any_source=["appflowy"])}
+    )
     async with Toolbox(config, tools=[shout]) as box:
         yield box
 
@@ -91,6 +93,13 @@ async def test_auto_detection_prefers_mcp_servers_over_native_tools(
     result = await toolbox.call("calculate", {"expression": "15 + 27"}, source=source)
     assert not result.is_error
     assert (result.text, result.server) == ("shadow evaluated 15 + 27", "shadow")
+
+
+async def test_a_source_means_any_source_only_when_the_config_says_so(stdio_server: StdioServer) -> None:
+    async with Toolbox(config_of(stdio_server("basic")), tools=[shout]) as box:
+        result = await box.call("shout", {"text": "hey"}, source="appflowy")
+    assert result.is_error
+    assert "appflowy" in result.text
 
 
 async def test_native_tool_runs_when_no_server_has_it(toolbox: Toolbox) -> None:

@@ -1,48 +1,20 @@
-"""The agent definition: who the agent is, which model and tools it uses, its limits and approval policy.
-
-Agents are defined in the config's `agents` section, one entry per agent (all keys optional):
-
-```jsonc
-"agents": {
-  "excel-helper": {
-    "description": "Answers questions about spreadsheets.",
-    "instructions": "Be brief. Quote the cells you used.",
-    "model": "gpt-4o",                       // a model name the models layer resolves
-    "tool_calling": true,                    // false: a plain chat model, no tools at all
-    "tool_mode": "auto",                     // overrides the model's own: native | prompt | auto
-    "servers": ["excel"],                    // MCP servers it may use (native tools always); absent: all
-    "tools": {"allow": ["read_*", "get_current_time"], "deny": ["delete_*"]},
-    "max_steps": 10,                         // model requests per run
-    "max_result_chars": 20000,               // longer tool results are cut, with a note saying so
-    "call_timeout": 30,                      // seconds per tool call; absent: the server's own timeout
-    "approval": {
-      "default": "auto",                     // auto: ask for destructiveHint tools, never for readOnlyHint
-      "servers": {"excel": "always"},
-      "tools": {"write_file": "never", "excel__delete_*": "always"}
-    }
-  }
-}
-```
-
-An agent named `default` replaces the built-in default agent. Keys may also be written in camelCase
-(`maxSteps`), as in VS Code-style files.
-"""
+"""The agent definition (see `toolbridge.config.agents` for its keys), and finding one in a config."""
 
 from __future__ import annotations
 
 import difflib
-import fnmatch
-import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
-
+from toolbridge.config.agents import (
+    DEFAULT_AGENT_NAME,
+    DEFAULT_MAX_RESULT_CHARS,
+    DEFAULT_MAX_STEPS,
+    AgentDefinition,
+    ApprovalPolicy,
+    ApprovalRule,
+    ToolFilter,
+)
 from toolbridge.config.model import Config
 from toolbridge.errors import ConfigError
-from toolbridge.models.base import ToolMode
-from toolbridge.types import ToolSpec
 
 __all__ = [
     "DEFAULT_AGENT_NAME",
@@ -55,150 +27,22 @@ __all__ = [
     "load_agent_definition",
 ]
 
-DEFAULT_AGENT_NAME = "default"
-DEFAULT_MAX_STEPS = 10
-DEFAULT_MAX_RESULT_CHARS = 20_000
-
-ApprovalRule = Literal["auto", "always", "never"]
-"""`always`: ask before every call. `never`: never ask. `auto`: ask only for tools the server marks
-destructive (`destructiveHint: true` and not `readOnlyHint: true`)."""
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
-
-
-class ToolFilter(_Section):
-    """Which tools an agent may use, by exposed name (`read_data`, `excel__read_data`) or fnmatch pattern."""
-
-    allow: list[str] | None = None
-    """If set, only these tools. Absent: every tool of the agent's servers."""
-    deny: list[str] = Field(default_factory=list)
-    """Never these tools, whatever `allow` says."""
-
-    def allows(self, name: str) -> bool:
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.deny):
-            return False
-        return self.allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.allow)
-
-
-class ApprovalPolicy(_Section):
-    """Which calls wait for the user's approval. A tool rule beats a server rule beats the default."""
-
-    default: ApprovalRule = "auto"
-    tools: dict[str, ApprovalRule] = Field(default_factory=dict)
-    """Tool name or fnmatch pattern -> rule. An exact name beats a pattern; among patterns, the first."""
-    servers: dict[str, ApprovalRule] = Field(default_factory=dict)
-    """Server name (`native` for Python tools) -> rule."""
-
-    def rule_for(self, tool: ToolSpec) -> tuple[ApprovalRule, str]:
-        """The rule that applies to `tool`, and where it comes from (for the approval prompt)."""
-        if tool.name in self.tools:
-            return self.tools[tool.name], f"the approval rule for tool {tool.name!r}"
-        for pattern, rule in self.tools.items():
-            if fnmatch.fnmatchcase(tool.name, pattern):
-                return rule, f"the approval rule for tools {pattern!r}"
-        if tool.source in self.servers:
-            return self.servers[tool.source], f"the approval rule for server {tool.source!r}"
-        return self.default, "the default approval rule"
-
-    def approval_reason(self, tool: ToolSpec) -> str | None:
-        """Why a call to `tool` needs the user's approval; None when it does not."""
-        rule, origin = self.rule_for(tool)
-        if rule == "always":
-            return f"{origin} says 'always'"
-        if rule == "never":
-            return None
-        hints = tool.annotations
-        # MCP: destructiveHint is meaningful only when the tool is not read-only.
-        if hints.destructive_hint and not hints.read_only_hint:
-            return "the tool is marked as destructive"
-        return None
-
-
-class AgentDefinition(_Section):
-    """Everything that makes an agent, apart from the live model and tools it runs with."""
-
-    name: str = DEFAULT_AGENT_NAME
-    description: str = ""
-    instructions: str = ""
-    """Instructions and personality, as written; they open the system prompt."""
-    model: str | None = None
-    """A model name resolved by the models layer; None: the configured default model."""
-    tool_calling: bool = True
-    tool_mode: ToolMode | None = None
-    """None: whatever the model is configured with."""
-    servers: list[str] | None = None
-    """MCP servers whose tools the agent may use (native tools are always offered); None: all."""
-    tools: ToolFilter = Field(default_factory=ToolFilter)
-    max_steps: int = Field(default=DEFAULT_MAX_STEPS, ge=1)
-    max_result_chars: int = Field(default=DEFAULT_MAX_RESULT_CHARS, ge=100)
-    call_timeout: float | None = Field(default=None, gt=0)
-    approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _a_list_is_an_allow_list(cls, value: Any) -> Any:
-        return {"allow": value} if isinstance(value, list) else value
-
-    def offers(self, tool: ToolSpec) -> bool:
-        """Whether this agent lets the model see and call `tool`."""
-        if not self.tool_calling:
-            return False
-        if self.servers is not None and tool.source != "native" and tool.source not in self.servers:
-            return False
-        return self.tools.allows(tool.name)
-
-    def select_tools(self, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
-        return [tool for tool in tools if self.offers(tool)]
-
 
 def load_agent_definition(config: Config, name: str | None = None) -> AgentDefinition:
     """The agent called `name` from `config` (None: `default`, or the built-in default agent).
 
-    Raises `ConfigError` naming the file, the agent and the key when the definition is invalid, or
-    listing the defined agents when there is no agent by that name.
+    The config validated every definition when it was loaded; this raises `ConfigError` when the agent
+    uses a `${VAR}` that is not set, or lists the defined agents when there is no agent by that name.
     """
     where = str(config.path) if config.path is not None else None
-    section = config.raw.get("agents", {})
-    if not isinstance(section, Mapping):
-        raise ConfigError(
-            "expected an object mapping agent names to agent settings", path=where, key="agents"
-        )
     wanted = name or DEFAULT_AGENT_NAME
-    if wanted not in section:
-        if name is None or name == DEFAULT_AGENT_NAME:
+    if wanted not in config.agents:
+        if wanted == DEFAULT_AGENT_NAME:
             return AgentDefinition()
-        defined = sorted(section)
-        close = difflib.get_close_matches(name, defined, n=1)
+        defined = sorted(config.agents)
+        close = difflib.get_close_matches(wanted, defined, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         listed = ", ".join(defined) if defined else "none (add an 'agents' section to the config)"
-        raise ConfigError(f"no agent named {name!r}; {hint}defined agents: {listed}", path=where)
-    return _parse_agent(wanted, section[wanted], where)
-
-
-def _parse_agent(name: str, entry: Any, where: str | None) -> AgentDefinition:
-    key = f"agents.{name}"
-    if not isinstance(entry, Mapping):
-        raise ConfigError("expected an object of agent settings", path=where, key=key)
-    try:
-        return AgentDefinition.model_validate({**entry, "name": name})
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        location = ".".join(str(part) for part in error["loc"])
-        raise ConfigError(_explain(error), path=where, key=f"{key}.{location}" if location else key) from exc
-
-
-_KNOWN_KEYS = sorted(
-    {field.alias or field_name for field_name, field in AgentDefinition.model_fields.items()}
-    | set(AgentDefinition.model_fields)
-)
-
-
-def _explain(error: Any) -> str:
-    if error["type"] == "extra_forbidden":
-        unknown = str(error["loc"][-1])
-        close = difflib.get_close_matches(unknown, _KNOWN_KEYS, n=1)
-        return f"unknown key {unknown!r}" + (f"; did you mean {close[0]!r}?" if close else "")
-    message = re.sub(r" or instance of \w+", "", error["msg"])  # our class names mean nothing to users
-    return f"{message} (got {error['input']!r})"
+        raise ConfigError(f"no agent named {wanted!r}; {hint}defined agents: {listed}", path=where)
+    config.check_resolved(f"agents.{wanted}", used_by=f"agent {wanted!r}")
+    return config.agents[wanted]

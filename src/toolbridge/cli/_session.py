@@ -17,7 +17,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from toolbridge.agent import Agent, AgentStream, ApprovalRequest, RunResult, approve_all
 from toolbridge.cli._render import EventPrinter
 from toolbridge.config import Config
-from toolbridge.store import RunRecorder, Store, find_agent_definition
+from toolbridge.store import RunRecorder, Store, find_agent, resolve_agent_model
 from toolbridge.types import Message
 
 __all__ = ["TerminalSession"]
@@ -74,9 +74,10 @@ class TerminalSession:
     @asynccontextmanager
     async def _open_agent(self) -> AsyncIterator[Agent]:
         approve = approve_all if self._approve_everything else self._ask
-        definition = find_agent_definition(self._config, self.store, self._agent_name)
+        found = find_agent(self._config, self.store, self._agent_name)
+        model = self._model_name or resolve_agent_model(found, self._config)
         async with Agent.from_config(
-            self._config, definition=definition, model=self._model_name, approve=approve
+            self._config, definition=found.definition, model=model, approve=approve
         ) as agent:
             try:
                 yield agent

@@ -34,7 +34,12 @@ def open_store(db: str | None, config: Path | None) -> Store:
     try:
         # The config file is read only when it decides: with neither --db nor $TOOLBRIDGE_DB.
         decided = db or os.environ.get(DATABASE_ENV_VAR)
-        url = resolve_database_url(db) if decided else resolve_database_url(None, load(config).raw)
+        if decided:
+            url = resolve_database_url(db)
+        else:
+            settings = load(config)
+            settings.check_resolved("database", used_by="the database setting")
+            url = resolve_database_url(None, settings.database)
         return Store(url)
     except ToolbridgeError as exc:
         fail(str(exc))

@@ -1,4 +1,5 @@
-"""`toolbridge agents`: list, create, edit, show and delete the agents kept in the database."""
+"""`toolbridge agents`: the agent catalog (the config's agents and the stored ones, as the server shows
+them), and create, edit, show and delete for the agents kept in the database."""
 
 from __future__ import annotations
 
@@ -13,17 +14,20 @@ from rich.markup import escape
 from rich.table import Table
 
 from toolbridge.agent.definition import AgentDefinition, ApprovalRule
-from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
+from toolbridge.cli._common import ConfigOption, JsonOption, fail, load, print_json, stdout
 from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
-from toolbridge.errors import StoreError
+from toolbridge.config import Config
+from toolbridge.errors import ToolbridgeError
 
 if TYPE_CHECKING:
-    from toolbridge.store import AgentRecord
+    from toolbridge.store import CatalogAgent, Store
 
 T = TypeVar("T")
 
-agents_app = typer.Typer(help="Agents kept in the database: list, create, edit, show, delete.")
+agents_app = typer.Typer(
+    help="Agents: list every one (config file and database); create, edit, show, delete stored ones."
+)
 app.add_typer(agents_app, name="agents")
 
 NameArgument = Annotated[str, typer.Argument(metavar="NAME", help="The agent's name.")]
@@ -58,29 +62,32 @@ ApprovalOption = Annotated[
 def agents(
     ctx: typer.Context, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
 ) -> None:
-    """List stored agents: name, model, tools, servers, description."""
+    """List every agent: the built-in default, the config file's and the database's, with where each is."""
     if ctx.invoked_subcommand is not None:
         return
+    from toolbridge.store import agent_catalog
+
+    settings = load(config)
     with open_store(db, config) as store:
-        records = store.list_agents()
+        catalog = agent_catalog(settings, store)
     if json:
-        print_json([agent_json(record) for record in records])
+        print_json([agent_json(agent) for agent in catalog])
         return
-    if not records:
-        stdout.print("No stored agents. Create one with `toolbridge agents create NAME --model M`.")
-        return
-    table = Table("name", "model", "tools", "servers", "description", "updated")
-    for record in records:
-        agent = record.definition
+    table = Table("name", "model", "tools", "servers", "description", "source", "updated")
+    for agent in catalog:
+        definition = agent.definition
         table.add_row(
             escape(agent.name),
-            escape(agent.model or "(default)"),
-            "on" if agent.tool_calling else "off",
-            escape(", ".join(agent.servers) if agent.servers is not None else "all"),
-            escape(agent.description),
-            when(record.updated_at),
+            escape(definition.model or "(default)"),
+            "on" if definition.tool_calling else "off",
+            escape(", ".join(definition.servers) if definition.servers is not None else "all"),
+            escape(definition.description),
+            escape(_source(agent)),
+            when(agent.updated_at) if agent.updated_at else "",
         )
     stdout.print(table)
+    if not any(agent.source == "database" for agent in catalog):
+        stdout.print("No stored agents. Create one with `toolbridge agents create NAME --model M`.")
 
 
 @agents_app.command()
@@ -113,7 +120,9 @@ def create(
         approval,
     )
     definition = _validated({"name": name, **_nested(changes)})
+    settings = load(config)
     with open_store(db, config) as store:
+        _checked(definition, settings)
         record = _or_fail(lambda: store.create_agent(definition))
     stdout.print(f"Created agent {escape(record.name)!r}.")
 
@@ -158,12 +167,15 @@ def edit(
         changes["tools.allow"] = None
     if not changes:
         fail("nothing to change: give at least one option, e.g. --model or --instructions (see --help)")
+    settings = load(config)
     with open_store(db, config) as store:
+        _refuse_config_agent(name, settings, "edit")
         current = _or_fail(lambda: store.get_agent(name)).definition
         document = current.model_dump(mode="json")
         for key, value in _nested(changes).items():
             document[key] = {**document[key], **value} if key in ("tools", "approval") else value
         definition = _validated(document)
+        _checked(definition, settings)
         record = _or_fail(lambda: store.update_agent(name, definition))
     stdout.print(f"Updated agent {escape(record.name)!r}.")
 
@@ -172,13 +184,14 @@ def edit(
 def show(
     name: NameArgument, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
 ) -> None:
-    """Print one agent's whole definition."""
+    """Print one agent's whole definition, from the config file or the database."""
+    settings = load(config)
     with open_store(db, config) as store:
-        record = _or_fail(lambda: store.get_agent(name))
+        agent = _found(settings, store, name)
     if json:
-        print_json(agent_json(record))
+        print_json(agent_json(agent))
         return
-    for key, value in agent_json(record).items():
+    for key, value in agent_json(agent).items():
         shown = value if isinstance(value, str) else json_module.dumps(value, ensure_ascii=False)
         stdout.print(f"[bold]{key}[/]: {escape(shown)}")
 
@@ -186,17 +199,44 @@ def show(
 @agents_app.command()
 def delete(name: NameArgument, db: DbOption = None, config: ConfigOption = None) -> None:
     """Delete a stored agent. Its chats stay in the history."""
+    settings = load(config)
     with open_store(db, config) as store:
+        _refuse_config_agent(name, settings, "delete")
         _or_fail(lambda: store.delete_agent(name))
     stdout.print(f"Deleted agent {escape(name)!r}.")
 
 
-def agent_json(record: AgentRecord) -> dict[str, Any]:
+def agent_json(agent: CatalogAgent) -> dict[str, Any]:
     return {
-        **record.definition.model_dump(mode="json"),
-        "created_at": record.created_at.isoformat(),
-        "updated_at": record.updated_at.isoformat(),
+        **agent.definition.model_dump(mode="json"),
+        "source": agent.source,
+        "location": agent.location,
+        "created_at": agent.created_at.isoformat() if agent.created_at else None,
+        "updated_at": agent.updated_at.isoformat() if agent.updated_at else None,
     }
+
+
+def _source(agent: CatalogAgent) -> str:
+    # The place itself (a path, a URL) is in `show` and `--json`: too long for a table column.
+    return "config file" if agent.source == "config" else agent.source
+
+
+def _found(config: Config, store: Store, name: str) -> CatalogAgent:
+    from toolbridge.store import find_agent
+
+    return _or_fail(lambda: find_agent(config, store, name))
+
+
+def _checked(definition: AgentDefinition, config: Config) -> None:
+    """Refuse a model or server the config does not know, or a name the config already uses."""
+    from toolbridge.store import check_agent
+
+    _or_fail(lambda: check_agent(definition, config))
+
+
+def _refuse_config_agent(name: str, config: Config, action: str) -> None:
+    if name in config.agents:
+        fail(f"agent {name!r} is defined in the config file {config.path}; {action} it there")
 
 
 def _changes(
@@ -257,5 +297,5 @@ def _validated(document: dict[str, Any]) -> AgentDefinition:
 def _or_fail(action: Callable[[], T]) -> T:
     try:
         return action()
-    except StoreError as exc:
+    except ToolbridgeError as exc:
         fail(str(exc))

@@ -1,6 +1,25 @@
-"""Loading and validating config files (`mcpServers`, VS Code's `servers`, models, agents)."""
+"""Loading and validating config files: MCP servers (`mcpServers`, VS Code's `servers`), models, agents,
+the cache, the HTTP server's settings, the database and tool routing."""
 
-from toolbridge.config.loader import find_config_file, load_config, parse_config
+from toolbridge.config.agents import AgentDefinition, ApprovalPolicy, ApprovalRule, ToolFilter, ToolMode
+from toolbridge.config.loader import find_config_file, known_servers, load_config, parse_config
 from toolbridge.config.model import Config, ServerConfig
+from toolbridge.config.sections import CacheConfig, ModelConfig, RoutingConfig, ServeConfig
 
-__all__ = ["Config", "ServerConfig", "find_config_file", "load_config", "parse_config"]
+__all__ = [
+    "AgentDefinition",
+    "ApprovalPolicy",
+    "ApprovalRule",
+    "CacheConfig",
+    "Config",
+    "ModelConfig",
+    "RoutingConfig",
+    "ServeConfig",
+    "ServerConfig",
+    "ToolFilter",
+    "ToolMode",
+    "find_config_file",
+    "known_servers",
+    "load_config",
+    "parse_config",
+]

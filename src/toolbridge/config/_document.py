@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Trail", "expand", "key_path", "strip_jsonc"]
+__all__ = ["Trail", "Unresolved", "UnresolvedVariable", "expand", "key_path", "strip_jsonc"]
 
 Trail = tuple[str | int, ...]
 """Where a value sits in the document: ("mcpServers", "x", "args", 2)."""
@@ -54,10 +55,24 @@ _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class _UnresolvedVariable(Exception):
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+@dataclass(frozen=True)
+class Unresolved:
+    """A `${...}` reference that could not be expanded, at `key` (like `models.fast.api_key`)."""
+
+    key: str
+    problem: str
+    """What is wrong: "environment variable 'X' is not set"."""
+    advice: str
+    """What to do about it."""
+
+
+class UnresolvedVariable(Exception):
+    def __init__(self, problem: str, advice: str, *, deferrable: bool = True) -> None:
+        super().__init__(f"{problem}; {advice}")
+        self.problem = problem
+        self.advice = advice
+        self.deferrable = deferrable
+        """Whether it may wait until the value is used (an unset variable) or is a mistake in the file."""
 
 
 def _expand_string(value: str, config_dir: Path | None) -> str:
@@ -67,13 +82,15 @@ def _expand_string(value: str, config_dir: Path | None) -> str:
         if name.startswith("env:"):
             name = name[4:]
         elif name.startswith("input:"):
-            raise _UnresolvedVariable(
-                f"VS Code input variable ${{{body}}} cannot be prompted for by toolbridge; "
-                "use an environment variable instead, e.g. ${MY_TOKEN}"
+            raise UnresolvedVariable(
+                f"VS Code input variable ${{{body}}} cannot be prompted for by toolbridge",
+                "use an environment variable instead, e.g. ${MY_TOKEN}",
             )
         if not _PLAIN_NAME.fullmatch(name):
-            raise _UnresolvedVariable(
-                f"${{{body}}} is not a valid variable reference; write ${{NAME}} or ${{NAME:-default}}"
+            raise UnresolvedVariable(
+                f"${{{body}}} is not a valid variable reference",
+                "write ${NAME} or ${NAME:-default}",
+                deferrable=False,
             )
         found = os.environ.get(name)
         if found:
@@ -85,8 +102,8 @@ def _expand_string(value: str, config_dir: Path | None) -> str:
         fallback = _vscode_variable(name, config_dir)
         if fallback is not None:
             return fallback
-        raise _UnresolvedVariable(
-            f"environment variable {name!r} is not set; set it, or give a default with ${{{name}:-value}}"
+        raise UnresolvedVariable(
+            f"environment variable {name!r} is not set", f"set it, or give a default with ${{{name}:-value}}"
         )
 
     return _VARIABLE.sub(replace, value)
@@ -107,14 +124,15 @@ def expand(
     value: Any,
     trail: Trail,
     config_dir: Path | None,
-    on_error: Callable[[Trail, str], None],
+    on_error: Callable[[Trail, UnresolvedVariable], None],
 ) -> Any:
-    """Expand `${...}` in every string inside `value`; `on_error` decides what an unresolved one does."""
+    """Expand `${...}` in every string inside `value`; `on_error` decides what an unresolved one does
+    (the string is then kept as written)."""
     if isinstance(value, str):
         try:
             return _expand_string(value, config_dir)
-        except _UnresolvedVariable as exc:
-            on_error(trail, exc.message)
+        except UnresolvedVariable as exc:
+            on_error(trail, exc)
             return value
     if isinstance(value, dict):
         return {k: expand(v, (*trail, k), config_dir, on_error) for k, v in value.items()}

@@ -4,9 +4,13 @@ Two shapes are read: the `mcpServers` object that Claude Desktop, Cursor and mos
 VS Code's `servers` variant. Files may contain `//` and `/* */` comments and trailing commas, as VS Code's
 `mcp.json` does.
 
+Every section is validated when the file is loaded, unknown keys included ("did you mean ...?").
+
 Every string value goes through `${VAR}` / `${VAR:-default}` expansion from the environment. VS Code's
 `${env:VAR}`, `${workspaceFolder}` and `${userHome}` work too; its `${input:...}` prompts cannot be
-answered here and are reported as errors (in enabled servers only: a disabled server is left as is).
+answered here. A variable that is not set stops only what uses it: an MCP server when it is started,
+a model, agent, the `server` settings or the database when they are used (`Config.check_resolved`);
+in `cache`, `routing` and `default_model`, which every command reads, it is an error at once.
 
 Errors name the file, the server and the key, and say what was expected.
 """
@@ -16,40 +20,40 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import platformdirs
+from pydantic import ValidationError
 
-from toolbridge.config._document import Trail, expand, key_path, strip_jsonc
-from toolbridge.config.model import Config, ServerConfig, Transport
+from toolbridge.config._document import Trail, Unresolved, UnresolvedVariable, expand, key_path, strip_jsonc
+from toolbridge.config._errors import describe, explain
+from toolbridge.config._servers import parse_server
+from toolbridge.config.model import Config, ServerConfig
 from toolbridge.errors import ConfigError
 
-__all__ = ["CONFIG_ENV_VAR", "CONFIG_FILENAME", "find_config_file", "load_config", "parse_config"]
+__all__ = [
+    "CONFIG_ENV_VAR",
+    "CONFIG_FILENAME",
+    "find_config_file",
+    "known_servers",
+    "load_config",
+    "parse_config",
+]
+
+# fmt: off
+_TOP_LEVEL_KEYS = (
+    "mcpServers", "servers", "inputs", "models", "default_model", "agents", "cache", "server",
+    "database", "routing",
+)
+# fmt: on
+# Sections whose unset `${VAR}`s wait until they are used: a command that uses another model, agent or
+# server, or no database, must not stop on them. (MCP servers keep theirs in `ServerConfig.unresolved`.)
+_USED_ON_DEMAND = frozenset({"models", "agents", "server", "database"})
 
 CONFIG_ENV_VAR = "TOOLBRIDGE_CONFIG"
 CONFIG_FILENAME = "toolbridge.json"
-
-# Joins server and tool names in exposed tool names (`excel__read_data`), so a server name can't hold it.
-_NAME_SEPARATOR = "__"
-
-_TRANSPORT_ALIASES: dict[str, Transport] = {
-    "stdio": "stdio",
-    "sse": "sse",
-    "http": "streamable-http",
-    "streamablehttp": "streamable-http",
-}
-
-# fmt: off
-_SERVER_KEYS = (
-    "type", "transport", "command", "args", "env", "cwd", "url", "headers",
-    "enabled", "disabled", "timeout", "connect_timeout", "connectTimeout", "tools",
-)
-# fmt: on
-# Keys other clients write into the same entries that do not change how to reach the server.
-_FOREIGN_KEYS = frozenset({"description", "autoApprove", "alwaysAllow", "dev", "gallery", "version", "name"})
-_TOOLS_KEYS = ("allow", "deny")
 
 
 # -- finding and reading ------------------------------------------------------------------------------
@@ -114,30 +118,76 @@ def parse_config(data: Any, *, path: str | Path | None = None) -> Config:
     """Validate an already-decoded config document (the JSON object) and build a `Config`."""
     where = str(path) if path is not None else None
     if not isinstance(data, Mapping):
-        raise ConfigError(f"expected a JSON object at the top level, got {_describe(data)}", path=where)
+        raise ConfigError(f"expected a JSON object at the top level, got {describe(data)}", path=where)
+    for key in data:
+        if key not in _TOP_LEVEL_KEYS:
+            close = difflib.get_close_matches(key, _TOP_LEVEL_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(_TOP_LEVEL_KEYS)}"
+            raise ConfigError(f"unknown key; {hint}", path=where, key=key)
     config_dir = Path(path).parent if path is not None else None
+    unresolved: dict[str, Unresolved] = {}
 
-    def strict(trail: Trail, message: str) -> None:
-        raise ConfigError(message, path=where, key=key_path(trail))
+    def defer(trail: Trail, error: UnresolvedVariable) -> None:
+        key = key_path(trail)
+        if not error.deferrable or trail[0] not in _USED_ON_DEMAND:
+            raise ConfigError(str(error), path=where, key=key)
+        unresolved.setdefault(key, Unresolved(key, error.problem, error.advice))
 
-    raw: dict[str, Any] = {}
-    sections: list[tuple[str, Any]] = []
-    for key, value in data.items():
-        if key in ("mcpServers", "servers"):
-            sections.append((key, value))
-            raw[key] = value  # expanded per server below, where a disabled server may keep its variables
-        else:
-            raw[key] = expand(value, (key,), config_dir, strict)
+    document: dict[str, Any] = {
+        key: expand(value, (key,), config_dir, defer)
+        for key, value in data.items()
+        if key not in ("mcpServers", "servers", "inputs")  # servers: expanded entry by entry below
+    }
+    document["inputs"] = data.get("inputs", [])
+    document["servers"] = _parse_servers(data, where, config_dir)
+    document["path"] = Path(path) if path is not None else None
+    document["unresolved"] = tuple(unresolved.values())
+    config = _validated(document, unresolved, where)
+    _check_references(config, where)
+    return config
 
+
+def _validated(document: dict[str, Any], unresolved: Mapping[str, Unresolved], where: str | None) -> Config:
+    messages = {key: f"{value.problem}; {value.advice}" for key, value in unresolved.items()}
+    while True:
+        try:
+            return Config.model_validate(document)
+        except ValidationError as error:
+            location = tuple(error.errors()[0]["loc"])
+            if key_path(location) in unresolved and _drop(document, location):
+                # A number or flag whose `${VAR}` is unset: leave the default in its place, as nothing
+                # reads it before `check_resolved` has stopped the command that would.
+                continue
+            key, message = explain(error, Config, messages)
+            raise ConfigError(message, path=where, key=key or None) from None
+
+
+def _drop(document: dict[str, Any], location: tuple[str | int, ...]) -> bool:
+    """Remove the value at `location` (the document is `expand`'s copy); False if it is not there."""
+    *parents, last = location
+    container: Any = document
+    for part in parents:
+        if not isinstance(container, dict) or part not in container:
+            return False
+        container = container[part]
+    if not isinstance(container, dict) or last not in container:
+        return False
+    del container[last]
+    return True
+
+
+def _parse_servers(
+    data: Mapping[str, Any], where: str | None, config_dir: Path | None
+) -> dict[str, ServerConfig]:
     servers: dict[str, ServerConfig] = {}
-    for section_key, section in sections:
+    for section_key in ("mcpServers", "servers"):
+        section = data.get(section_key, {})
         if not isinstance(section, Mapping):
             raise ConfigError(
-                f"expected an object mapping server names to server settings, got {_describe(section)}",
+                f"expected an object mapping server names to server settings, got {describe(section)}",
                 path=where,
                 key=section_key,
             )
-        expanded_section: dict[str, Any] = {}
         for name, entry in section.items():
             if name in servers:
                 raise ConfigError(
@@ -145,206 +195,31 @@ def parse_config(data: Any, *, path: str | Path | None = None) -> Config:
                     path=where,
                     server=name,
                 )
-            expanded_section[name], servers[name] = _parse_server(name, entry, where, config_dir)
-        raw[section_key] = expanded_section
-    return Config(servers=servers, path=Path(path) if path is not None else None, raw=raw)
+            servers[name] = parse_server(name, entry, where, config_dir)
+    return servers
 
 
-def _parse_server(
-    name: str, entry: Any, where: str | None, config_dir: Path | None
-) -> tuple[Any, ServerConfig]:
-    def fail(message: str, key: str | None = None) -> ConfigError:
-        return ConfigError(message, path=where, server=name, key=key)
-
-    if not name.strip():
-        raise fail("server names must not be empty")
-    if _NAME_SEPARATOR in name:
-        raise fail(
-            f"server names must not contain {_NAME_SEPARATOR!r} (toolbridge joins server and tool names "
-            "with it); rename the server"
-        )
-    if not isinstance(entry, Mapping):
-        raise fail(f"expected an object with the server's settings, got {_describe(entry)}")
-
-    enabled_before_expansion = entry.get("enabled", True) is not False and entry.get("disabled") is not True
-
-    def unresolved(trail: Trail, message: str) -> None:
-        if enabled_before_expansion:
-            raise fail(message, key_path(trail))
-
-    expanded: dict[str, Any] = expand(dict(entry), (), config_dir, unresolved)
-    for key in expanded:
-        if key in _SERVER_KEYS or key in _FOREIGN_KEYS:
-            continue
-        if key == "envFile":
-            raise fail("'envFile' is not supported; put the variables in 'env' instead", key)
-        close = difflib.get_close_matches(key, _SERVER_KEYS, n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(_SERVER_KEYS)}"
-        raise fail(f"unknown key {key!r}; {hint}", key)
-
-    fields: dict[str, Any] = {"name": name, "transport": _transport(expanded, fail)}
-    if "command" in expanded:
-        fields["command"] = _non_empty_string(expanded["command"], "command", fail)
-    if "url" in expanded:
-        url = _non_empty_string(expanded["url"], "url", fail)
-        if not url.startswith(("http://", "https://")):
-            raise fail(f"expected an http:// or https:// URL, got {url!r}", "url")
-        fields["url"] = url
-    if "args" in expanded:
-        fields["args"] = _string_list(expanded["args"], "args", fail)
-    for key in ("env", "headers"):
-        if key in expanded:
-            fields[key] = _string_map(expanded[key], key, fail)
-    if "cwd" in expanded:
-        cwd = Path(_non_empty_string(expanded["cwd"], "cwd", fail)).expanduser()
-        # A relative cwd means relative to the config file, not to wherever toolbridge happens to run.
-        fields["cwd"] = str(config_dir / cwd if config_dir is not None and not cwd.is_absolute() else cwd)
-    enabled = _boolean(expanded.get("enabled", True), "enabled", fail)
-    disabled = _boolean(expanded.get("disabled", False), "disabled", fail)
-    fields["enabled"] = enabled and not disabled
-    if "timeout" in expanded:
-        fields["timeout"] = _seconds(expanded["timeout"], "timeout", fail)
-    if "connect_timeout" in expanded and "connectTimeout" in expanded:
-        raise fail("give 'connect_timeout' or 'connectTimeout', not both", "connectTimeout")
-    for key in ("connect_timeout", "connectTimeout"):
-        if key in expanded:
-            fields["connect_timeout"] = _seconds(expanded[key], key, fail)
-    if "tools" in expanded:
-        fields.update(_tool_filters(expanded["tools"], fail))
-    return expanded, ServerConfig(**fields)
-
-
-_Fail = Callable[..., ConfigError]
-
-
-def _transport(entry: Mapping[str, Any], fail: _Fail) -> Transport:
-    has_command, has_url = "command" in entry, "url" in entry
-    named: dict[str, Transport] = {}
-    for key in ("type", "transport"):
-        if key in entry:
-            value = entry[key]
-            normalized = value.lower().replace("-", "").replace("_", "") if isinstance(value, str) else None
-            if normalized not in _TRANSPORT_ALIASES:
-                raise fail(
-                    f"unknown transport {value!r}; expected 'stdio', 'sse', 'streamable-http' (or 'http')",
-                    key,
-                )
-            named[key] = _TRANSPORT_ALIASES[normalized]
-    if len(set(named.values())) > 1:
-        raise fail(
-            f"'type' says {entry['type']!r} but 'transport' says {entry['transport']!r}; keep one",
-            "transport",
-        )
-    if has_command and has_url:
-        raise fail(
-            "both 'command' and 'url' given; use 'command' (with 'args') to start a local server over stdio, "
-            "or 'url' to connect to a running one over HTTP, not both"
-        )
-    if not has_command and not has_url:
-        raise fail(
-            "expected 'command' (to start a local server over stdio) or 'url' (to connect over HTTP); "
-            "neither was given"
-        )
-    if named:
-        transport = next(iter(named.values()))
-        key = next(iter(named))
-        if transport == "stdio" and not has_command:
-            raise fail(
-                "a stdio server needs 'command' (and 'args'), not 'url'; or set the type to 'http'", key
+def _check_references(config: Config, where: str | None) -> None:
+    """What one model cannot check alone: model ids, and the servers agents name."""
+    for name, model in config.models.items():
+        if model.provider.strip().lower() != "demo" and not (model.model or "").strip():
+            raise ConfigError(
+                '"model" is required: the provider\'s model id, e.g. "gpt-4o-mini"',
+                path=where,
+                key=f"models.{name}.model",
             )
-        if transport != "stdio" and not has_url:
-            raise fail(f"a {transport} server needs 'url', not 'command'; or set the type to 'stdio'", key)
-        return transport
-    if has_command:
-        return "stdio"
-    # The old SSE transport conventionally serves at /sse; everything else is streamable HTTP.
-    url = entry["url"]
-    return "sse" if isinstance(url, str) and url.rstrip("/").endswith("/sse") else "streamable-http"
+    for name, agent in config.agents.items():
+        for index, server in enumerate(agent.servers or []):
+            if server not in config.servers:
+                raise ConfigError(
+                    f"no MCP server named {server!r}; {known_servers(config)}",
+                    path=where,
+                    key=f"agents.{name}.servers[{index}]",
+                )
 
 
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, int | float):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
-
-
-def _non_empty_string(value: Any, key: str, fail: _Fail) -> str:
-    if not isinstance(value, str):
-        raise fail(f"expected a string, got {_describe(value)}", key)
-    if not value.strip():
-        raise fail("expected a non-empty string, got an empty one", key)
-    return value
-
-
-def _string_list(value: Any, key: str, fail: _Fail) -> list[str]:
-    if not isinstance(value, list):
-        hint = f' (write ["{value}"] or split it into separate items)' if isinstance(value, str) else ""
-        raise fail(f"expected a list of strings, got {_describe(value)}{hint}", key)
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            hint = f' (write it in quotes: "{item}")' if isinstance(item, int | float) else ""
-            raise fail(f"expected a string, got {_describe(item)}{hint}", f"{key}[{index}]")
-    return list(value)
-
-
-def _string_map(value: Any, key: str, fail: _Fail) -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        raise fail(
-            f'expected an object of names to strings (like {{"NAME": "value"}}), got {_describe(value)}', key
-        )
-    for name, item in value.items():
-        if not isinstance(item, str):
-            hint = f' (write it in quotes: "{item}")' if isinstance(item, int | float) else ""
-            raise fail(f"expected a string, got {_describe(item)}{hint}", f"{key}.{name}")
-    return dict(value)
-
-
-def _boolean(value: Any, key: str, fail: _Fail) -> bool:
-    # Strings come from `${VAR}` expansion: "enabled": "${USE_X:-true}".
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    if not isinstance(value, bool):
-        raise fail(f"expected true or false, got {_describe(value)}", key)
-    return value
-
-
-def _seconds(value: Any, key: str, fail: _Fail) -> float:
-    number: float | None = None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            number = None
-    if number is None or not number > 0 or number == float("inf"):
-        raise fail(f"expected a positive number of seconds, got {_describe(value)}", key)
-    return number
-
-
-def _tool_filters(value: Any, fail: _Fail) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise fail(
-            f'expected an object like {{"allow": [...], "deny": [...]}}, got {_describe(value)}', "tools"
-        )
-    for key in value:
-        if key not in _TOOLS_KEYS:
-            close = difflib.get_close_matches(key, _TOOLS_KEYS, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else "valid keys: 'allow', 'deny'"
-            raise fail(f"unknown key {key!r} in 'tools'; {hint}", f"tools.{key}")
-    filters: dict[str, Any] = {}
-    if "allow" in value:
-        filters["tools_allow"] = _string_list(value["allow"], "tools.allow", fail)
-    if "deny" in value:
-        filters["tools_deny"] = _string_list(value["deny"], "tools.deny", fail)
-    return filters
+def known_servers(config: Config) -> str:
+    """The configured MCP servers, for messages about an unknown one."""
+    if not config.servers:
+        return "no MCP servers are configured (add them under 'mcpServers')"
+    return f"configured servers: {', '.join(config.servers)}"

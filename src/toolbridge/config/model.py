@@ -5,7 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from toolbridge.config._document import Unresolved
+from toolbridge.config.agents import DEFAULT_AGENT_NAME, AgentDefinition
+from toolbridge.config.sections import CacheConfig, ModelConfig, RoutingConfig, ServeConfig
+from toolbridge.errors import ConfigError
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "Config", "ServerConfig", "Transport"]
 
@@ -40,6 +45,9 @@ class ServerConfig(BaseModel):
     """If set, only these tools (names or fnmatch patterns) are exposed."""
     tools_deny: list[str] = Field(default_factory=list)
     """Tools (names or fnmatch patterns) never exposed."""
+    unresolved: tuple[str, ...] = ()
+    """Why the server cannot be started yet: `${VAR}`s in its settings that are not set (whole messages,
+    naming the file, the key and the variable). Only using the server fails on them."""
 
     def describe(self) -> str:
         """A one-line, secret-free description of where the server is (for errors and listings)."""
@@ -49,12 +57,48 @@ class ServerConfig(BaseModel):
 
 
 class Config(BaseModel):
-    """Everything read from the config file. Sections for models and agents are kept raw until used."""
+    """Everything read from the config file, validated section by section when it was loaded."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    default_model: str | None = None
+    agents: dict[str, AgentDefinition] = Field(default_factory=dict)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    server: ServeConfig = Field(default_factory=ServeConfig)
+    """Settings of `toolbridge serve` (the `server` section; MCP servers are `servers`)."""
+    database: str | None = None
+    """Database URL or SQLite file path."""
+    routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    inputs: list[dict[str, Any]] = Field(default_factory=list)
+    """VS Code's prompted inputs, kept as written: toolbridge cannot prompt for them."""
     path: Path | None = None
     """The file this was read from, if any."""
-    raw: dict[str, Any] = Field(default_factory=dict)
-    """The whole file after `${VAR}` expansion, for sections read by later layers."""
+    unresolved: tuple[Unresolved, ...] = ()
+    """`${VAR}`s that were not set, outside the MCP servers: they fail only where their section is used."""
+
+    @model_validator(mode="after")
+    def _agents_are_named_by_their_keys(self) -> Config:
+        for name, definition in self.agents.items():
+            if definition.name != name:
+                self.agents[name] = definition.model_copy(update={"name": name})
+        return self
+
+    @property
+    def agent_names(self) -> list[str]:
+        """The agents a run can name from this config: `default` first, then the configured ones."""
+        return [DEFAULT_AGENT_NAME, *(name for name in self.agents if name != DEFAULT_AGENT_NAME)]
+
+    def check_resolved(self, key: str, *, used_by: str) -> None:
+        """Raise `ConfigError` if a `${VAR}` at or under `key` (like `models.fast`) was not set.
+
+        `used_by` says who needs it, for the message: "model 'fast'".
+        """
+        for value in self.unresolved:
+            if value.key == key or value.key.startswith((f"{key}.", f"{key}[")):
+                raise ConfigError(
+                    f"{value.problem} ({used_by} uses it); {value.advice}",
+                    path=str(self.path) if self.path is not None else None,
+                    key=value.key,
+                )

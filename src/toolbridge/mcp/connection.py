@@ -14,7 +14,13 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
 from toolbridge.config.model import ServerConfig
-from toolbridge.errors import ConnectionLostError, ServerError, ServerTimeoutError, UsageError
+from toolbridge.errors import (
+    ConnectionLostError,
+    ServerError,
+    ServerStartError,
+    ServerTimeoutError,
+    UsageError,
+)
 from toolbridge.mcp._convert import tool_result_from_mcp
 from toolbridge.mcp._failures import call_lost_message, call_timed_out_message
 from toolbridge.mcp._live_session import LiveSession
@@ -80,6 +86,8 @@ class ServerConnection:
             return "closed"
         if not self.config.enabled:
             return "disabled"
+        if self.config.unresolved:
+            return "failed"
         if live is None:
             return "disconnected"
         if live.usable:
@@ -92,6 +100,8 @@ class ServerConnection:
     def last_error(self) -> str | None:
         """Why the server is not connected: its failed start, or how its last session ended."""
         live = self._live
+        if self.config.enabled and self.config.unresolved:
+            return self.config.unresolved[0]
         if live is None or not live.done.is_set():
             return None
         if live.error is not None:
@@ -259,6 +269,9 @@ class ServerConnection:
                 f'Server {self.name!r} is disabled in the config; set "enabled": true to use it.',
                 server=self.name,
             )
+        if self.config.unresolved:
+            # An unset `${VAR}` in its settings: starting it anyway would send the literal text.
+            raise ServerStartError(self.config.unresolved[0], server=self.name)
         if self._task_group is None:
             raise UsageError("ServerConnection used outside 'async with' and without a task group")
 

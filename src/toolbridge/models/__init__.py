@@ -39,6 +39,7 @@ from toolbridge.models.resolve import (
     ModelConfig,
     build_model,
     model_configs,
+    model_name_problem,
     resolve_model,
     resolve_model_async,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "find_profile",
     "forget_tool_mode",
     "model_configs",
+    "model_name_problem",
     "remember_prompt_mode",
     "remembered_tool_mode",
     "resolve_model",

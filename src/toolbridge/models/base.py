@@ -10,8 +10,8 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Literal
 
+from toolbridge.config.agents import ToolMode
 from toolbridge.types import Message, ToolSpec, Usage
 
 __all__ = [
@@ -28,10 +28,6 @@ __all__ = [
     "ToolModeChanged",
     "UsageReport",
 ]
-
-ToolMode = Literal["native", "prompt", "auto"]
-"""`native`: the API's function calling. `prompt`: the tool catalog in the system prompt, calls parsed
-from the text. `auto`: native where the endpoint accepts tools, else prompt."""
 
 
 @dataclass(frozen=True)

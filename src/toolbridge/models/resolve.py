@@ -27,19 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
 
-from toolbridge.config import Config
+from toolbridge.config import Config, ModelConfig
 from toolbridge.errors import ConfigError
-from toolbridge.models.base import Model, ModelSettings, ToolMode
+from toolbridge.models.base import Model, ModelSettings
 from toolbridge.models.demo import DemoModel
 from toolbridge.models.profiles import (
     DEFAULT_MAX_RETRIES,
@@ -61,6 +52,7 @@ __all__ = [
     "build_model",
     "find_ollama_model",
     "model_configs",
+    "model_name_problem",
     "no_model_message",
     "resolve_model",
     "resolve_model_async",
@@ -85,67 +77,17 @@ _OLLAMA_TOOL_FAMILIES = (
 )
 
 
-class ModelConfig(BaseModel):
-    """One entry of the config's `models` section."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    provider: str
-    model: str | None = None
-    """The provider's model id; not needed for `demo`."""
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    tool_mode: ToolMode = "auto"
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, gt=0)
-    max_retries: int = Field(default=DEFAULT_MAX_RETRIES, ge=0)
-    timeout: float | None = Field(default=None, gt=0)
-    """Seconds per request."""
-    headers: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("provider")
-    @classmethod
-    def _known_provider(cls, value: str) -> str:
-        if value.strip().lower() != DEMO and find_profile(value) is None:
-            raise ValueError(f"unknown provider {value!r}; use one of {', '.join([*provider_names(), DEMO])}")
-        return value
-
-    @model_validator(mode="after")
-    def _model_id_given(self) -> ModelConfig:
-        if self.provider.strip().lower() != DEMO and not (self.model or "").strip():
-            raise ValueError('"model" is required: the provider\'s model id, e.g. "gpt-4o-mini"')
-        return self
-
-
 def model_configs(config: Config) -> dict[str, ModelConfig]:
-    """The validated `models` section; errors name the file, the model and the key."""
-    section = config.raw.get("models")
-    path = str(config.path) if config.path else None
-    if section is None:
-        return {}
-    if not isinstance(section, Mapping):
-        raise ConfigError("expected an object mapping model names to their settings", path=path, key="models")
-    configs: dict[str, ModelConfig] = {}
-    for name, entry in section.items():
-        if not isinstance(entry, Mapping):
+    """The config's `models` section, each entry's provider checked; errors name the file and the key."""
+    for name, entry in config.models.items():
+        if entry.provider.strip().lower() != DEMO and find_profile(entry.provider) is None:
+            providers = ", ".join([*provider_names(), DEMO])
             raise ConfigError(
-                f'model {name!r}: expected an object such as {{"provider": "openai", "model": "gpt-4o-mini"}}',
-                path=path,
-                key=f"models.{name}",
+                f"model {name!r}: unknown provider {entry.provider!r}; use one of {providers}",
+                path=str(config.path) if config.path else None,
+                key=f"models.{name}.provider",
             )
-        try:
-            configs[name] = ModelConfig.model_validate(dict(entry))
-        except ValidationError as error:
-            problem = error.errors()[0]
-            # The one check across fields is the model id's, so an error without a location is about it.
-            field = ".".join(str(part) for part in problem["loc"]) or "model"
-            message = problem["msg"].removeprefix("Value error, ")
-            if problem["type"] == "extra_forbidden":
-                message = f"unknown setting; use {', '.join(ModelConfig.model_fields)}"
-            raise ConfigError(
-                f"model {name!r}: {message}", path=path, key=f"models.{name}.{field}"
-            ) from error
-    return configs
+    return dict(config.models)
 
 
 def build_model(
@@ -166,7 +108,7 @@ def build_model(
         "api_key_from": f"models.{name}.api_key in {path or 'the config'}" if settings.api_key else None,
         "tool_mode": settings.tool_mode,
         "settings": ModelSettings(temperature=settings.temperature, max_tokens=settings.max_tokens),
-        "max_retries": settings.max_retries,
+        "max_retries": DEFAULT_MAX_RETRIES if settings.max_retries is None else settings.max_retries,
         "timeout": settings.timeout,
         "headers": settings.headers,
     }
@@ -193,16 +135,17 @@ def resolve_model(name: str | None = None, config: Config | None = None) -> Mode
     path = str(config.path) if config.path else None
     configs = model_configs(config)
     if name is None or not name.strip():
-        default = config.raw.get("default_model")
-        if default is not None and not (isinstance(default, str) and default.strip()):
+        default = config.default_model
+        if default is not None and not default.strip():
             raise ConfigError('expected the name of a model, e.g. "fast"', path=path, key="default_model")
-        name = default if isinstance(default, str) else None
+        name = default
         if name is None and len(configs) == 1:
             name = next(iter(configs))
         if name is None:
             return _model_from_environment()
     name = name.strip()
     if name in configs:
+        config.check_resolved(f"models.{name}", used_by=f"model {name!r}")
         return build_model(name, configs[name], path=path)
     if name == DEMO:
         return DemoModel()
@@ -219,6 +162,18 @@ def resolve_model(name: str | None = None, config: Config | None = None) -> Mode
             f"no Ollama answers at {ollama_host()}: start it with `ollama serve`, or set OLLAMA_HOST"
         )
     raise ConfigError(_unknown_model_message(name, list(configs)), path=path)
+
+
+def model_name_problem(name: str, config: Config) -> str | None:
+    """Why `name` names no model `resolve_model` could build (None: it does), without building it."""
+    name = name.strip()
+    if name in config.models or name == DEMO:
+        return None
+    provider, colon, model_id = name.partition(":")
+    profile = find_profile(provider)
+    if profile is not None and (model_id.strip() if colon else profile.name == "ollama"):
+        return None
+    return _unknown_model_message(name, list(config.models))
 
 
 async def resolve_model_async(name: str | None = None, config: Config | None = None) -> Model:

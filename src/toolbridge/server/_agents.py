@@ -1,19 +1,28 @@
 """The agents the server offers, their models (resolved once, reused by every run), and starting runs.
 
-Agents come from the config's `agents` section (plus the built-in `default`) and from the store
-(`toolbridge agents create`); a name in both is the config's. Definitions are read again for each run,
+Agents are the one catalog `toolbridge agents` shows too (`toolbridge.store.agent_catalog`): the
+built-in `default`, the config's `agents` and the stored ones. Definitions are read again for each run,
 so an agent edited in the store takes effect on its next run.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import anyio
 
 from toolbridge.agent import Agent, AgentDefinition, Approver
 from toolbridge.config import Config
-from toolbridge.models import Model, ModelSettings, resolve_model_async
+from toolbridge.models import Model, ModelSettings
 from toolbridge.server._errors import ApiError
-from toolbridge.store import AgentNotFoundError, Store, agent_definitions, find_agent_definition
+from toolbridge.store import (
+    AgentNotFoundError,
+    CatalogAgent,
+    Store,
+    agent_catalog,
+    find_agent,
+    resolve_agent_model,
+)
 from toolbridge.tools import ToolRegistry
 
 __all__ = ["AgentCatalog"]
@@ -26,23 +35,34 @@ class AgentCatalog:
         self.registry = registry
         self._models: dict[str | None, Model] = {}
         self._resolving = anyio.Lock()
+        self._found: dict[str, CatalogAgent] = {}
+        """The agents last looked up, by name: where they came from, for errors about them."""
+
+    async def agents(self) -> list[CatalogAgent]:
+        """Every agent, `default` first, then the config's, then the store's, each name once."""
+        return await anyio.to_thread.run_sync(agent_catalog, self.config, self.store)
 
     async def definitions(self) -> list[AgentDefinition]:
-        """Every agent, `default` first, then the config's, then the store's, each name once."""
-        return await anyio.to_thread.run_sync(agent_definitions, self.config, self.store)
+        return [agent.definition for agent in await self.agents()]
 
     async def definition(self, name: str, *, param: str) -> AgentDefinition:
         """The agent called `name`; a 404 listing the agents if there is none."""
         try:
-            return await anyio.to_thread.run_sync(find_agent_definition, self.config, self.store, name)
+            found = await anyio.to_thread.run_sync(find_agent, self.config, self.store, name)
         except AgentNotFoundError as error:
             raise ApiError(404, str(error), param=param, code="model_not_found") from None
+        self._found[found.name] = found
+        return found.definition
 
     async def model_for(self, definition: AgentDefinition) -> Model:
         """The agent's model, resolved on first use (so one agent's missing key does not stop the server)."""
+        agent = self._found.get(definition.name) or CatalogAgent(definition, "built-in")
         async with self._resolving:
             if definition.model not in self._models:
-                model = await resolve_model_async(definition.model, self.config)
+                # Off the event loop (it may probe a server), and cancelling stops the wait at once.
+                model = await anyio.to_thread.run_sync(
+                    partial(resolve_agent_model, agent, self.config), abandon_on_cancel=True
+                )
                 self._models[definition.model] = model
             return self._models[definition.model]
 

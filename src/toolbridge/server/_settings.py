@@ -1,15 +1,5 @@
-"""The server's settings: the config's `server` section, overridden by command-line options.
-
-```jsonc
-"server": {
-  "tool_activity": true,        // tool calls shown as reasoning_content on /v1/chat/completions
-  "auto_approve": false,        // /v1/chat/completions runs calls that need approval (else declined)
-  "approval_timeout": 300,      // seconds a web run waits for an answer before declining the call
-  "max_body_bytes": 1000000,    // larger request bodies are refused with 413
-  "allowed_hosts": [],          // extra Host names accepted besides localhost and the bound address
-  "token": "${MY_TOKEN}"        // bearer token; $TOOLBRIDGE_TOKEN and --token take precedence
-}
-```
+"""The server's settings: the config's `server` section (`toolbridge.config.ServeConfig`, where its keys
+are described), overridden by `$TOOLBRIDGE_TOKEN` and command-line options.
 """
 
 from __future__ import annotations
@@ -18,9 +8,10 @@ import ipaddress
 import os
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from toolbridge.config import Config
+from toolbridge.config import Config, ServeConfig
+from toolbridge.config.sections import DEFAULT_HOST, DEFAULT_PORT
 from toolbridge.errors import ConfigError
 
 __all__ = [
@@ -32,26 +23,12 @@ __all__ = [
     "settings_from_config",
 ]
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
 TOKEN_ENV_VAR = "TOOLBRIDGE_TOKEN"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
-class ServerSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    host: str = DEFAULT_HOST
-    port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
-    token: str | None = Field(default=None, repr=False)
-    """Bearer token every API request must carry; None: no token (loopback only)."""
-    tool_activity: bool = True
-    auto_approve: bool = False
-    approval_timeout: float = Field(default=300.0, gt=0)
-    max_body_bytes: int = Field(default=1_000_000, ge=1024)
-    allowed_hosts: list[str] = Field(default_factory=list)
-    keepalive_interval: float = Field(default=15.0, gt=0)
-    """Seconds between SSE comments on an idle event stream, so proxies and browsers keep it open."""
+class ServerSettings(ServeConfig):
+    """The config's `server` section with the command line's overrides, and what follows from them."""
 
     def accepted_hosts(self) -> set[str]:
         """`Host` header values accepted: loopback names and the bound address, each with the port."""
@@ -75,11 +52,9 @@ class ServerSettings(BaseModel):
 
 def settings_from_config(config: Config, **overrides: Any) -> ServerSettings:
     """The config's `server` section, then `$TOOLBRIDGE_TOKEN`, then `overrides` (None values ignored)."""
-    section = config.raw.get("server", {})
+    config.check_resolved("server", used_by="toolbridge serve")
     where = str(config.path) if config.path else None
-    if not isinstance(section, dict):
-        raise ConfigError("expected an object of server settings", path=where, key="server")
-    values: dict[str, Any] = {**section}
+    values: dict[str, Any] = config.server.model_dump(exclude_unset=True)
     if os.environ.get(TOKEN_ENV_VAR):
         values["token"] = os.environ[TOKEN_ENV_VAR]
     values.update({key: value for key, value in overrides.items() if value is not None})

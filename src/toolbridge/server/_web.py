@@ -44,8 +44,16 @@ def _chat_json(chat: ChatSummary) -> dict[str, Any]:
 
 @router.get("/agents")
 async def list_agents(request: Request) -> list[dict[str, Any]]:
-    definitions = await ServerState.of(request).catalog.definitions()
-    return [{"name": d.name, "description": d.description, "model": d.model} for d in definitions]
+    agents = await ServerState.of(request).catalog.agents()
+    return [
+        {
+            "name": agent.name,
+            "description": agent.definition.description,
+            "model": agent.definition.model,
+            "source": agent.source,
+        }
+        for agent in agents
+    ]
 
 
 @router.get("/chats")

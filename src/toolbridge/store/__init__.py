@@ -10,7 +10,13 @@ The schema is migrated with Alembic when a store opens. The store is synchronous
 """
 
 from toolbridge.store._engine import DATABASE_ENV_VAR, default_database_url, resolve_database_url
-from toolbridge.store._errors import AgentExistsError, AgentNotFoundError, ChatNotFoundError, StoreError
+from toolbridge.store._errors import (
+    AgentExistsError,
+    AgentNotFoundError,
+    ChatNotFoundError,
+    InvalidAgentError,
+    StoreError,
+)
 from toolbridge.store._records import (
     AgentRecord,
     ChatSummary,
@@ -20,7 +26,14 @@ from toolbridge.store._records import (
     ToolStats,
 )
 from toolbridge.store._stats import parse_since, percentile
-from toolbridge.store.agents import agent_definitions, find_agent_definition
+from toolbridge.store.agents import (
+    AgentSource,
+    CatalogAgent,
+    agent_catalog,
+    check_agent,
+    find_agent,
+    resolve_agent_model,
+)
 from toolbridge.store.recorder import RunRecorder
 from toolbridge.store.store import Store
 
@@ -29,8 +42,11 @@ __all__ = [
     "AgentExistsError",
     "AgentNotFoundError",
     "AgentRecord",
+    "AgentSource",
+    "CatalogAgent",
     "ChatNotFoundError",
     "ChatSummary",
+    "InvalidAgentError",
     "RunRecorder",
     "Store",
     "StoreError",
@@ -38,10 +54,12 @@ __all__ = [
     "ToolCallLogEntry",
     "ToolCallStatus",
     "ToolStats",
-    "agent_definitions",
+    "agent_catalog",
+    "check_agent",
     "default_database_url",
-    "find_agent_definition",
+    "find_agent",
     "parse_since",
     "percentile",
+    "resolve_agent_model",
     "resolve_database_url",
 ]

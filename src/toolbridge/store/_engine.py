@@ -9,7 +9,6 @@ writers take the write lock up front (`BEGIN IMMEDIATE`), where the busy timeout
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +45,11 @@ def default_database_url() -> str:
     return f"sqlite:///{Path(platformdirs.user_data_dir('toolbridge')) / 'toolbridge.db'}"
 
 
-def resolve_database_url(explicit: str | None = None, config: Mapping[str, Any] | None = None) -> str:
-    """The database to use: `explicit` (`--db`), then `$TOOLBRIDGE_DB`, then the config's `database` key,
-    then `toolbridge.db` in the user data dir. A value without `://` is a SQLite file path."""
-    configured = (config or {}).get("database")
+def resolve_database_url(explicit: str | None = None, configured: str | None = None) -> str:
+    """The database to use: `explicit` (`--db`), then `$TOOLBRIDGE_DB`, then `configured` (the config's
+    `database`), then `toolbridge.db` in the user data dir. A value without `://` is a SQLite file path."""
     for candidate in (explicit, os.environ.get(DATABASE_ENV_VAR), configured):
         if candidate:
-            if not isinstance(candidate, str):
-                raise StoreError(f"the config's 'database' must be a URL string, got {candidate!r}")
             return candidate if "://" in candidate else f"sqlite:///{Path(candidate).expanduser()}"
     return default_database_url()
 

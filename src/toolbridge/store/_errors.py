@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from toolbridge.errors import StoreError
 
-__all__ = ["AgentExistsError", "AgentNotFoundError", "ChatNotFoundError", "StoreError"]
+__all__ = [
+    "AgentExistsError",
+    "AgentNotFoundError",
+    "ChatNotFoundError",
+    "InvalidAgentError",
+    "StoreError",
+]
 
 
 class AgentNotFoundError(StoreError):
@@ -23,6 +29,11 @@ class AgentExistsError(StoreError):
             f"an agent named {name!r} already exists; pick another name, "
             f"or change it with `toolbridge agents edit {name}`"
         )
+
+
+class InvalidAgentError(StoreError):
+    """An agent to be stored names a model or MCP server the config does not know, or a name the config
+    already uses."""
 
 
 class ChatNotFoundError(StoreError):

@@ -14,10 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from toolbridge.config.model import Config
-from toolbridge.errors import ConfigError
 from toolbridge.types import ToolResult, ToolSpec
 
 __all__ = ["DEFAULT_CACHE_TTL", "ResultCache", "argument_hash", "cache_from_config"]
@@ -89,32 +86,7 @@ class ResultCache:
             self._entries.popitem(last=False)
 
 
-class _CacheSection(BaseModel):
-    """The config's `"cache": {"ttl": 300, "tools": {"search": 60, "get_weather": 0}}`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    ttl: float = Field(DEFAULT_CACHE_TTL, ge=0)
-    tools: dict[str, float] = Field(default_factory=dict)
-
-
 def cache_from_config(config: Config) -> ResultCache:
     """The result cache the config's `cache` section asks for (defaults when there is none)."""
-    try:
-        section = _CacheSection.model_validate(config.raw.get("cache") or {})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in ("cache", *first["loc"]))
-        raise ConfigError(
-            f'{first["msg"]}. Expected {{"ttl": seconds, "tools": {{"tool name": seconds}}}}; '
-            "0 turns caching off.",
-            path=str(config.path) if config.path else None,
-            key=key,
-        ) from None
-    if any(ttl < 0 for ttl in section.tools.values()):
-        raise ConfigError(
-            "a TTL must be 0 (no caching) or a positive number of seconds",
-            path=str(config.path) if config.path else None,
-            key="cache.tools",
-        )
-    return ResultCache(section.ttl, section.tools)
+    section = config.cache
+    return ResultCache(DEFAULT_CACHE_TTL if section.ttl is None else section.ttl, section.tools)

@@ -41,8 +41,8 @@ logger = logging.getLogger("toolbridge.tools")
 QUALIFIER = "__"
 """Joins a source and a tool name in an exposed name: `excel__read_data`."""
 
-# Sources a model may name that mean "find it for me" (seed 003: calls carried `native` or `appflowy`).
-_AUTO_SOURCES = frozenset({NATIVE_SOURCE, "appflowy", ""})
+# Sources that mean "find it for me"; the config's `routing.any_source` adds names models invent.
+_AUTO_SOURCES = frozenset({NATIVE_SOURCE, ""})
 
 NATIVE_CALL_TIMEOUT = 60.0
 
@@ -75,9 +75,12 @@ class ToolRegistry:
         native: Iterable[FunctionTool] = (),
         *,
         cache: ResultCache | None = None,
+        any_source: Iterable[str] = (),
     ) -> None:
+        """`any_source`: source names a call may carry that mean "wherever the tool is", like `native`."""
         self._pool = pool
         self._cache = cache
+        self._auto_sources = _AUTO_SOURCES | set(any_source)
         self._native: dict[str, FunctionTool] = {}
         self._entries: dict[str, _Entry] = {}
         self._by_original: dict[str, list[_Entry]] = {}
@@ -194,7 +197,7 @@ class ToolRegistry:
 
     def _resolve(self, call: ToolCall) -> _Entry:
         source = (call.source or "").strip()
-        if source and source not in _AUTO_SOURCES:
+        if source and source not in self._auto_sources:
             return self._resolve_on_server(call.name, source)
         exact = self._entries.get(call.name)
         if exact is not None:

@@ -50,7 +50,12 @@ class Toolbox:
         self.config = config or Config()
         self._pool = ServerPool(self.config.servers, on_tools_changed=self._tools_changed)
         builtins = native_tools() if native else []
-        self.registry = ToolRegistry(self._pool, [*builtins, *tools], cache=cache_from_config(self.config))
+        self.registry = ToolRegistry(
+            self._pool,
+            [*builtins, *tools],
+            cache=cache_from_config(self.config),
+            any_source=self.config.routing.any_source,
+        )
         self._stack = AsyncExitStack()
 
     def _tools_changed(self, server: str) -> None:
