@@ -105,3 +105,33 @@ def test_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: Path) -
     ServerSettings(host="::1").check_bind()
     with pytest.raises(ConfigError):
         ServerSettings(host="192.168.1.20").check_bind()
+
+
+def test_the_token_in_the_query_is_accepted_only_on_the_event_stream(tmp_path: Path) -> None:
+    """URLs end up in logs and browser history: only `EventSource`'s endpoint may carry the token there."""
+    with serve_in_thread(tmp_path, None, token=TOKEN) as server:
+        chat_id = server.http().post("/api/chats", json={}).json()["id"]
+        anonymous = server.http()
+        anonymous.headers.pop("Authorization")
+        query = {"token": TOKEN}
+        refused = {
+            "GET /api/chats": anonymous.get("/api/chats", params=query),
+            "GET /api/agents": anonymous.get("/api/agents", params=query),
+            "GET /api/stats": anonymous.get("/api/stats", params=query),
+            "GET /api/servers": anonymous.get("/api/servers", params=query),
+            "GET messages": anonymous.get(f"/api/chats/{chat_id}/messages", params=query),
+            "POST /api/chats": anonymous.post("/api/chats", params=query, json={}),
+            "POST cancel": anonymous.post(f"/api/chats/{chat_id}/cancel", params=query),
+            "GET /v1/models": anonymous.get("/v1/models", params=query),
+            "events/ (trailing path)": anonymous.get(f"/api/chats/{chat_id}/events/x", params=query),
+        }
+        with EventReader(anonymous, chat_id, query=f"?token={TOKEN}") as events:
+            stream_status = events.response.status_code
+        chats_after = server.http().get("/api/chats").json()
+
+    assert {name: r.status_code for name, r in refused.items()} == dict.fromkeys(refused, 401)
+    message = refused["GET /api/chats"].json()["error"]["message"]
+    assert "?token= is accepted only on /api/chats/{id}/events" in message
+    assert TOKEN not in message
+    assert stream_status == 200
+    assert [chat["id"] for chat in chats_after] == [chat_id]  # the refused POST created nothing

@@ -175,6 +175,13 @@ def test_stats_count_calls_and_cache_hits_from_both_endpoints(tmp_path: Path) ->
     assert calculate["cache_hits"] == 1  # calculate is read-only: the second call came from the cache
     assert calculate["success_rate"] == 1.0
     assert 0 <= calculate["p50"] <= calculate["p95"]
+    # What the Stats page draws: every latency bucket, and calls over time up to now.
+    buckets = calculate["latency"]["buckets"]
+    assert buckets[-1]["le"] is None
+    assert sum(bucket["count"] for bucket in buckets) == 2
+    assert calculate["latency"]["p50"] <= calculate["latency"]["p99"] <= calculate["latency"]["max"]
+    assert sum(calculate["calls_over_time"]["calls"]) == 2
+    assert calculate["calls_over_time"]["bucket_seconds"] == 60
     assert bad_since.status_code == 400
     assert bad_since.json()["error"]["param"] == "since"
 

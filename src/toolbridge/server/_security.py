@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import hmac
+import re
 from urllib.parse import parse_qs
 
 from fastapi import HTTPException
@@ -26,6 +27,9 @@ __all__ = ["BodyTooLarge", "SecurityMiddleware"]
 # The page's files hold no data, and a browser cannot send a token when it opens a page.
 _PUBLIC_PATHS = ("/", "/index.html", "/favicon.ico")
 _PUBLIC_PREFIXES = ("/static/",)
+# The one endpoint that may carry the token in its URL: URLs end up in logs and browser history, so no
+# other endpoint accepts it there.
+_TOKEN_IN_QUERY_PATH = re.compile(r"^/api/chats/[^/]+/events$")
 
 
 class BodyTooLarge(HTTPException):
@@ -71,10 +75,13 @@ class SecurityMiddleware:
         if length is not None and length.isdigit() and int(length) > self.settings.max_body_bytes:
             return 413, BodyTooLarge(self.settings.max_body_bytes).detail
         if self.settings.token and not self._public(scope["path"]) and not self._authorized(scope, headers):
-            return 401, (
+            message = (
                 "missing or wrong token: send the header 'Authorization: Bearer <token>' with the token "
                 "given to `toolbridge serve --token` (for OpenAI clients, use it as the api_key)"
             )
+            if "token" in self._query(scope) and not _TOKEN_IN_QUERY_PATH.match(scope["path"]):
+                message += "; ?token= is accepted only on /api/chats/{id}/events"
+            return 401, message
         return None
 
     @staticmethod
@@ -87,8 +94,15 @@ class SecurityMiddleware:
         scheme, _, given = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), expected):
             return True
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        return any(hmac.compare_digest(value.encode(), expected) for value in query.get("token", []))
+        if not _TOKEN_IN_QUERY_PATH.match(scope["path"]):
+            return False
+        return any(
+            hmac.compare_digest(value.encode(), expected) for value in self._query(scope).get("token", [])
+        )
+
+    @staticmethod
+    def _query(scope: Scope) -> dict[str, list[str]]:
+        return parse_qs(scope.get("query_string", b"").decode("latin-1"))
 
     def _limited(self, receive: Receive) -> Receive:
         limit = self.settings.max_body_bytes

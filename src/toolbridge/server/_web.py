@@ -134,5 +134,11 @@ async def tool_stats(request: Request, since: str | None = None) -> list[dict[st
         start = parse_since(since) if since else None
     except StoreError as error:
         raise ApiError(400, str(error), param="since") from None
-    stats = await anyio.to_thread.run_sync(lambda: store.tool_stats(since=start))
-    return [entry.model_dump(mode="json") for entry in stats]
+    stats, charts = await anyio.to_thread.run_sync(
+        lambda: (store.tool_stats(since=start), store.tool_charts(since=start))
+    )
+    # The page's charts ride along with each tool's figures.
+    drawn = {
+        (c.tool, c.server): c.model_dump(mode="json", include={"latency", "calls_over_time"}) for c in charts
+    }
+    return [{**entry.model_dump(mode="json"), **drawn.get((entry.tool, entry.server), {})} for entry in stats]

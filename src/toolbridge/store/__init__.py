@@ -4,11 +4,13 @@
     chat = store.create_chat(agent="default")
     store.append_message(chat.id, UserMessage(content="Hi"))   # committed when it returns
     store.tool_stats(since=parse_since("7d"))
+    store.tool_charts(since=parse_since("7d"))  # latency histogram and calls over time, per tool
 
 The schema is migrated with Alembic when a store opens. The store is synchronous: async callers use
 `anyio.to_thread.run_sync`.
 """
 
+from toolbridge.store._charts import CallsOverTime, LatencyBucket, LatencyDistribution, ToolCharts
 from toolbridge.store._engine import DATABASE_ENV_VAR, default_database_url, resolve_database_url
 from toolbridge.store._errors import (
     AgentExistsError,
@@ -43,16 +45,20 @@ __all__ = [
     "AgentNotFoundError",
     "AgentRecord",
     "AgentSource",
+    "CallsOverTime",
     "CatalogAgent",
     "ChatNotFoundError",
     "ChatSummary",
     "InvalidAgentError",
+    "LatencyBucket",
+    "LatencyDistribution",
     "RunRecorder",
     "Store",
     "StoreError",
     "StoredMessage",
     "ToolCallLogEntry",
     "ToolCallStatus",
+    "ToolCharts",
     "ToolStats",
     "agent_catalog",
     "check_agent",

@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from toolbridge.agent.definition import AgentDefinition
+from toolbridge.store._charts import ToolCharts, tool_charts
 from toolbridge.store._convert import message_from_row, row_from_message
 from toolbridge.store._engine import display_url, migrate, open_engine
 from toolbridge.store._errors import AgentExistsError, AgentNotFoundError, ChatNotFoundError, StoreError
@@ -228,6 +229,11 @@ class Store:
         """Calls, success rate, p50/p95 latency, cache hits and last error per tool and server."""
         with self._read() as session:
             return tool_stats(session, since)
+
+    def tool_charts(self, since: datetime | None = None, *, now: datetime | None = None) -> list[ToolCharts]:
+        """Per tool and server: a latency histogram with percentiles, and calls over time up to `now`."""
+        with self._read() as session:
+            return tool_charts(session, since, now=now)
 
     # -- sessions ----------------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ import { Api } from "./modules/api.js";
 import { ChatList } from "./modules/chat_list.js";
 import { ChatView } from "./modules/chat_view.js";
 import { el, replaceChildren } from "./modules/dom.js";
+import { ServerBanner } from "./modules/server_banner.js";
 import { renderServersPanel } from "./modules/servers_panel.js";
 import { renderStatsPanel } from "./modules/stats_panel.js";
 import { askForToken } from "./modules/token_dialog.js";
@@ -12,6 +13,7 @@ import { askForToken } from "./modules/token_dialog.js";
 const byId = (id) => document.getElementById(id);
 
 const api = new Api({ askForToken });
+const serverBanner = new ServerBanner(byId("server-banner"));
 let agents = [];
 
 const chatList = new ChatList(byId("chat-list"), {
@@ -73,6 +75,7 @@ async function route() {
 
 function showView(name) {
   for (const [viewName, view] of Object.entries(VIEWS)) view.hidden = viewName !== name;
+  document.body.dataset.view = name; // narrow windows show the chat history only with the chat
   for (const link of document.querySelectorAll("[data-view-link]")) {
     if (link.dataset.viewLink === name) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
@@ -141,7 +144,16 @@ async function refreshChatList() {
 // -- panels ---------------------------------------------------------------------------------------
 
 async function refreshServers() {
-  await renderServersPanel(byId("servers-panel"), api);
+  serverBanner.update(await renderServersPanel(byId("servers-panel"), api));
+}
+
+/** Connects every server (as a chat would) so that one that fails to start is named at once. */
+async function checkServers() {
+  try {
+    serverBanner.update(await api.servers());
+  } catch (error) {
+    reportError(`Could not check the MCP servers: ${error.message}`);
+  }
 }
 
 async function refreshStats() {
@@ -172,3 +184,4 @@ try {
   reportError(`Could not reach the toolbridge server: ${error.message}`);
 }
 await route();
+checkServers(); // not awaited: a slow server must not hold up the page

@@ -37,6 +37,9 @@ export class LiveRun {
     this.finished = true;
     const turn = this.currentTurn;
     turn.setWorking(false);
+    if (result?.stop_reason === "cancelled") {
+      for (const card of this.transcript.cards.values()) card.markCancelled();
+    }
     if (result) {
       if (result.output && !turn.hasText) turn.appendText(result.output);
       if (result.stop_reason && result.stop_reason !== "final_answer") {

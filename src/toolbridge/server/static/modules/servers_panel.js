@@ -5,6 +5,7 @@ import { el, replaceChildren } from "./dom.js";
 
 const NATIVE = "native";
 
+/** Draws the panel; resolves to the servers' statuses (the API's list). */
 export async function renderServersPanel(container, api) {
   // One after the other: listing the servers connects them, and only then do they list their tools.
   const servers = await api.servers();
@@ -21,6 +22,7 @@ export async function renderServersPanel(container, api) {
     container,
     cards.length ? cards : el("p", { class: "muted" }, "No MCP servers are configured, and there are no native tools."),
   );
+  return servers;
 }
 
 function serverCard(server, tools) {

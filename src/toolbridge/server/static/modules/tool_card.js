@@ -1,6 +1,7 @@
 // One tool call as a card: name, server, arguments, live state, duration, result, approval buttons.
 //
-// States (the card's data-state): running → (approval → running | declined) → done | error.
+// States (the card's data-state): running → (approval → running | declined) → done | error, or
+// `cancelled` when the run was stopped while the call was running or waiting for approval.
 // A call read back from history whose result never came is `not-run`.
 
 import { el, replaceChildren } from "./dom.js";
@@ -10,10 +11,16 @@ const STATE_LABELS = {
   running: "Running…",
   approval: "Needs approval",
   declined: "Declined",
+  cancelled: "Cancelled",
   done: "Done",
   error: "Error",
   "not-run": "Not run",
 };
+
+// Outcomes that a result arriving later (stored, or in the final event) must not overwrite.
+const SETTLED_STATES = new Set(["declined", "cancelled"]);
+// What a result's error_kind says about the call, where that is more than "error".
+const STATE_OF_ERROR_KIND = { cancelled: "cancelled", denied: "declined" };
 
 const ONE_LINE_ARGUMENTS_CHARS = 90;
 const LONG_ARGUMENTS_LINES = 8;
@@ -95,7 +102,7 @@ export class ToolCard {
   /** The live outcome, from a `tool_call_finished` event: only a preview of the result. */
   finish({ is_error, result_preview, duration, server, truncated_chars }) {
     if (server) this.setServer(server);
-    if (this.state !== "declined") this.setState(is_error ? "error" : "done");
+    this.settle({ is_error });
     this.durationLabel.textContent = duration ? formatDuration(duration) : "";
     const notes = truncated_chars ? [`${truncated_chars} characters were cut before the model saw this.`] : [];
     this.showResultParts([{ type: "text", text: result_preview }], { notes });
@@ -104,13 +111,24 @@ export class ToolCard {
   /** The stored outcome, from the messages API: the full result with every content part. */
   showResult(result) {
     if (result.server) this.setServer(result.server);
-    if (this.state !== "declined") this.setState(result.is_error ? "error" : "done");
+    this.settle(result);
     this.durationLabel.textContent = result.duration ? formatDuration(result.duration) : "";
     const parts = [...(result.content ?? [])];
     if (result.structured_content && !parts.some((part) => part.type === "text")) {
       parts.push({ type: "text", text: prettyJson(result.structured_content) });
     }
     this.showResultParts(parts, { notes: result.notes ?? [], cached: result.cached });
+  }
+
+  /** The state a result gives the card, unless it is already declined or cancelled. */
+  settle({ is_error, error_kind }) {
+    if (SETTLED_STATES.has(this.state)) return;
+    this.setState(STATE_OF_ERROR_KIND[error_kind] ?? (is_error ? "error" : "done"));
+  }
+
+  /** The run was stopped: a call still going (or waiting for approval) was cancelled, not failed. */
+  markCancelled() {
+    if (this.state === "running" || this.state === "approval") this.setState("cancelled");
   }
 
   markNotRun() {

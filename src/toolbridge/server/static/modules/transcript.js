@@ -66,6 +66,7 @@ export class Transcript {
     const card = this.cards.get(message.result?.call_id);
     if (card) {
       if (wasDeclined(message.result)) card.setState("declined");
+      else if (wasCancelled(message.result)) card.setState("cancelled");
       card.showResult(message.result);
     }
   }
@@ -195,4 +196,13 @@ const DECLINED = /^(The user declined this call|This call to .* needs the user's
 function wasDeclined(result) {
   const text = result.content?.[0]?.text ?? "";
   return result.is_error && !result.duration && DECLINED.test(text);
+}
+
+// A run stopped while a call ran gives the call this result (the loop's `Stop("cancelled")`); newer
+// results also say so in `error_kind`.
+const CANCELLED = /^This call did not run: The run was cancelled/;
+
+function wasCancelled(result) {
+  const text = result.content?.[0]?.text ?? "";
+  return result.error_kind === "cancelled" || (result.is_error && CANCELLED.test(text));
 }
