@@ -47,8 +47,9 @@ class ToolCallingModel(Model):
     """A model wrapper that takes tools in the request, however the model behind it takes them.
 
     Subclasses say what the inner model is sent (`_inner_request`); the reply's text always goes
-    through the parser for `dialect`, so calls written in text come out as `ToolCallDelta`s. A request
-    without tools goes through untouched: without tools, markup in the text is just text.
+    through the parser (which reads every dialect: models write what they were trained on), so calls
+    written in text come out as `ToolCallDelta`s, and unreadable ones are explained in `dialect`. A
+    request without tools goes through untouched: without tools, markup in the text is just text.
     """
 
     def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
