@@ -19,6 +19,7 @@ def test_top_level_exports_are_exactly_the_public_api() -> None:
         "ToolError",
         "ToolResult",
         "ToolSpec",
+        "Toolbox",
         "ToolbridgeError",
         "ToolsNotSupportedError",
         "UnknownToolError",
@@ -45,3 +46,10 @@ def test_importing_toolbridge_is_cheap_until_the_agent_is_used() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_the_toolbox_is_importable_from_the_top_level() -> None:
+    from toolbridge import Toolbox
+    from toolbridge.tools import Toolbox as ToolsToolbox
+
+    assert Toolbox is ToolsToolbox

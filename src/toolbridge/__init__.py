@@ -23,6 +23,7 @@ from toolbridge.types import ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from toolbridge.agent import Agent, RunResult
+    from toolbridge.tools import Toolbox
 
 __all__ = [
     "Agent",
@@ -39,6 +40,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "ToolSpec",
+    "Toolbox",
     "ToolbridgeError",
     "ToolsNotSupportedError",
     "UnknownToolError",
@@ -53,4 +55,8 @@ def __getattr__(name: str) -> Any:
         from toolbridge import agent
 
         return getattr(agent, name)
+    if name == "Toolbox":
+        from toolbridge.tools import Toolbox
+
+        return Toolbox
     raise AttributeError(f"module 'toolbridge' has no attribute {name!r}")

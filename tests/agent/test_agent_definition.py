@@ -187,3 +187,11 @@ async def test_from_config_resolves_the_definitions_model_by_name() -> None:
     assert result.tool_mode == "prompt"
     assert [record.result.text for record in result.tool_calls] == ["42"]
     assert "42" in result.output
+
+
+def test_from_config_runs_synchronously_without_async_with() -> None:
+    # The one-liner a script reaches for first: the toolbox opens for the run and closes after it.
+    agent = Agent.from_config(parse_config({}), model="demo")
+    result = agent.run_sync("What is 15 + 27?")
+    assert result.output == "[demo model] 15 + 27 = 42"
+    assert agent.run_sync("What is 2 * 21?").output == "[demo model] 2 * 21 = 42"  # and again

@@ -130,7 +130,10 @@ def test_a_call_needing_approval_is_declined_without_a_terminal(
     with ScriptedModel(script) as model:
         done = toolbridge(tmp_path, "ask", "--config", str(echo_needs_approval(model)), "Echo it")
     assert done.returncode == 0, done.stderr
-    assert "approval needed but stdin is not a terminal" in done.stdout
+    assert "it needs approval and stdin is not a terminal to ask on. Pass --yes" in done.stderr
+    # Declining is the person's own decision: not shown as a failure of the tool.
+    assert '– echo {"text": "secret"}  declined, the model was told so' in done.stdout
+    assert "✗" not in done.stdout
 
 
 def test_yes_approves_the_call(tmp_path: Path, echo_needs_approval: Callable[[ScriptedModel], Path]) -> None:

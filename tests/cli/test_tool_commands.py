@@ -65,7 +65,8 @@ def toolbridge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProce
 
 def test_servers_reports_state_tool_count_and_last_error(config_file: Path) -> None:
     done = toolbridge("servers", "--config", str(config_file), "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1  # a server failed to start: scripts checking the setup must see it
+    assert "1 of 3 servers failed to start: broken." in done.stderr
     rows = {row["name"]: row for row in json.loads(done.stdout)}
     assert rows["basic"]["state"] == "connected"
     assert rows["basic"]["transport"] == "stdio"
@@ -77,10 +78,22 @@ def test_servers_reports_state_tool_count_and_last_error(config_file: Path) -> N
     assert rows["off"]["tool_count"] is None
 
     table = toolbridge("servers", "--config", str(config_file))
-    assert table.returncode == 0
+    assert table.returncode == 1
     assert "basic" in table.stdout
     assert "connected" in table.stdout
     assert "failed" in table.stdout
+
+
+def test_servers_exits_zero_when_every_enabled_server_started(
+    tmp_path: Path, stdio_server: StdioServer
+) -> None:
+    config = write_config(
+        tmp_path / "ok.json",
+        {"basic": stdio_entry(stdio_server("basic")), "off": {"command": "nope", "enabled": False}},
+    )
+    done = toolbridge("servers", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
 
 
 def test_tools_json_gives_full_definitions(config_file: Path) -> None:

@@ -95,6 +95,43 @@ async def test_a_named_zone_or_a_required_one_is_passed() -> None:
     assert native_call(events) == ("get_current_time", {"timezone": "UTC"})
 
 
+@pytest.mark.parametrize(
+    ("question", "zone"),
+    [
+        ("What time is it in Tokyo?", "Asia/Tokyo"),
+        ("What's the time in New York right now?", "America/New_York"),
+        ("Time in Ho Chi Minh?", "Asia/Ho_Chi_Minh"),
+        ("What time is it in UTC?", "UTC"),
+    ],
+)
+async def test_a_city_in_the_question_becomes_its_time_zone(question: str, zone: str) -> None:
+    events = await reply([UserMessage(content=question)], NATIVE_TOOLS)
+    assert native_call(events) == ("get_current_time", {"timezone": zone})
+
+
+async def test_words_that_are_also_zone_names_are_not_taken_for_cities() -> None:
+    events = await reply([UserMessage(content="Wake me: what time is it out west?")], NATIVE_TOOLS)
+    assert native_call(events) == ("get_current_time", {})
+
+
+async def test_a_tool_several_sources_share_is_called_by_its_qualified_name() -> None:
+    # A time server next to the native tools: the registry exposes both under `source__name`.
+    server = TIME_SERVER_TOOL.model_copy(update={"name": "time__get_current_time", "source": "time"})
+    native = [t.model_copy(update={"name": f"native__{t.name}"}) for t in NATIVE_TOOLS]
+    events = await reply([UserMessage(content="What time is it in Tokyo?")], [server, *native])
+    assert native_call(events) == ("time__get_current_time", {"timezone": "Asia/Tokyo"})
+    events = await reply([UserMessage(content="What is 2 * 21?")], [server, *native])
+    assert native_call(events) == ("native__calculate", {"expression": "2 * 21"})
+
+    call = ToolCall(id="c", name="native__calculate", arguments={"expression": "2 * 21"})
+    done = ToolMessage(
+        name="native__calculate", result=ToolResult(call_id="c", content=[TextPart(text="42")])
+    )
+    question = UserMessage(content="What is 2 * 21?")
+    answer = text(await reply([question, AssistantMessage(tool_calls=[call]), done], [server, *native]))
+    assert answer == "[demo model] 2 * 21 = 42"
+
+
 async def test_arithmetic_calls_calculate_then_answers_from_the_result() -> None:
     question = UserMessage(content="What is 15 + 27?")
     events = await reply([question], NATIVE_TOOLS)

@@ -234,6 +234,38 @@ async def test_listing_while_a_refresh_is_under_way_waits_for_it(stdio_server: S
         assert "echo" in listed
 
 
+async def test_a_call_or_listing_for_one_server_connects_only_that_server(stdio_server: StdioServer) -> None:
+    # `silent` never answers: connecting it would hold every call here for its whole connect_timeout.
+    never = stdio_server("silent", connect_timeout=600)
+    async with Toolbox(config_of(stdio_server("basic"), never)) as box:
+        assert (await box.call("add", {"a": 2, "b": 40}, source="basic")).text == "42"
+        assert (await box.call("basic__add", {"a": 1, "b": 1})).text == "2"
+        assert (await box.call("native__calculate", {"expression": "6 * 7"})).text == "42"
+        assert "add" in [spec.name for spec in await box.list_tools(server="basic")]
+        assert box.pool.connection("silent").state == "disconnected"
+        assert box.pool.connection("basic").state == "connected"
+
+
+async def test_an_unknown_tool_suggests_tools_whose_words_match(toolbox: Toolbox) -> None:
+    result = await toolbox.call("time", {})
+    assert result.is_error
+    assert "Did you mean: get_current_time?" in result.text  # difflib alone finds nothing for "time"
+
+
+def test_suggestions_rank_the_tool_with_all_the_words_first() -> None:
+    from toolbridge.tools._suggest import closest_names
+
+    exposed = [
+        "time__convert_time",
+        "time__get_current_time",
+        "native__get_current_time",
+        "native__calculate",
+    ]
+    assert closest_names("get_time", exposed)[:2] == ["time__get_current_time", "native__get_current_time"]
+    assert closest_names("getTime", ["calculate", "get_current_time"]) == ["get_current_time"]
+    assert closest_names("nope", exposed) == []
+
+
 async def test_a_native_tool_past_its_timeout_is_stopped_with_a_timeout_result() -> None:
     @tool
     async def never_answers() -> str:

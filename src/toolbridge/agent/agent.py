@@ -15,7 +15,7 @@ async with Agent.from_config(load_config(), name="excel-helper") as agent:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Self
 
@@ -45,6 +45,8 @@ _EVENT_BUFFER = 256
 class Agent:
     """A model, the tools it may use, and the definition that shapes it. Safe to run many times.
 
+    `model` None means the definition's model (or the default one), chosen when the agent opens: with
+    `async with agent` or `run_sync()`. Such a model belongs to the agent and is closed with it.
     `tools` is a `Toolbox` (MCP servers and native tools; enter it, or the agent, before running), a
     bare `ToolRegistry`, or None for the native tools only. `approve` is asked before calls the
     definition's approval policy marks; with none, such calls are declined and the model is told why.
@@ -52,14 +54,18 @@ class Agent:
 
     def __init__(
         self,
-        model: Model,
+        model: Model | None,
         tools: Toolbox | ToolRegistry | None = None,
         definition: AgentDefinition | None = None,
         *,
         approve: Approver | None = None,
         settings: ModelSettings | None = None,
     ) -> None:
-        self.model = model
+        self._model = model
+        self._model_name: str | None = None
+        self._model_config: Config | None = None
+        self._owns_model = False
+        """The agent chose its model when it opened: it closes it (its HTTP clients) as it closes."""
         self.definition = definition or AgentDefinition()
         self.approve = approve
         self.settings = settings
@@ -70,9 +76,21 @@ class Agent:
             self.registry = tools if tools is not None else ToolRegistry(native=native_tools())
         self._stack: AsyncExitStack | None = None
 
+    @property
+    def model(self) -> Model:
+        if self._model is None:
+            raise UsageError(
+                "the agent's model is chosen when the agent opens: use `async with agent:` or "
+                "`agent.run_sync(...)`, or pass a Model"
+            )
+        return self._model
+
+    @model.setter
+    def model(self, model: Model) -> None:
+        self._model = model
+
     @classmethod
-    @asynccontextmanager
-    async def from_config(
+    def from_config(
         cls,
         config: Config,
         *,
@@ -81,21 +99,23 @@ class Agent:
         model: Model | str | None = None,
         tools: Sequence[FunctionTool] = (),
         approve: Approver | None = None,
-    ) -> AsyncIterator[Agent]:
-        """The agent `name` of `config` (None: the default agent), with its toolbox open.
+    ) -> Agent:
+        """The agent `name` of `config` (None: the default agent), over a toolbox of the config's servers.
 
+        Use it in `async with` (servers stay connected for the block), or call `run_sync()` directly:
+        `Agent.from_config(load_config(), model="demo").run_sync("What is 15 + 27?")`.
         `definition` is used instead of looking `name` up (e.g. an agent kept in the store).
         `model` overrides the definition's model: a `Model`, or a name the models layer resolves.
         Extra Python `tools` are offered next to the config's servers and the native tools.
         """
         definition = definition or load_agent_definition(config, name)
-        resolved = (
-            model
-            if isinstance(model, Model)
-            else await resolve_model_async(model or definition.model, config)
-        )
-        async with Toolbox(config, tools=tools) as toolbox:
-            yield cls(resolved, toolbox, definition, approve=approve)
+        agent = cls(None, Toolbox(config, tools=tools), definition, approve=approve)
+        if isinstance(model, Model):
+            agent.model = model
+        else:
+            agent._model_config = config
+            agent._model_name = model or definition.model
+        return agent
 
     # -- running --------------------------------------------------------------------------------
 
@@ -123,15 +143,17 @@ class Agent:
     def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
         """`run()` for scripts without an event loop. Opens the agent's toolbox for the call if needed."""
 
-        async def run_on_a_loop_of_its_own() -> RunResult:
+        async def run_once() -> RunResult:
             try:
-                if self._stack is not None:
-                    return await self.run(prompt, history=history)
-                async with self:
-                    return await self.run(prompt, history=history)
+                return await self.run(prompt, history=history)
             finally:
-                # HTTP clients belong to the loop that opened them, and this loop ends here.
-                await self.model.aclose()
+                await self._close_model_if_any()  # HTTP clients belong to the loop that opened them
+
+        async def run_on_a_loop_of_its_own() -> RunResult:
+            if self._stack is not None:
+                return await run_once()
+            async with self:
+                return await run_once()
 
         return anyio.run(run_on_a_loop_of_its_own)
 
@@ -152,10 +174,27 @@ class Agent:
     async def __aenter__(self) -> Self:
         """Open the toolbox passed in (connecting MCP servers on first use) until the block ends."""
         stack = AsyncExitStack()
+        if self._model is None:
+            # Off the event loop: finding the model may probe a local Ollama or read a file.
+            self._model = await resolve_model_async(
+                self._model_name or self.definition.model, self._model_config
+            )
+            self._owns_model = True
+        if self._owns_model:
+            stack.push_async_callback(self._close_model_if_any)
         if self._toolbox is not None:
-            await stack.enter_async_context(self._toolbox)
+            try:
+                await stack.enter_async_context(self._toolbox)
+            except BaseException:
+                await stack.aclose()
+                raise
         self._stack = stack
         return self
+
+    async def _close_model_if_any(self) -> None:
+        # The model in use now: it may have been switched since the agent opened.
+        if self._model is not None:
+            await self._model.aclose()
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -19,3 +19,9 @@ ModelOption = Annotated[
     ),
 ]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call without asking.")]
+SystemOption = Annotated[
+    str | None,
+    typer.Option(
+        "--system", "-s", help="Instructions for this run, in place of the agent's own.", show_default=False
+    ),
+]

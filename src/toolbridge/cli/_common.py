@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import anyio
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from toolbridge.config import Config, load_config
 from toolbridge.errors import ToolbridgeError
@@ -39,6 +40,25 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+def warn(message: str) -> None:
+    stderr.print(f"[yellow]warning:[/] {escape(message)}", markup=True)
+
+
+def warn_unavailable(errors: Mapping[str, str]) -> None:
+    """One line per server that failed to start: its name and the reason, on stderr."""
+    for name, error in errors.items():
+        warn(f"MCP server {name!r} is unavailable, its tools are left out: {one_line_reason(error)}")
+
+
+def one_line_reason(error: str) -> str:
+    """The first line of an error, with the last line of the server's stderr when it quotes some."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    if not lines:
+        return "no reason given"
+    quoted = [line for line in error.splitlines()[1:] if line.startswith("  ")]
+    return lines[0] + (f' (its stderr ends: "{quoted[-1].strip()}")' if quoted else "")
+
+
 def setup_logging(verbose: bool) -> None:
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,
@@ -60,8 +80,13 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
     except ToolbridgeError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        stderr.print("interrupted")
-        raise typer.Exit(130) from None
+        interrupted()
+
+
+def interrupted() -> NoReturn:
+    """Ctrl-C: say so on stderr and exit 130, as shells expect."""
+    stderr.print("interrupted")
+    raise typer.Exit(130) from None
 
 
 def print_json(data: Any) -> None:

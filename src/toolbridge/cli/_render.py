@@ -20,6 +20,7 @@ from rich.prompt import Confirm
 from rich.spinner import Spinner
 from rich.text import Text
 
+from toolbridge.cli._common import stderr
 from toolbridge.types import ToolCall
 
 if TYPE_CHECKING:
@@ -56,7 +57,10 @@ class EventPrinter:
 
 async def _confirm(console: Console, request: ApprovalRequest) -> bool:
     if not sys.stdin.isatty():
-        console.print("[yellow]declined[/]: approval needed but stdin is not a terminal (use --yes).")
+        stderr.print(
+            f"[yellow]declined[/] {escape(describe_call(request.call))}: it needs approval and stdin is not "
+            "a terminal to ask on. Pass --yes to approve every call."
+        )
         return False
     question = f"Run [bold]{escape(describe_call(request.call))}[/]? ({escape(request.reason)})"
     # Abandoned on cancel: Ctrl-C during the question stops the turn at once.
@@ -72,6 +76,11 @@ class TerminalRenderer(EventPrinter):
         self._reasoning = ""
         self._running: dict[str, ToolCall] = {}
         self._printed_any_text = False
+        # While the user answers an approval question nothing may draw over it: no live region, and
+        # lines meant for above it wait until the answer is in.
+        self._asking = False
+        self._held: list[RenderableType] = []
+        self._one_question_at_a_time = anyio.Lock()
 
     # -- the live region ------------------------------------------------------------------------
 
@@ -87,7 +96,7 @@ class TerminalRenderer(EventPrinter):
         return Group(*parts)
 
     def _refresh(self) -> None:
-        if not self.console.is_terminal:
+        if not self.console.is_terminal or self._asking:
             return
         if self._live is None:
             self._live = Live(self._view(), console=self.console, refresh_per_second=12, transient=True)
@@ -104,10 +113,7 @@ class TerminalRenderer(EventPrinter):
         """Print the text so far for good (it came before tool calls or is the final answer)."""
         if self._text.strip():
             self._stop_live()
-            if self.console.is_terminal:
-                self.console.print(Markdown(self._text))
-            else:
-                self.console.print(self._text.strip(), markup=False, highlight=False)
+            self._print_above(Markdown(self._text) if self.console.is_terminal else Text(self._text.strip()))
             self._printed_any_text = True
         self._text = ""
         self._reasoning = ""
@@ -127,8 +133,8 @@ class TerminalRenderer(EventPrinter):
             if not self.console.is_terminal:
                 self.console.print(f"→ {describe_call(event.call)}", markup=False)
         elif event.type == "tool_call_finished":
-            self._running.pop(event.call_id, None)
-            self._print_above(self._finished_line(event))
+            call = self._running.pop(event.call_id, None)
+            self._print_above(self._finished_line(event, call))
         elif event.type == "invalid_tool_call":
             self._print_above(Text(f"! unreadable tool call: {event.message}", style="yellow"))
         elif event.type == "tool_mode_changed":
@@ -142,36 +148,56 @@ class TerminalRenderer(EventPrinter):
         self._refresh()
 
     def _print_above(self, line: RenderableType) -> None:
-        if self._live is not None:
+        if self._asking:
+            self._held.append(line)
+        elif self._live is not None:
             self._live.console.print(line)
         else:
             self.console.print(line)
 
     @staticmethod
-    def _finished_line(event: AgentEvent) -> Text:
+    def _finished_line(event: AgentEvent, call: ToolCall | None) -> Text:
+        """`✓ name {arguments}  0.12s  result`. An error result was written for the model, not for the
+        person watching: it is shown as what the model was told, not as an error of theirs."""
         assert event.type == "tool_call_finished"
-        mark, style = ("✗", "red") if event.is_error else ("✓", "green")
-        line = Text(f"{mark} {event.name}", style=style)
+        described = describe_call(call) if call is not None else event.name
+        if event.error_kind == "denied":
+            return Text(f"– {described}  declined, the model was told so", style="yellow")
+        if event.error_kind == "cancelled":
+            return Text(f"– {described}  cancelled", style="yellow")
+        mark, style = ("✗", "yellow") if event.is_error else ("✓", "green")
+        line = Text(f"{mark} ", style=style)
+        line.append(described, style=style)
         line.append(f"  {event.duration:.2f}s", style="dim")
-        if getattr(event, "cached", False):
+        if event.cached:
             line.append(" (cached)", style="dim")
-        line.append(
-            f"  {_one_line(event.result_preview, _RESULT_SHOWN)}", style="red" if event.is_error else ""
-        )
+        preview = _one_line(event.result_preview, _RESULT_SHOWN)
+        if event.is_error:
+            line.append(f"\n  the tool failed; the model was told: {preview}", style="dim")
+        else:
+            line.append(f"  {preview}")
         return line
 
     def _show_stop(self, result: RunResult) -> None:
         if result.stop_reason == "final_answer":
             return
+        # Why there is no answer is for the person, like any error: on stderr, below what was shown.
+        self._stop_live()
         detail = result.stop_detail or result.stop_reason.replace("_", " ")
-        self._print_above(Text(f"stopped: {detail}", style="yellow"))
+        stderr.print(Text(f"stopped: {detail}", style="yellow"))
 
     async def ask_approval(self, request: ApprovalRequest) -> bool:
-        self._stop_live()
-        try:
-            return await _confirm(self.console, request)
-        finally:
-            self._refresh()
+        async with self._one_question_at_a_time:
+            self._stop_live()
+            self._asking = True
+            try:
+                return await _confirm(self.console, request)
+            finally:
+                self._asking = False
+                held, self._held = self._held, []
+                for line in held:
+                    self._print_above(line)
+                self._refresh()
 
     def close(self) -> None:
         self._stop_live()

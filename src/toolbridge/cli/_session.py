@@ -17,8 +17,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from toolbridge.agent import Agent, AgentStream, ApprovalRequest, RunResult, approve_all
 from toolbridge.cli._render import EventPrinter
 from toolbridge.config import Config
+from toolbridge.models import resolve_model
 from toolbridge.store import RunRecorder, Store, find_agent, resolve_agent_model
-from toolbridge.types import Message
+from toolbridge.types import NATIVE_SOURCE, Message, ToolSpec
 
 __all__ = ["TerminalSession"]
 
@@ -36,6 +37,7 @@ class TerminalSession:
         approve_everything: bool = False,
         store: Store | None = None,
         chat_id: int | None = None,
+        instructions: str | None = None,
     ) -> None:
         self.printer = printer
         self.store = store
@@ -46,6 +48,7 @@ class TerminalSession:
         self._agent_name = agent
         self._model_name = model
         self._approve_everything = approve_everything
+        self._instructions = instructions
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
         self._agent_cm: AbstractContextManager[Agent] | None = None
@@ -76,13 +79,59 @@ class TerminalSession:
         approve = approve_all if self._approve_everything else self._ask
         found = find_agent(self._config, self.store, self._agent_name)
         model = self._model_name or resolve_agent_model(found, self._config)
+        definition = found.definition
+        if self._instructions is not None:
+            definition = definition.model_copy(update={"instructions": self._instructions})
         async with Agent.from_config(
-            self._config, definition=found.definition, model=model, approve=approve
+            self._config, definition=definition, model=model, approve=approve
         ) as agent:
             try:
                 yield agent
             finally:
-                await agent.model.aclose()
+                await agent.model.aclose()  # resolved here, so closed here (also after a /model switch)
+
+    def connect_servers(self) -> dict[str, str]:
+        """Connect the agent's MCP servers now rather than on the first turn; the ones that failed, why.
+
+        Ctrl-C while they connect raises KeyboardInterrupt at once (the connecting is cancelled).
+        """
+        assert self._portal is not None
+        future = self._portal.start_task_soon(self._connect_servers)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()
+            raise
+
+    async def _connect_servers(self) -> dict[str, str]:
+        if not self.agent.definition.tool_calling:
+            return {}
+        servers = self.agent.definition.servers
+        await self.agent.registry.list_tools(servers=servers)
+        errors = self.agent.registry.server_errors
+        return {name: error for name, error in errors.items() if servers is None or name in servers}
+
+    def tools(self) -> list[ToolSpec]:
+        """The tools the agent offers its model."""
+        assert self._portal is not None
+        return self._portal.call(self._tools)
+
+    async def _tools(self) -> list[ToolSpec]:
+        definition = self.agent.definition
+        servers = None if definition.servers is None else [*definition.servers, NATIVE_SOURCE]
+        return definition.select_tools(await self.agent.registry.list_tools(servers=servers))
+
+    def switch_model(self, name: str) -> None:
+        """Answer the next turns with the model `name` (as `--model` takes it); raises ConfigError if unknown."""
+        assert self._portal is not None
+        model = resolve_model(name, self._config)
+        previous, self.agent.model = self.agent.model, model
+        self._portal.call(previous.aclose)
+
+    def clear(self) -> None:
+        """Start over: the next turn opens a new stored chat with no history."""
+        self.history = []
+        self.chat_id = None
 
     @property
     def agent(self) -> Agent:

@@ -14,7 +14,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from toolbridge.agent.definition import AgentDefinition, ApprovalRule
-from toolbridge.cli._common import ConfigOption, JsonOption, fail, load, print_json, stdout
+from toolbridge.cli._common import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    fail,
+    load,
+    print_json,
+    setup_logging,
+    stdout,
+)
 from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
 from toolbridge.config import Config
@@ -60,9 +69,14 @@ ApprovalOption = Annotated[
 
 @agents_app.callback(invoke_without_command=True)
 def agents(
-    ctx: typer.Context, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
+    ctx: typer.Context,
+    json: JsonOption = False,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """List every agent: the built-in default, the config file's and the database's, with where each is."""
+    setup_logging(verbose)
     if ctx.invoked_subcommand is not None:
         return
     from toolbridge.store import agent_catalog
@@ -105,8 +119,10 @@ def create(
     approval: ApprovalOption = None,
     db: DbOption = None,
     config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Store a new agent. Options left out take the defaults (all servers, all tools, 10 steps)."""
+    setup_logging(verbose)
     changes = _changes(
         model,
         instructions,
@@ -145,8 +161,10 @@ def edit(
     approval: ApprovalOption = None,
     db: DbOption = None,
     config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Change a stored agent: only the options given change."""
+    setup_logging(verbose)
     changes = _changes(
         model,
         instructions,
@@ -182,9 +200,14 @@ def edit(
 
 @agents_app.command()
 def show(
-    name: NameArgument, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
+    name: NameArgument,
+    json: JsonOption = False,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Print one agent's whole definition, from the config file or the database."""
+    setup_logging(verbose)
     settings = load(config)
     with open_store(db, config) as store:
         agent = _found(settings, store, name)
@@ -197,8 +220,11 @@ def show(
 
 
 @agents_app.command()
-def delete(name: NameArgument, db: DbOption = None, config: ConfigOption = None) -> None:
+def delete(
+    name: NameArgument, db: DbOption = None, config: ConfigOption = None, verbose: VerboseOption = False
+) -> None:
     """Delete a stored agent. Its chats stay in the history."""
+    setup_logging(verbose)
     settings = load(config)
     with open_store(db, config) as store:
         _refuse_config_agent(name, settings, "delete")

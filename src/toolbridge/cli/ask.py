@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
-from toolbridge.cli._agent_options import AgentOption, ModelOption, YesOption
+from toolbridge.cli._agent_options import AgentOption, ModelOption, SystemOption, YesOption
 from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
     VerboseOption,
     fail,
+    interrupted,
     load,
     setup_logging,
     stderr,
     stdout,
+    warn_unavailable,
 )
 from toolbridge.cli._render import EventPrinter, JsonEventPrinter, TerminalRenderer
 from toolbridge.cli._store import DbOption, open_store
@@ -29,9 +32,13 @@ def make_printer(json: bool) -> EventPrinter:
 
 @app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="What to ask.")],
+    question: Annotated[
+        str | None,
+        typer.Argument(help="What to ask. '-' or none: read it from stdin (echo q | toolbridge ask)."),
+    ] = None,
     agent: AgentOption = None,
     model: ModelOption = None,
+    system: SystemOption = None,
     yes: YesOption = False,
     config: ConfigOption = None,
     db: DbOption = None,
@@ -42,18 +49,40 @@ def ask(
 
     The question and its answer are kept as a chat (`toolbridge history`)."""
     setup_logging(verbose)
+    prompt = read_question(question)
     loaded = load(config)
     store = open_store(db, config)
     from toolbridge.cli._session import TerminalSession  # the agent stack: only when asking
 
     try:
         with TerminalSession(
-            loaded, make_printer(json), agent=agent, model=model, approve_everything=yes, store=store
+            loaded,
+            make_printer(json),
+            agent=agent,
+            model=model,
+            approve_everything=yes,
+            store=store,
+            instructions=system,
         ) as session:
-            result = session.turn(question)
+            warn_unavailable(session.connect_servers())
+            result = session.turn(prompt)
     except ToolbridgeError as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        interrupted()
     if result is None or result.stop_reason == "cancelled":
         raise typer.Exit(130)
     if result.stop_reason != "final_answer":
         raise typer.Exit(1)
+
+
+def read_question(question: str | None) -> str:
+    """The question as given, or read from stdin for '-' or when none is given and stdin is piped."""
+    if question is not None and question != "-":
+        return question
+    if question is None and sys.stdin.isatty():
+        fail('give a question: toolbridge ask "What is 15 + 27?" (or pipe one in: echo ... | toolbridge ask)')
+    text = sys.stdin.read().strip()
+    if not text:
+        fail('stdin held no question. Pass one: toolbridge ask "What is 15 + 27?"')
+    return text

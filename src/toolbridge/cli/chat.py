@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from toolbridge.cli._agent_options import AgentOption, ModelOption, YesOption
-from toolbridge.cli._common import ConfigOption, JsonOption, VerboseOption, fail, load, setup_logging, stdout
+from toolbridge.cli._agent_options import AgentOption, ModelOption, SystemOption, YesOption
+from toolbridge.cli._common import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    fail,
+    interrupted,
+    load,
+    setup_logging,
+    stdout,
+    warn_unavailable,
+)
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.cli.ask import make_printer
@@ -18,7 +30,7 @@ if TYPE_CHECKING:
     from toolbridge.cli._session import TerminalSession
     from toolbridge.store import Store
 
-_EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
+_EXIT_WORDS = {"exit", "quit"}
 
 
 @app.command()
@@ -29,13 +41,14 @@ def chat(
     resume: Annotated[bool, typer.Option("--resume", "-r", help="Continue a stored chat.")] = False,
     agent: AgentOption = None,
     model: ModelOption = None,
+    system: SystemOption = None,
     yes: YesOption = False,
     config: ConfigOption = None,
     db: DbOption = None,
     json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Chat with an agent. Ctrl-C stops the current answer; Ctrl-D or /exit ends the chat.
+    """Chat with an agent. Ctrl-C stops an answer; Ctrl-D or /exit ends the chat; /help lists commands.
 
     Every message is stored as it completes; `toolbridge chat --resume [ID]` continues a chat."""
     setup_logging(verbose)
@@ -55,6 +68,7 @@ def chat(
             approve_everything=yes,
             store=store,
             chat_id=resumed,
+            instructions=system,
         ) as session:
             if not json:
                 name = escape(session.agent.definition.name)
@@ -64,14 +78,26 @@ def chat(
                     else "Chatting with"
                 )
                 stdout.print(f"[dim]{again} {name} ({escape(session.agent.model.name)}). "
-                             "Ctrl-C stops an answer, Ctrl-D or /exit quits.[/]")  # fmt: skip
+                             "Ctrl-C stops an answer, Ctrl-D or /exit quits, /help lists commands.[/]")  # fmt: skip
+            warn_unavailable(session.connect_servers())
             _converse(session, json)
             if session.chat_id is not None and not json:
-                stdout.print(
-                    f"[dim]Saved as chat {session.chat_id}: toolbridge chat --resume {session.chat_id}[/]"
-                )
+                hint = resume_command(session.chat_id, db=db, config=config)
+                stdout.print(f"[dim]Saved as chat {session.chat_id}: {escape(hint)}[/]")
     except ToolbridgeError as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        interrupted()
+
+
+def resume_command(chat_id: int, *, db: str | None, config: Path | None) -> str:
+    """The command that continues this chat, with the --db and --config it was started with."""
+    words = ["toolbridge", "chat", "--resume", str(chat_id)]
+    if db:
+        words += ["--db", db]
+    if config:
+        words += ["--config", str(config)]
+    return shlex.join(words)
 
 
 def _chat_to_resume(store: Store, chat_id: int | None, agent: str | None) -> tuple[int, str | None]:
@@ -87,12 +113,17 @@ def _chat_to_resume(store: Store, chat_id: int | None, agent: str | None) -> tup
 
 
 def _converse(session: TerminalSession, json: bool) -> None:
+    from toolbridge.cli._chat_commands import EXIT, is_chat_command, run_chat_command
+
     while True:
         try:
             line = stdout.input("[bold]you>[/] " if not json else "")
         except (EOFError, KeyboardInterrupt):
             return
-        if line.strip() in _EXIT_WORDS:
+        if line.strip().lower() in _EXIT_WORDS:
             return
-        if line.strip():
+        if is_chat_command(line):
+            if run_chat_command(session, line) == EXIT:
+                return
+        elif line.strip():
             session.turn(line)

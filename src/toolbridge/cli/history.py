@@ -9,7 +9,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
+from toolbridge.cli._common import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    fail,
+    print_json,
+    setup_logging,
+    stdout,
+)
 from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
 from toolbridge.errors import StoreError
@@ -31,8 +39,10 @@ def history(
     json: JsonOption = False,
     db: DbOption = None,
     config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """List stored chats, most recently updated first: id, title, agent, messages, last update."""
+    setup_logging(verbose)
     if ctx.invoked_subcommand is not None:
         return
     with open_store(db, config) as store:
@@ -61,8 +71,10 @@ def show(
     json: JsonOption = False,
     db: DbOption = None,
     config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Print a chat's messages in order: user, assistant (with reasoning and tool calls), tool results."""
+    setup_logging(verbose)
     with open_store(db, config) as store:
         try:
             chat = store.get_chat(chat_id)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from toolbridge.cli._common import fail, print_json
+from toolbridge.cli._common import ConfigOption, VerboseOption, fail, load, print_json, setup_logging
 from toolbridge.cli.app import app
 from toolbridge.parsing import available_formats, parse
 
@@ -30,8 +30,13 @@ def parse_command(
             show_default=False,
         ),
     ] = None,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Print the content, reasoning, tool calls and errors found in a model's output, as JSON."""
+    setup_logging(verbose)
+    if config is not None:
+        load(config)  # parsing needs no config; one named explicitly is still checked
     if format not in available_formats():
         fail(f"unknown format {format!r}; choose one of: {', '.join(available_formats())}")
     try:

@@ -61,7 +61,7 @@ def serve(
     verbose: VerboseOption = False,
 ) -> None:
     """Serve agents over HTTP: POST /v1/chat/completions for any OpenAI client, and a web chat page at /."""
-    from toolbridge.server import create_app, run_server, settings_from_config
+    from toolbridge.server import create_app, listen, run_server, settings_from_config
 
     setup_logging(verbose)
     loaded = load(config)
@@ -70,9 +70,10 @@ def serve(
             loaded, host=host, port=port, token=token, tool_activity=False if no_tool_activity else None
         )
         settings.check_bind()
+        sock = listen(settings.host, settings.port)
     except ToolbridgeError as exc:
         fail(str(exc))
-    with open_store(db, config) as store:
+    with sock, open_store(db, config) as store:
         server_app = create_app(loaded, store=store, settings=settings)
         shown_host = f"[{settings.host}]" if ":" in settings.host else settings.host
         stderr.print(
@@ -82,6 +83,4 @@ def serve(
             markup=False,
         )
         logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
-        run_server(
-            server_app, host=settings.host, port=settings.port, log_level="debug" if verbose else "warning"
-        )
+        run_server(server_app, sock, log_level="debug" if verbose else "warning")

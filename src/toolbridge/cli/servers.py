@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import typer
 from rich.table import Table
 
 from toolbridge.cli._common import (
@@ -14,17 +15,21 @@ from toolbridge.cli._common import (
     print_json,
     run,
     setup_logging,
+    stderr,
     stdout,
 )
 from toolbridge.cli.app import app
 
 if TYPE_CHECKING:
+    from toolbridge.config import Config
     from toolbridge.tools import ServerStatus
 
 
 @app.command()
 def servers(config: ConfigOption = None, json: JsonOption = False, verbose: VerboseOption = False) -> None:
-    """Connect to every configured MCP server and show its transport, state, tool count and last error."""
+    """Connect to every configured MCP server and show its transport, state, tool count and last error.
+
+    Exits 1 when a server failed to start."""
     setup_logging(verbose)
     loaded = load(config)
 
@@ -35,6 +40,16 @@ def servers(config: ConfigOption = None, json: JsonOption = False, verbose: Verb
             return await toolbox.server_status()
 
     statuses = run(main)
+    _show(statuses, loaded, json)
+    failed = [status.name for status in statuses if status.state == "failed"]
+    if failed:
+        stderr.print(
+            f"{len(failed)} of {len(statuses)} servers failed to start: {', '.join(failed)}.", markup=False
+        )
+        raise typer.Exit(1)
+
+
+def _show(statuses: list[ServerStatus], loaded: Config, json: bool) -> None:
     if json:
         print_json([status.model_dump() for status in statuses])
         return

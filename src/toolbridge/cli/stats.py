@@ -4,16 +4,28 @@ The success rate is of the calls that finished; declined and cancelled calls are
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from toolbridge.cli._common import ConfigOption, JsonOption, fail, print_json, stdout
+from toolbridge.cli._common import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    fail,
+    print_json,
+    setup_logging,
+    stdout,
+)
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.errors import StoreError
+
+if TYPE_CHECKING:
+    from toolbridge.store import ToolStats
 
 SinceOption = Annotated[
     str | None,
@@ -23,9 +35,14 @@ SinceOption = Annotated[
 
 @app.command()
 def stats(
-    since: SinceOption = None, json: JsonOption = False, db: DbOption = None, config: ConfigOption = None
+    since: SinceOption = None,
+    json: JsonOption = False,
+    db: DbOption = None,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Tool call statistics from the log, busiest tool first."""
+    setup_logging(verbose)
     try:
         from toolbridge.store import parse_since
 
@@ -40,7 +57,36 @@ def stats(
     if not figures:
         stdout.print("No tool calls logged" + (f" since {since}." if since else "."))
         return
-    table = Table("tool", "server", "calls", "success", "p50", "p95", "cache hits", "last error")
+    table = _table(figures)
+    if _width_without_cutting(table) <= stdout.width:
+        stdout.print(table)
+    else:  # too narrow for the columns: one block per tool, so no name is ever cut
+        for entry in figures:
+            stdout.print(_block(entry))
+
+
+def _width_without_cutting(table: Table) -> int:
+    """The width the table needs to show every no-wrap column whole (rich would squeeze them)."""
+    widths = [
+        max(_cell_width(cell) for cell in [column.header, *column.cells])
+        if column.no_wrap
+        else column.min_width or 1
+        for column in table.columns
+    ]
+    return sum(widths) + 3 * len(widths) + 1  # each column's padding and border, and the last border
+
+
+def _cell_width(cell: object) -> int:
+    return max((len(line) for line in Text.from_markup(str(cell)).plain.splitlines()), default=0)
+
+
+def _table(figures: list[ToolStats]) -> Table:
+    table = Table()
+    for header in ("tool", "server"):
+        table.add_column(header, no_wrap=True)  # names are what people search for: keep them whole
+    for header in ("calls", "success", "p50", "p95", "cache hits"):
+        table.add_column(header, no_wrap=True, justify="right")
+    table.add_column("last error", min_width=12, overflow="fold")
     for entry in figures:
         table.add_row(
             escape(entry.tool),
@@ -52,7 +98,26 @@ def stats(
             str(entry.cache_hits),
             escape(_one_line(entry.last_error or "")),
         )
-    stdout.print(table)
+    return table
+
+
+def _block(entry: ToolStats) -> Text:
+    block = Text.from_markup(f"[bold]{escape(entry.tool)}[/] [dim]({escape(entry.server or '-')})[/]\n")
+    block.append_text(
+        Text.from_markup(
+            f"  {entry.calls} call{'' if entry.calls == 1 else 's'}"
+            + "".join(
+                f", {n} {what}"
+                for n, what in ((entry.denied, "declined"), (entry.cancelled, "cancelled"))
+                if n
+            )
+            + f", {_rate(entry.success_rate)} ok, p50 {_seconds(entry.p50)}, p95 {_seconds(entry.p95)}, "
+            f"{entry.cache_hits} cache hits"
+        )
+    )
+    if entry.last_error:
+        block.append(f"\n  last error: {_one_line(entry.last_error)}")
+    return block
 
 
 def _calls(calls: int, denied: int, cancelled: int) -> str:

@@ -16,8 +16,8 @@ from toolbridge.cli._common import (
     print_json,
     run,
     setup_logging,
-    stderr,
     stdout,
+    warn_unavailable,
 )
 from toolbridge.cli.app import app
 from toolbridge.prompting import render_tool as render_tool_definition
@@ -50,9 +50,7 @@ def tools(
             return specs, toolbox.registry.server_errors
 
     specs, errors = run(main)
-    for name, error in errors.items():
-        if server in (None, name):
-            stderr.print(f"[yellow]warning:[/] server {name!r} is unavailable: {error}")
+    warn_unavailable({name: error for name, error in errors.items() if server in (None, name)})
     if json:
         print_json([spec.model_dump(mode="json") for spec in specs])
         return

@@ -15,10 +15,12 @@ It goes through the same loop, parser and tools as a real model:
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
 import uuid
+import zoneinfo
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
@@ -56,6 +58,13 @@ CALCULATE_TOOL = "calculate"
 EXCEL_TOOL = "read_data_from_excel"
 DEFAULT_SHEET = "Sheet1"
 _MAX_QUOTED = 2000
+# Zone names that are also words people write capitalized ("Christmas", "North"), and are rarely meant.
+_NOT_CITIES = frozenset(
+    {"center", "christmas", "easter", "midway", "north", "south", "west", "wake", "troll"}
+)
+_CONTINENTS = frozenset(
+    {"Africa", "America", "Antarctica", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific"}
+)
 
 _PATH_PARAMETERS = ("filepath", "path", "file_path", "file", "filename")
 _SHEET_PARAMETERS = ("sheet_name", "sheet", "worksheet")
@@ -229,20 +238,63 @@ def _call_for(
         sheet_key = next((p for p in _SHEET_PARAMETERS if p in parameters), _SHEET_PARAMETERS[0])
         return _Call(tool, {path_key: filepath, sheet_key: sheet_name})
     if expression := extract_expression(question):
-        return _Call(CALCULATE_TOOL, {"expression": expression})
+        return _Call(_exposed(CALCULATE_TOOL, names), {"expression": expression})
     if _TIME.search(question):
-        zone = _ZONE.search(question)
+        tool = _exposed(TIME_TOOL, names)
+        zone = zone_in(question)
         if zone:
-            return _Call(TIME_TOOL, {"timezone": zone.group(1)})
-        return _Call(TIME_TOOL, {"timezone": "UTC"} if requires_timezone(TIME_TOOL) else {})
+            return _Call(tool, {"timezone": zone})
+        return _Call(tool, {"timezone": "UTC"} if requires_timezone(tool) else {})
     return None
+
+
+def _exposed(wanted: str, names: list[str]) -> str:
+    """The name `wanted` is offered under: itself, or `source__wanted` when several sources have it.
+
+    The first such name wins: the registry lists MCP servers before native tools.
+    """
+    if wanted in names:
+        return wanted
+    return next((name for name in names if bare_name(name) == wanted), wanted)
+
+
+def bare_name(name: str) -> str:
+    """A tool's name without the `source__` the registry adds when several sources share it."""
+    return name.rpartition("__")[2] or name
+
+
+def zone_in(question: str) -> str | None:
+    """The IANA time zone a question names: written as such ("Asia/Tokyo", "UTC"), or by its city."""
+    if written := _ZONE.search(question):
+        return written.group(1)
+    words = re.findall(r"[A-Za-z]+", question)
+    cities = _zones_by_city()
+    for length in (3, 2, 1):  # "Ho Chi Minh" before "Minh", "New York" before "York"
+        for start in range(len(words) - length + 1):
+            named = words[start : start + length]
+            if all(word[0].isupper() for word in named):  # a city is a proper noun: "Tokyo", not "west"
+                found = cities.get(" ".join(named).lower())
+                if found:
+                    return found
+    return None
+
+
+@functools.cache
+def _zones_by_city() -> dict[str, str]:
+    """ "tokyo" -> "Asia/Tokyo", "new york" -> "America/New_York": the last part of each IANA name."""
+    cities: dict[str, str] = {}
+    for zone in sorted(zoneinfo.available_timezones()):
+        area, _, city = zone.rpartition("/")
+        if area.split("/")[0] in _CONTINENTS and not city.isupper() and city.lower() not in _NOT_CITIES:
+            cities.setdefault(city.replace("_", " ").lower(), zone)
+    return cities
 
 
 def _excel_tool(names: list[str]) -> str:
     # The seed's tool first, then excel-mcp-server 2.x's `read_range`, then anything that reads sheets.
     for known in (EXCEL_TOOL, "read_range"):
-        if known in names:
-            return known
+        if any(bare_name(name) == known for name in names):
+            return _exposed(known, names)
     readers = [n for n in names if "read" in n.lower() and re.search(r"excel|xlsx|sheet|workbook", n, re.I)]
     return readers[0] if readers else EXCEL_TOOL
 
@@ -266,11 +318,11 @@ def _answer_from(question: str, results: list[_Result]) -> str:
         text = _quoted(result.text)
         if result.is_error:
             lines.append(f"The `{result.name or 'tool'}` call failed: {text}")
-        elif result.name == CALCULATE_TOOL:
+        elif bare_name(result.name) == CALCULATE_TOOL:
             expression = extract_expression(question)
-            lines.append(f"{expression} = {text}" if expression else f"`{CALCULATE_TOOL}` says: {text}")
-        elif result.name == TIME_TOOL:
-            lines.append(f"`{TIME_TOOL}` says the current time is: {text}")
+            lines.append(f"{expression} = {text}" if expression else f"`{result.name}` says: {text}")
+        elif bare_name(result.name) == TIME_TOOL:
+            lines.append(f"`{result.name}` says the current time is: {text}")
         elif (match := _XLSX.search(question)) is not None:
             lines.append(f"Here is what {match.group(1)} contains, as `{result.name}` read it:\n{text}")
         else:

@@ -13,7 +13,7 @@ from toolbridge.server._settings import (
     ServerSettings,
     settings_from_config,
 )
-from toolbridge.server._uvicorn import run_server
+from toolbridge.server._uvicorn import listen, run_server
 from toolbridge.server.app import STATIC_DIR, create_app
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "TOKEN_ENV_VAR",
     "ServerSettings",
     "create_app",
+    "listen",
     "run_server",
     "settings_from_config",
 ]

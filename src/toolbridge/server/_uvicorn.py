@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import socket
 
 import uvicorn
 from fastapi import FastAPI
 
-__all__ = ["run_server"]
+from toolbridge.errors import ToolbridgeError
+
+__all__ = ["listen", "run_server"]
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 
@@ -27,9 +30,31 @@ class _StreamClosingServer(uvicorn.Server):
         await super().shutdown(sockets=sockets)
 
 
-def run_server(app: FastAPI, *, host: str, port: int, log_level: str = "warning") -> None:
-    """Serve `app` until interrupted (Ctrl-C or SIGTERM)."""
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS
-    )
-    _StreamClosingServer(config, app).run()
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port, so a busy port is reported before anything says "serving"."""
+    try:
+        family, kind, protocol, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise ToolbridgeError(
+            f"cannot listen on {host!r}: {exc.strerror}. Pass an address such as 127.0.0.1."
+        ) from exc
+    sock = socket.socket(family, kind, protocol)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart at once
+    try:
+        sock.bind(address)
+        sock.listen()
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ToolbridgeError(
+                f"port {port} on {host} is already in use (another `toolbridge serve`?). Stop what listens "
+                f"there, or pick another port: toolbridge serve --port {port + 1}"
+            ) from exc
+        raise ToolbridgeError(f"cannot listen on {host}:{port}: {exc.strerror}.") from exc
+    return sock
+
+
+def run_server(app: FastAPI, sock: socket.socket, *, log_level: str = "warning") -> None:
+    """Serve `app` on a socket from `listen()` until interrupted (Ctrl-C or SIGTERM)."""
+    config = uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS)
+    _StreamClosingServer(config, app).run(sockets=[sock])

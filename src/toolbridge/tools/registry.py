@@ -11,7 +11,6 @@ comes back as an error `ToolResult` it can read and correct; `call()` does not r
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import logging
 import time
@@ -29,6 +28,7 @@ from toolbridge.errors import (
     UsageError,
 )
 from toolbridge.mcp import ServerPool
+from toolbridge.tools._suggest import closest_names
 from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.validation import validate_arguments
@@ -86,8 +86,9 @@ class ToolRegistry:
         self._by_original: dict[str, list[_Entry]] = {}
         self._listed: dict[str, list[ToolSpec]] = {}
         self._server_errors: dict[str, str] = {}
-        # Servers whose listing is missing or out of date; None means "all of them".
-        self._stale: set[str] | None = None
+        # Servers whose listing is missing or out of date. A server is listed (and so connected) only
+        # when something needs its tools: `call --server time` never starts the other servers.
+        self._stale: set[str] = set(pool.enabled_names) if pool is not None else set()
         self._indexed = False
         self._index_lock = anyio.Lock()
         for tool in native:
@@ -106,8 +107,7 @@ class ToolRegistry:
 
     def tools_changed(self, server: str) -> None:
         """Note that a server's tool list changed (its `notifications/tools/list_changed`)."""
-        if self._stale is not None:
-            self._stale.add(server)
+        self._stale.add(server)
         self._indexed = False
 
     @property
@@ -115,44 +115,55 @@ class ToolRegistry:
         """Servers whose tools could not be listed at the last refresh, with the reason."""
         return dict(self._server_errors)
 
-    async def refresh(self) -> None:
-        """List every enabled server's tools (concurrently, connecting on demand) and rebuild the index.
+    async def refresh(self, servers: Iterable[str] | None = None) -> None:
+        """List the servers' tools again (all enabled ones by default; concurrently, connecting on demand).
 
         A server that cannot be reached is recorded in `server_errors`; the others still work.
         """
-        self._stale = None
+        if self._pool is not None:
+            enabled = self._pool.enabled_names
+            self._stale |= set(enabled if servers is None else [s for s in servers if s in enabled])
         self._indexed = False
-        await self._ensure_indexed()
+        await self._ensure_indexed(servers)
 
-    async def _ensure_indexed(self) -> None:
+    def _up_to_date(self, servers: Iterable[str] | None) -> bool:
+        return self._indexed and not self._stale_among(servers)
+
+    def _stale_among(self, servers: Iterable[str] | None) -> set[str]:
+        return set(self._stale) if servers is None else self._stale.intersection(servers)
+
+    async def _ensure_indexed(self, servers: Iterable[str] | None = None) -> None:
+        """Make the index current for `servers` (None: every enabled server), listing only what is stale."""
+        servers = None if servers is None else set(servers)
         # While someone is (re)building the index, wait for them rather than read a half-built one.
-        if self._indexed and not self._index_lock.locked():
+        if self._up_to_date(servers) and not self._index_lock.locked():
             return
         async with self._index_lock:
-            while not self._indexed:
-                # Set first: a list_changed arriving while we list clears it, and we list again.
+            while not self._up_to_date(servers):
+                # Taken first: a list_changed arriving while we list marks it stale again, and we relist.
+                wanted = self._stale_among(servers)
+                self._stale -= wanted
                 self._indexed = True
-                await self._relist_stale()
+                await self._list(wanted)
                 self._build_index()
 
-    async def _relist_stale(self) -> None:
-        if self._pool is not None:
-            pool = self._pool
-            stale = set(pool.enabled_names) if self._stale is None else self._stale
-            self._stale = set()
+    async def _list(self, servers: set[str]) -> None:
+        if self._pool is None or not servers:
+            return
+        pool = self._pool
 
-            async def list_one(server: str) -> None:
-                try:
-                    self._listed[server] = await pool.list_tools(server)
-                    self._server_errors.pop(server, None)
-                except ToolbridgeError as exc:
-                    self._listed.pop(server, None)
-                    self._server_errors[server] = str(exc)
-                    logger.info("could not list tools of server %r: %s", server, exc)
+        async def list_one(server: str) -> None:
+            try:
+                self._listed[server] = await pool.list_tools(server)
+                self._server_errors.pop(server, None)
+            except ToolbridgeError as exc:
+                self._listed.pop(server, None)
+                self._server_errors[server] = str(exc)
+                logger.info("could not list tools of server %r: %s", server, exc)
 
-            async with anyio.create_task_group() as group:
-                for server in stale:
-                    group.start_soon(list_one, server)
+        async with anyio.create_task_group() as group:
+            for server in servers:
+                group.start_soon(list_one, server)
 
     def _build_index(self) -> None:
         candidates: list[_Entry] = []
@@ -187,10 +198,10 @@ class ToolRegistry:
         self, *, servers: Iterable[str] | None = None, refresh: bool = False
     ) -> list[ToolSpec]:
         """Full definitions of every exposed tool (MCP servers in config order, then native tools)."""
-        if refresh:
-            await self.refresh()
-        await self._ensure_indexed()
         wanted = set(servers) if servers is not None else None
+        if refresh:
+            await self.refresh(wanted)
+        await self._ensure_indexed(wanted)
         return [e.spec for e in self._entries.values() if wanted is None or e.source in wanted]
 
     # -- routing --------------------------------------------------------------------------------
@@ -239,12 +250,24 @@ class ToolRegistry:
             )
         raise self._unknown(name, source=source)
 
+    def _servers_for(self, call: ToolCall) -> set[str] | None:
+        """The servers a call can be routed to: the one it names, or all of them (None)."""
+        source = (call.source or "").strip()
+        if source and source not in _AUTO_SOURCES:
+            return {source}
+        prefix, qualified, _ = call.name.partition(QUALIFIER)
+        if qualified and prefix == NATIVE_SOURCE:
+            return set()
+        if qualified and prefix in self._server_names():
+            return {prefix}
+        return None
+
     def _server_names(self) -> list[str]:
         return list(self._pool.names) if self._pool is not None else []
 
     def _unknown(self, name: str, *, source: str | None = None) -> UnknownToolError:
         pool = [e.spec.name for e in self._entries.values() if source is None or e.source == source]
-        close = difflib.get_close_matches(name, pool, n=5, cutoff=0.5)
+        close = closest_names(name, pool)
         where = f" on {source!r}" if source else ""
         message = f"Unknown tool {name!r}{where}."
         if close:
@@ -262,7 +285,7 @@ class ToolRegistry:
     async def call(self, call: ToolCall, *, timeout: float | None = None) -> ToolResult:
         """Run one call and return its result. Never raises for errors a model can correct."""
         started = time.perf_counter()
-        await self._ensure_indexed()
+        await self._ensure_indexed(self._servers_for(call))
         try:
             entry = self._resolve(call)
         except ToolbridgeError as exc:
