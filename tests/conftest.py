@@ -7,6 +7,10 @@
 - `published_server`: a `ServerConfig` for a published server installed by scripts/install-test-servers.
 - `wait_until_gone`: poll until a process has exited.
 - `unused_port`: a free TCP port on 127.0.0.1.
+- `away_from_the_user` (autouse, whole session): HOME, the XDG dirs and the working directory point into
+  a temporary directory and every `TOOLBRIDGE_*` variable is unset, so no test (nor any process it
+  starts) can read the user's config or write into the user's database (`TOOLBRIDGE_TEST_*`, naming
+  test resources, stay).
 """
 
 from __future__ import annotations
@@ -38,6 +42,36 @@ _PUBLISHED: dict[str, tuple[str, list[str]]] = {
     "mcp-server-time": ("mcp-server-time/bin/mcp-server-time", ["--local-timezone", "UTC"]),
     "server-everything": ("npm/node_modules/.bin/mcp-server-everything", ["stdio"]),
 }
+
+
+_REAL_HOME = Path.home()
+
+_USER_DIRS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR")
+
+
+def _is_user_setting(variable: str) -> bool:
+    # TOOLBRIDGE_TEST_* name test resources (a test database), not the user's own.
+    return variable.startswith("TOOLBRIDGE_") and not variable.startswith("TOOLBRIDGE_TEST_")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def away_from_the_user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A temporary HOME (with XDG dirs inside it) and working directory for the whole session."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        for name in _USER_DIRS:
+            patch.setenv(name, str(home / name.lower()))
+        for name in [name for name in os.environ if _is_user_setting(name)]:
+            patch.delenv(name)
+        patch.chdir(tmp_path_factory.mktemp("cwd"))
+        yield home
+
+
+@pytest.fixture(scope="session")
+def real_home() -> Path:
+    """The user's home directory, as it was before `away_from_the_user` moved it (for the test proving it)."""
+    return _REAL_HOME
 
 
 @pytest.fixture

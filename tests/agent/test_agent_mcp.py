@@ -1,4 +1,4 @@
-"""The loop with a real MCP server (tests/servers/basic.py over stdio): concurrent calls timed by the
+"""The loop with a real MCP server (tests/servers/basic.py over stdio): concurrent calls meeting in the
 server's own tool, a Ctrl-C equivalent cancelling a call running in the server, and a server error."""
 
 from __future__ import annotations
@@ -57,19 +57,18 @@ async def test_a_ctrl_c_cancels_the_call_running_in_the_server_and_leaves_nothin
 
 
 async def test_calls_to_a_server_run_concurrently(toolbox: Toolbox) -> None:
-    # Each record carries how long its call took in the server; one after the other, the time between
-    # the end of the reply and the next request could not be shorter than their sum.
-    calls = [ToolCallSpec("sleep", {"ms": 300, "tag": t}) for t in ("one", "two")]
-    async with scripted_agent([Turn.tool_calls(*calls), Turn.text("Slept.")], tools=toolbox) as (
+    # Each call waits in the server until both are running: one after the other, neither would meet.
+    calls = [ToolCallSpec("rendezvous", {"tag": t}) for t in ("one", "two")]
+    async with scripted_agent([Turn.tool_calls(*calls), Turn.text("Met.")], tools=toolbox) as (
         agent,
         server,
     ):
-        result = await agent.run("Sleep twice.")
+        await agent.run("Meet twice.")
 
-    first, second = result.tool_calls
-    tool_phase = server.requests[1].received_at - (server.replies[0].ended_at or 0)
-    assert tool_phase < first.result.duration + second.result.duration
-    assert [m["content"] for m in tool_messages(server.requests[1])] == ["slept 300 ms", "slept 300 ms"]
+    assert [m["content"] for m in tool_messages(server.requests[1])] == [
+        "one met its peers",
+        "two met its peers",
+    ]
 
 
 async def test_a_tool_error_and_a_timeout_come_back_as_results(toolbox: Toolbox) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerError, ServerStartError, ServerTimeoutError
 from toolbridge.mcp import ServerConnection
+from toolbridge.mcp._stderr import TAIL_BYTES
 
 pytestmark = pytest.mark.anyio
 
@@ -66,6 +68,72 @@ async def test_each_use_of_a_failed_server_tries_to_start_it_once_more(tmp_path,
     assert "echo" in {tool.name for tool in tools}
 
 
+class Clock:
+    """A clock the test moves by hand, so waiting out a backoff takes no time."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_server_that_keeps_failing_is_started_again_only_after_a_growing_wait(
+    stdio_server, tmp_path
+) -> None:
+    starts = tmp_path / "starts.log"
+    config = stdio_server("exits_at_start", name="broken", env={"START_LOG": str(starts)})
+    clock = Clock()
+
+    def started() -> int:
+        return len(starts.read_text().splitlines())
+
+    async with ServerConnection(config, clock=clock) as server:
+        for _ in range(2):  # the first failure is retried at once: the user may have fixed it
+            with pytest.raises(ServerStartError, match="exited with code 3"):
+                await server.connect()
+        assert started() == 2
+
+        with pytest.raises(ServerStartError) as backing_off:
+            await server.call_tool("anything", {}, call_id="c")
+        assert started() == 2, "not started again while backing off"
+        message = str(backing_off.value)
+        assert "failed to start 2 times in a row" in message
+        assert "the next attempt is on the first use in 1 s or later" in message
+        assert "exited with code 3" in message, "the last failure is quoted"
+        assert backing_off.value.exit_code == 3
+
+        clock.now += 1
+        with pytest.raises(ServerStartError, match="exited with code 3"):
+            await server.list_tools()
+        assert started() == 3
+        clock.now += 1.5  # the wait doubled: 2 s now
+        with pytest.raises(ServerStartError, match=r"3 times in a row.*in 1 s or later"):
+            await server.connect()
+        assert started() == 3
+
+
+async def test_a_start_that_works_resets_the_backoff(tmp_path, stdio_server) -> None:
+    command = tmp_path / "start-server"
+    config = ServerConfig(name="later", transport="stdio", command=str(command))
+    clock = Clock()
+    async with ServerConnection(config, clock=clock) as server:
+        for _ in range(3):
+            clock.now += 60
+            with pytest.raises(ServerStartError, match="does not exist"):
+                await server.connect()
+        basic = stdio_server("basic")
+        await anyio.Path(command).write_text(f"#!/bin/sh\nexec {basic.command} {basic.args[0]}\n")
+        await anyio.Path(command).chmod(0o755)
+        with pytest.raises(ServerStartError, match="3 times in a row"):
+            await server.connect()
+        clock.now += 60
+        await server.connect()
+        assert server.state == "connected"
+        await server.call_tool("crash", {}, call_id="c")  # it dies: the next use restarts it at once
+        assert (await server.call_tool("echo", {"text": "back"}, call_id="e")).text == "back"
+
+
 async def test_a_server_that_never_answers_times_out_and_is_stopped(stdio_server, wait_until_gone) -> None:
     async with ServerConnection(stdio_server("silent", connect_timeout=0.5)) as server:
         with anyio.fail_after(10), pytest.raises(ServerTimeoutError) as raised:
@@ -114,3 +182,17 @@ async def test_an_http_server_that_is_not_running_fails_with_the_url_and_what_to
                 await server.connect()
         assert f"could not be reached at {url}" in str(raised.value)
         assert "Check that the server is running" in str(raised.value)
+
+
+async def test_a_server_flooding_stderr_keeps_only_the_last_64_kb_and_counts_the_rest(stdio_server) -> None:
+    async with ServerConnection(stdio_server("floods_stderr")) as server:
+        pid = int((await server.call_tool("pid", {}, call_id="p")).text)
+        flooded = await server.call_tool("flood", {"megabytes": 30}, call_id="f")
+        assert flooded.text == "flooded", "the server was never blocked on its stderr"
+        # Whatever the server's stderr is (a file, even a deleted one, or a pipe), it takes no disk.
+        assert os.stat(f"/proc/{pid}/fd/2").st_blocks * 512 < 1024 * 1024
+        tail = server.stderr_tail(lines=100_000)
+        dropped = server.stderr_dropped
+    assert tail.endswith("the last line of the flood")
+    assert len(tail.encode()) <= TAIL_BYTES
+    assert dropped >= 30 * 1000 * 1000 - TAIL_BYTES

@@ -97,7 +97,6 @@ async def test_a_call_past_its_timeout_is_cancelled_at_the_server_and_returns_an
     assert (result.is_error, result.error_kind) == (True, "timeout")
     assert "did not answer within 0.3 s" in result.text
     assert "cancelled at the server" in result.text
-    assert result.duration < 5
     assert cancelled.text == "true", "the server must have received notifications/cancelled"
     assert after.text == "ok", "the session survives a timed-out call"
 

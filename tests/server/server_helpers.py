@@ -48,9 +48,12 @@ def write_config(
     agents: dict[str, Any] | None = None,
     server: dict[str, Any] | None = None,
     mcp_servers: dict[str, Any] | None = None,
+    cache: dict[str, Any] | None = None,
 ) -> Path:
     """A config whose default model is `model` (native tool calls over the real OpenAI protocol)."""
     data: dict[str, Any] = {"mcpServers": mcp_servers or {}, "agents": agents or {}, "server": server or {}}
+    if cache is not None:
+        data["cache"] = cache
     if model is not None:
         data["models"] = {
             "scripted": {

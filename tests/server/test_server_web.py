@@ -158,7 +158,8 @@ def test_approval_round_trip_late_joiner_and_busy_chat(tmp_path: Path) -> None:
 def test_stats_count_calls_and_cache_hits_from_both_endpoints(tmp_path: Path) -> None:
     same_sum = ToolCallSpec("calculate", {"expression": "15 + 27"})
     turns = [Turn.tool_calls(same_sum), Turn.text("42."), Turn.tool_calls(same_sum), Turn.text("Still 42.")]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    shared_cache = {"ttl": 300, "scope": "shared"}
+    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model, cache=shared_cache) as server:
         http = server.http()
         chat_id = http.post("/api/chats", json={"agent": "default"}).json()["id"]
         with EventReader(http, chat_id) as events:
@@ -172,7 +173,7 @@ def test_stats_count_calls_and_cache_hits_from_both_endpoints(tmp_path: Path) ->
 
     (calculate,) = stats
     assert calculate["calls"] == 2
-    assert calculate["cache_hits"] == 1  # calculate is read-only: the second call came from the cache
+    assert calculate["cache_hits"] == 1  # read-only, and the cache is shared: the second call is a hit
     assert calculate["success_rate"] == 1.0
     assert 0 <= calculate["p50"] <= calculate["p95"]
     # What the Stats page draws: every latency bucket, and calls over time up to now.

@@ -23,6 +23,8 @@ PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEh
 
 server = MCPServer("basic", log_level="WARNING")
 cancelled: dict[str, anyio.Event] = {}
+arrived: list[str] = []
+all_arrived = anyio.Event()
 
 
 def _cancel_event(tag: str) -> anyio.Event:
@@ -50,6 +52,20 @@ async def sleep(ms: int, tag: str = "") -> str:
         _cancel_event(tag).set()
         raise
     return f"slept {ms} ms"
+
+
+@server.tool()
+async def rendezvous(tag: str, peers: int = 2, wait_ms: int = 5000) -> str:
+    """Wait (up to `wait_ms`) until `peers` rendezvous calls are running; say whether they all met.
+
+    Calls sent one after the other never meet: the first gives up before the second arrives.
+    """
+    arrived.append(tag)
+    if len(arrived) >= peers:
+        all_arrived.set()
+    with anyio.move_on_after(wait_ms / 1000):
+        await all_arrived.wait()
+    return f"{tag} met its peers" if all_arrived.is_set() else f"{tag} waited alone"
 
 
 @server.tool(annotations=READ_ONLY)

@@ -1,7 +1,5 @@
 """The scripted model records what it was sent and fails the test when the script is not followed."""
 
-import time
-
 import openai
 import pytest
 from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
@@ -17,7 +15,6 @@ CALCULATE: ChatCompletionFunctionToolParam = {
 
 
 def test_every_request_is_recorded_with_its_body_and_receive_time() -> None:
-    before = time.monotonic()
     with ScriptedModel([Turn.text("a"), Turn.text("b")]) as model:
         client = model.openai_client()
         list(
@@ -39,7 +36,7 @@ def test_every_request_is_recorded_with_its_body_and_receive_time() -> None:
     assert not second.stream
     assert second.tools == []
     assert second.last_message == {"role": "assistant", "content": "a"}
-    assert before <= first.received_at <= second.received_at <= time.monotonic()
+    assert first.received_at <= second.received_at  # the order they arrived in
 
 
 def test_an_expectation_that_holds_lets_the_reply_through() -> None:

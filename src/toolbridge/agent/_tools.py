@@ -41,8 +41,10 @@ class ToolRunner:
         *,
         approve: Approver | None,
         emit: Emit | None,
+        cache_scope: str | None = None,
     ) -> None:
         self._registry = registry
+        self._cache_scope = cache_scope
         self._tools = {tool.name: tool for tool in tools}
         self._definition = definition
         self._approve = approve
@@ -83,7 +85,9 @@ class ToolRunner:
                 result, ran = _declined(call, tool, reason or "", asked=self._approve is not None), False
             else:
                 routed = call.model_copy(update={"name": tool.name, "source": None})
-                result, ran = await self._registry.call(routed, timeout=self._definition.call_timeout), True
+                timeout = self._definition.call_timeout
+                result = await self._registry.call(routed, timeout=timeout, cache_scope=self._cache_scope)
+                ran = True
         result, cut = truncate(result, self._definition.max_result_chars)
         records[call.id] = ToolCallRecord(
             step=step, call=call, result=result, approved=approved, ran=ran, truncated_chars=cut

@@ -50,6 +50,8 @@ class Agent:
     `tools` is a `Toolbox` (MCP servers and native tools; enter it, or the agent, before running), a
     bare `ToolRegistry`, or None for the native tools only. `approve` is asked before calls the
     definition's approval policy marks; with none, such calls are declined and the model is told why.
+    `cache_scope` names the conversation this agent's runs belong to, so the result cache keeps its
+    entries apart from other conversations on the same tools (the server passes the chat).
     """
 
     def __init__(
@@ -60,12 +62,14 @@ class Agent:
         *,
         approve: Approver | None = None,
         settings: ModelSettings | None = None,
+        cache_scope: str | None = None,
     ) -> None:
         self._model = model
         self._model_name: str | None = None
         self._model_config: Config | None = None
         self._owns_model = False
         """The agent chose its model when it opened: it closes it (its HTTP clients) as it closes."""
+        self.cache_scope = cache_scope
         self.definition = definition or AgentDefinition()
         self.approve = approve
         self.settings = settings
@@ -167,6 +171,7 @@ class Agent:
             approve=self.approve,
             emit=emit,
             settings=self.settings,
+            cache_scope=self.cache_scope,
         )
 
     # -- the toolbox's lifetime -----------------------------------------------------------------

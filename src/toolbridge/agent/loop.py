@@ -109,8 +109,10 @@ class AgentRun:
         approve: Approver | None = None,
         emit: Emit | None = None,
         settings: ModelSettings | None = None,
+        cache_scope: str | None = None,
     ) -> None:
         self._model = model
+        self._cache_scope = cache_scope
         self._registry = registry
         self._definition = definition
         self._approve = approve
@@ -124,7 +126,9 @@ class AgentRun:
         self._published = self._new_message_index
         """Messages before this index were announced with a `MessageAddedEvent` (or came as history)."""
         self._tools: list[ToolSpec] = []
-        self._runner = ToolRunner(registry, (), definition, approve=approve, emit=emit)
+        self._runner = ToolRunner(
+            registry, (), definition, approve=approve, emit=emit, cache_scope=cache_scope
+        )
         self._mode: ActiveMode = "none"
         self._tools_model: ToolCallingModel | None = None
         self._system_prompt = ""
@@ -171,7 +175,12 @@ class AgentRun:
             self._mode = self._tools_model.active_tool_mode
         self._system_prompt = build_system_prompt(self._persona(), ())
         self._runner = ToolRunner(
-            self._registry, self._tools, self._definition, approve=self._approve, emit=self._emit
+            self._registry,
+            self._tools,
+            self._definition,
+            approve=self._approve,
+            emit=self._emit,
+            cache_scope=self._cache_scope,
         )
 
     def _servers(self) -> list[str] | None:

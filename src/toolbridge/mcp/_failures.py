@@ -5,6 +5,7 @@ Third-party exceptions (SDK, httpx2, OS) are translated here into toolbridge's e
 
 from __future__ import annotations
 
+import math
 import signal
 
 import httpx2
@@ -16,6 +17,7 @@ from toolbridge.errors import ServerError, ServerStartError, ServerTimeoutError
 from toolbridge.mcp._stderr import StderrLog
 
 __all__ = [
+    "backing_off",
     "call_lost_message",
     "call_timed_out_message",
     "connect_timed_out",
@@ -59,6 +61,20 @@ def start_failure(config: ServerConfig, exc: BaseException, stderr: StderrLog | 
     message = f"Server {config.name!r} {what}. {hint}{_stderr_section(tail)}\n(command: {config.describe()})"
     return ServerStartError(
         message, server=config.name, command=config.describe(), exit_code=exit_code, stderr_tail=tail
+    )
+
+
+def backing_off(config: ServerConfig, last: ServerError, failures: int, wait: float) -> ServerStartError:
+    """The error for a use of a server that keeps failing to start, while toolbridge waits to retry it."""
+    seconds = max(1, math.ceil(wait))
+    return ServerStartError(
+        f"Server {config.name!r} failed to start {failures} times in a row, so toolbridge waits before "
+        f"starting it again: the next attempt is on the first use in {seconds} s or later. "
+        f"Fix what the last failure says meanwhile.\nLast failure: {last}",
+        server=config.name,
+        command=config.describe(),
+        exit_code=getattr(last, "exit_code", None),
+        stderr_tail=getattr(last, "stderr_tail", ""),
     )
 
 

@@ -83,6 +83,18 @@ class LiveSession:
             self._scope.cancel()
 
     async def run(self) -> None:
+        """The session's whole life; a stdio server's stderr is drained meanwhile."""
+        try:
+            async with anyio.create_task_group() as background:
+                if self.stderr is not None:
+                    background.start_soon(self.stderr.keep_draining)
+                await self._run_session()
+                background.cancel_scope.cancel()
+        finally:
+            # Only now: `done` lets the owner close the stderr pipe, which the drain must not be reading.
+            self.done.set()
+
+    async def _run_session(self) -> None:
         had_session = False
         try:
             self._scope.deadline = anyio.current_time() + self.config.connect_timeout
@@ -116,7 +128,6 @@ class LiveSession:
                     server=self.config.name,
                 )
             self.ready.set()
-            self.done.set()
 
     async def list_tools(self, session: ClientSession) -> list[ToolSpec]:
         """The server's tools, from the cache while no `tools/list_changed` arrived since the last listing."""

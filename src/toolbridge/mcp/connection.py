@@ -21,8 +21,9 @@ from toolbridge.errors import (
     ServerTimeoutError,
     UsageError,
 )
+from toolbridge.mcp._backoff import StartBackoff
 from toolbridge.mcp._convert import tool_result_from_mcp
-from toolbridge.mcp._failures import call_lost_message, call_timed_out_message
+from toolbridge.mcp._failures import backing_off, call_lost_message, call_timed_out_message
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
@@ -55,7 +56,8 @@ class ServerConnection:
     It connects on first use. When the session dies (the process exits, the stream closes) the
     next use reconnects once; a call lost that way is resent only if the tool says it is read-only
     or idempotent. Tool errors, timeouts and lost calls come back as error `ToolResult`s; failing to
-    connect raises a `ServerError`.
+    connect raises a `ServerError`. A stdio server that keeps failing to start is started again only
+    after a growing wait (see `_backoff`); `clock` is what measures it.
 
     A `ServerPool` passes its task group; used alone, enter it with `async with`.
     """
@@ -66,8 +68,10 @@ class ServerConnection:
         *,
         task_group: anyio.abc.TaskGroup | None = None,
         on_tools_changed: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
+        self._backoff = StartBackoff(clock)
         self._task_group = task_group
         self._on_tools_changed = on_tools_changed
         self._own_task_group: anyio.abc.TaskGroup | None = None
@@ -102,10 +106,10 @@ class ServerConnection:
         live = self._live
         if self.config.enabled and self.config.unresolved:
             return self.config.unresolved[0]
+        if live is not None and live.ready.is_set() and live.error is not None:
+            return str(live.error)
         if live is None or not live.done.is_set():
             return None
-        if live.error is not None:
-            return str(live.error)
         if live.end_reason is not None:
             return f"The session ended: {live.end_reason}."
         return None
@@ -119,6 +123,12 @@ class ServerConnection:
         """The last lines a stdio server wrote to stderr (empty for HTTP servers)."""
         live = self._live
         return live.stderr.tail(lines) if live is not None and live.stderr is not None else ""
+
+    @property
+    def stderr_dropped(self) -> int:
+        """Bytes of a stdio server's stderr dropped to keep only its last 64 KB (this session)."""
+        live = self._live
+        return live.stderr.dropped if live is not None and live.stderr is not None else 0
 
     async def __aenter__(self) -> Self:
         if self._task_group is None:
@@ -245,6 +255,8 @@ class ServerConnection:
             if live is not seen and live is not None and live.error is not None:
                 # Someone else's attempt failed while we waited: report that, don't start another.
                 raise live.error
+            if live is not None and live.error is not None and self._backoff.wait_left() > 0:
+                raise backing_off(self.config, live.error, self._backoff.failures, self._backoff.wait_left())
             if live is not None:
                 await self._retire(live)
                 live.close_stderr()
@@ -254,9 +266,18 @@ class ServerConnection:
             self._live = live
             self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
             await live.ready.wait()
+            self._note_start(live)
             if live.error is not None:
                 raise live.error
             return live
+
+    def _note_start(self, live: LiveSession) -> None:
+        """Count a stdio server's failed start towards its backoff; a working one resets it."""
+        if live.error is None:
+            self._backoff.succeeded()
+        elif self.config.transport == "stdio" and not isinstance(live.error, ConnectionLostError):
+            # An interrupted start (ConnectionLostError) says nothing about the server.
+            self._backoff.failed()
 
     def _check_usable(self) -> None:
         if self._closed:

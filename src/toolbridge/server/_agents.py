@@ -73,9 +73,15 @@ class AgentCatalog:
         *,
         approve: Approver | None,
         settings: ModelSettings | None = None,
+        cache_scope: str,
     ) -> Agent:
-        """An agent over the shared tools for one run, with that run's approver (None: decline)."""
-        return Agent(model, self.registry, definition, approve=approve, settings=settings)
+        """An agent over the shared tools for one run, with that run's approver (None: decline).
+
+        `cache_scope` names its conversation, whose cached tool results no other conversation sees.
+        """
+        return Agent(
+            model, self.registry, definition, approve=approve, settings=settings, cache_scope=cache_scope
+        )
 
     async def aclose(self) -> None:
         for model in self._models.values():

@@ -115,7 +115,8 @@ class ChatHub:
         async def approve(request: ApprovalRequest) -> bool:
             return await self._wait_for_answer(channel, request)
 
-        events = self._catalog.agent(model, definition, approve=approve).stream(content, history=history)
+        agent = self._catalog.agent(model, definition, approve=approve, cache_scope=f"chat {chat_id}")
+        events = agent.stream(content, history=history)
         channel.stream = events
         recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1)
         channel.backlog = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -88,7 +89,10 @@ async def chat_completions(request: Request) -> Response:
     settings = ModelSettings(
         temperature=body.temperature, max_tokens=body.max_completion_tokens or body.max_tokens
     )
-    agent = state.catalog.agent(model, definition, approve=approve, settings=settings)
+    # A request carries its whole conversation and nothing that names it: its cache is its own.
+    agent = state.catalog.agent(
+        model, definition, approve=approve, settings=settings, cache_scope=f"request {uuid.uuid4().hex}"
+    )
     events = agent.stream(conversation.prompt, history=conversation.history)
     recorder = RunRecorder(state.store, chat_id=None, written=len(conversation.history) + 1)
     reply = _Reply(

@@ -4,11 +4,18 @@ SQLite connections get WAL (readers never block the writer, and a killed writer 
 recovers on the next open), foreign keys, and a busy timeout. pysqlite's own transaction handling is
 switched off so that SQLAlchemy's BEGIN is real: DDL in migrations is then transactional too, and
 writers take the write lock up front (`BEGIN IMMEDIATE`), where the busy timeout can wait for it.
+
+Switching a file to WAL is the one step the busy timeout does not cover: SQLite answers `database is
+locked` at once when another connection holds the write lock (two processes opening one fresh file at
+the same moment both try to switch it), so that step is retried until the busy timeout runs out.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +41,12 @@ __all__ = [
     "resolve_database_url",
 ]
 
+logger = logging.getLogger("toolbridge.store")
+
 DATABASE_ENV_VAR = "TOOLBRIDGE_DB"
 BUSY_TIMEOUT_MS = 30_000
+_WAL_RETRY_FIRST_DELAY = 0.005
+_WAL_RETRY_MAX_DELAY = 0.1
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # The execution option that tells the `begin` hook how to start a SQLite transaction.
 _BEGIN_OPTION = "toolbridge_sqlite_begin"
@@ -84,13 +95,35 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None  # SQLAlchemy's `begin` hook below issues BEGIN
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _switch_to_wal(cursor)
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
         connection.exec_driver_sql(connection.get_execution_options().get(_BEGIN_OPTION, "BEGIN"))
+
+
+def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
+    """`PRAGMA journal_mode = WAL`, retried while another connection holds the lock it needs.
+
+    SQLite does not wait here (waiting could deadlock two connections that both switch), so this waits
+    for it, with a growing delay, as long as the busy timeout would have.
+    """
+    if cursor.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+        return  # already switched (by us or another process): nothing to lock
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = _WAL_RETRY_FIRST_DELAY
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+            logger.debug("switching the database to WAL: %s; retrying in %.3f s", exc, delay)
+        time.sleep(delay)
+        delay = min(delay * 2, _WAL_RETRY_MAX_DELAY)
 
 
 def _alembic_config(connection: Connection | None = None) -> AlembicConfig:

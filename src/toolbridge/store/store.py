@@ -136,9 +136,13 @@ class Store:
             )
 
     def append_message(self, chat_id: int, message: Message) -> StoredMessage:
-        """Store `message` after the chat's last one, committed before this returns."""
+        """Store `message` after the chat's last one, committed before this returns.
+
+        Concurrent appends to one chat take turns: the chat's row is locked (`FOR UPDATE`; on SQLite the
+        write transaction already is) before the last position is read, so no two get the same one.
+        """
         with self._write() as session:
-            chat = session.get(ChatRow, chat_id)
+            chat = session.get(ChatRow, chat_id, with_for_update=True)
             if chat is None:
                 raise ChatNotFoundError(chat_id)
             last = session.scalar(select(func.max(MessageRow.position)).where(MessageRow.chat_id == chat_id))

@@ -1,8 +1,19 @@
-"""A time-limited cache of tool results, for tools whose hints say a repeat call changes nothing.
+"""Reusing a tool's earlier answer: only where the user opted in, never after a write.
 
-Only tools annotated `readOnlyHint` or `idempotentHint` are cached, and only successful results.
-Keys are server, tool and the canonical JSON of the arguments, so `{"a": 1, "b": 2}` and
-`{"b": 2, "a": 1}` share an entry.
+The cache is off unless the config's `cache` section turns it on:
+`"cache": {"ttl": 0, "servers": {"docs": 300}, "tools": {"read": 60}, "scope": "chat"}` (TTLs in seconds;
+the most specific wins: tool, then server, then `ttl`; 0 turns caching off). What it keeps:
+
+- results of tools a server annotates `readOnlyHint`, for the TTL of their server (`servers`) or the
+  default `ttl`; a tool named in `tools` is cached for its own TTL even without the hint (naming it is
+  the user saying its answers change only through other tools of its server);
+- successful results only, keyed by server, tool and the canonical JSON of the arguments, so
+  `{"a": 1, "b": 2}` and `{"b": 2, "a": 1}` share an entry;
+- each chat's entries apart (`scope: "chat"`, the default; the caller names the chat), or one set for
+  all (`scope: "shared"`).
+
+Every other tool of a server may write, so running it drops all of that server's entries, in every
+chat, before and after it runs; a read that was running meanwhile does not store what it read.
 """
 
 from __future__ import annotations
@@ -14,15 +25,16 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolbridge.config.model import Config
+from toolbridge.config import CacheConfig, Config
 from toolbridge.types import ToolResult, ToolSpec
 
-__all__ = ["DEFAULT_CACHE_TTL", "ResultCache", "argument_hash", "cache_from_config"]
+__all__ = ["ResultCache", "argument_hash", "cache_from_config"]
 
-DEFAULT_CACHE_TTL = 300.0
+# Read-only, but its answer changes every second: never worth caching unless named in `tools`.
+_VOLATILE_TOOLS = frozenset({"get_current_time"})
 
-# Read-only, but its answer changes every second: never worth caching unless the user says so.
-_VOLATILE_TOOLS = {"get_current_time": 0.0}
+_Key = tuple[str | None, str, str, str]
+"""(chat scope, server, tool as its server knows it, argument hash)."""
 
 
 def argument_hash(arguments: Mapping[str, Any]) -> str:
@@ -32,37 +44,61 @@ def argument_hash(arguments: Mapping[str, Any]) -> str:
 
 
 class ResultCache:
-    """Results by (server, tool, canonical arguments), each kept for its tool's TTL in seconds.
-
-    `ttl_per_tool` maps a tool name (as exposed, or as its server knows it) to its TTL; 0 disables
-    caching for that tool, and a `default_ttl` of 0 disables the cache.
-    """
+    """Tool results by (chat, server, tool, canonical arguments), each kept for its tool's TTL."""
 
     def __init__(
         self,
-        default_ttl: float = DEFAULT_CACHE_TTL,
-        ttl_per_tool: Mapping[str, float] | None = None,
+        settings: CacheConfig | None = None,
         *,
         max_entries: int = 1024,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.default_ttl = default_ttl
-        self._ttl_per_tool = {**_VOLATILE_TOOLS, **(ttl_per_tool or {})}
+        self.settings = settings or CacheConfig()
         self._max_entries = max_entries
         self._clock = clock
-        self._entries: OrderedDict[tuple[str, str, str], tuple[float, ToolResult]] = OrderedDict()
+        self._entries: OrderedDict[_Key, tuple[float, ToolResult]] = OrderedDict()
+        # Bumped whenever a server's entries are dropped, so a read that overlapped a write is not kept.
+        self._generations: dict[str, int] = {}
+
+    def _named_ttl(self, spec: ToolSpec, original_name: str) -> float | None:
+        for name in (spec.name, original_name):
+            if name in self.settings.tools:
+                return self.settings.tools[name]
+        return None
 
     def ttl(self, spec: ToolSpec, original_name: str) -> float:
-        """How long `spec`'s results may be reused: 0 for tools whose hints don't allow it."""
-        if not spec.annotations.safe_to_retry:
+        """How long `spec`'s results may be reused: 0 unless the config opted it in."""
+        named = self._named_ttl(spec, original_name)
+        if named is not None:
+            return named
+        if not spec.annotations.read_only_hint or original_name in _VOLATILE_TOOLS:
             return 0.0
-        for name in (spec.name, original_name):
-            if name in self._ttl_per_tool:
-                return self._ttl_per_tool[name]
-        return self.default_ttl
+        return self.settings.servers.get(spec.source, self.settings.ttl or 0.0)
 
-    def get(self, spec: ToolSpec, original_name: str, arguments: Mapping[str, Any]) -> ToolResult | None:
-        key = (spec.source, original_name, argument_hash(arguments))
+    def may_write(self, spec: ToolSpec, original_name: str) -> bool:
+        """Whether running `spec` may change what its server's other tools answer."""
+        return not (spec.annotations.read_only_hint or self._named_ttl(spec, original_name))
+
+    def generation(self, server: str) -> int:
+        """A number that changes whenever `server`'s entries are dropped; pass it back to `put`."""
+        return self._generations.get(server, 0)
+
+    def forget_server(self, server: str) -> None:
+        """Drop every entry of `server`, in every chat (one of its tools may have changed its data)."""
+        self._generations[server] = self.generation(server) + 1
+        for key in [key for key in self._entries if key[1] == server]:
+            del self._entries[key]
+
+    def _key(
+        self, spec: ToolSpec, original_name: str, arguments: Mapping[str, Any], chat: str | None
+    ) -> _Key:
+        scope = chat if self.settings.scope == "chat" else None
+        return (scope, spec.source, original_name, argument_hash(arguments))
+
+    def get(
+        self, spec: ToolSpec, original_name: str, arguments: Mapping[str, Any], *, chat: str | None = None
+    ) -> ToolResult | None:
+        key = self._key(spec, original_name, arguments, chat)
         entry = self._entries.get(key)
         if entry is None:
             return None
@@ -74,12 +110,21 @@ class ResultCache:
         return result
 
     def put(
-        self, spec: ToolSpec, original_name: str, arguments: Mapping[str, Any], result: ToolResult
+        self,
+        spec: ToolSpec,
+        original_name: str,
+        arguments: Mapping[str, Any],
+        result: ToolResult,
+        *,
+        chat: str | None = None,
+        generation: int,
     ) -> None:
+        """Keep `result` unless it failed, its tool is not cached, or the server's entries were dropped
+        since `generation` was taken (a write ran while this call did, so the result may be stale)."""
         ttl = self.ttl(spec, original_name)
-        if ttl <= 0 or result.is_error:
+        if ttl <= 0 or result.is_error or generation != self.generation(spec.source):
             return
-        key = (spec.source, original_name, argument_hash(arguments))
+        key = self._key(spec, original_name, arguments, chat)
         self._entries[key] = (self._clock() + ttl, result)
         self._entries.move_to_end(key)
         while len(self._entries) > self._max_entries:
@@ -87,6 +132,5 @@ class ResultCache:
 
 
 def cache_from_config(config: Config) -> ResultCache:
-    """The result cache the config's `cache` section asks for (defaults when there is none)."""
-    section = config.cache
-    return ResultCache(DEFAULT_CACHE_TTL if section.ttl is None else section.ttl, section.tools)
+    """The result cache the config's `cache` section asks for (off when there is none)."""
+    return ResultCache(config.cache)

@@ -282,8 +282,14 @@ class ToolRegistry:
 
     # -- calling --------------------------------------------------------------------------------
 
-    async def call(self, call: ToolCall, *, timeout: float | None = None) -> ToolResult:
-        """Run one call and return its result. Never raises for errors a model can correct."""
+    async def call(
+        self, call: ToolCall, *, timeout: float | None = None, cache_scope: str | None = None
+    ) -> ToolResult:
+        """Run one call and return its result. Never raises for errors a model can correct.
+
+        `cache_scope` names the conversation the call belongs to: the result cache keeps each
+        conversation's entries apart (unless configured shared).
+        """
         started = time.perf_counter()
         await self._ensure_indexed(self._servers_for(call))
         try:
@@ -304,17 +310,34 @@ class ToolRegistry:
                 duration=time.perf_counter() - started,
             )
 
-        cached = self._cache.get(entry.spec, entry.original, arguments) if self._cache else None
-        if cached is not None:
-            result = cached.model_copy(
-                update={"call_id": call.id, "cached": True, "duration": time.perf_counter() - started}
-            )
+        routed = call.model_copy(update={"arguments": arguments})
+        if self._cache is None:
+            result = await self._dispatch(entry, routed, timeout)
         else:
-            result = await self._dispatch(entry, call.model_copy(update={"arguments": arguments}), timeout)
-            if self._cache is not None:
-                self._cache.put(entry.spec, entry.original, arguments, result)
+            result = await self._call_through_cache(self._cache, entry, routed, timeout, cache_scope)
         if notes:
             result = result.model_copy(update={"notes": [*notes, *result.notes]})
+        return result
+
+    async def _call_through_cache(
+        self, cache: ResultCache, entry: _Entry, call: ToolCall, timeout: float | None, scope: str | None
+    ) -> ToolResult:
+        if cache.may_write(entry.spec, entry.original):
+            # Before: no read may be served the data this call replaces. After: nor what a read that
+            # overlapped it saw. Also when it fails: it may have written part of its change.
+            cache.forget_server(entry.source)
+            try:
+                return await self._dispatch(entry, call, timeout)
+            finally:
+                cache.forget_server(entry.source)
+        started = time.perf_counter()
+        hit = cache.get(entry.spec, entry.original, call.arguments, chat=scope)
+        if hit is not None:
+            update = {"call_id": call.id, "cached": True, "duration": time.perf_counter() - started}
+            return hit.model_copy(update=update)
+        generation = cache.generation(entry.source)
+        result = await self._dispatch(entry, call, timeout)
+        cache.put(entry.spec, entry.original, call.arguments, result, chat=scope, generation=generation)
         return result
 
     async def _dispatch(self, entry: _Entry, call: ToolCall, timeout: float | None) -> ToolResult:
