@@ -1,7 +1,10 @@
-"""Agents against the scripted model, through the real `openai` client and our OpenAI-compatible adapter.
+"""Agents for the loop tests.
 
-`scripted_agent(turns, ...)` starts a `ScriptedModel` serving `turns`, points an `OpenAIChatModel` at
-it and yields `(agent, server)`; leaving the block checks the script was consumed exactly.
+`agent_for(model, ...)` puts an in-process model (a `FunctionModel`) in an agent: most tests test the
+loop, not the wire. `scripted_agent(turns, ...)` starts a `ScriptedModel` serving `turns`, points an
+`OpenAIChatModel` at it and yields `(agent, server)`, for what needs the real client and HTTP (a stream
+closed on the wire, an endpoint rejecting tools, the seeds end to end); leaving the block checks the
+script was consumed exactly.
 """
 
 from __future__ import annotations
@@ -15,9 +18,44 @@ import anyio
 
 from toolbridge.agent import Agent, AgentDefinition, Approver
 from toolbridge.models import Model, ModelEvent, ModelRequest, OpenAIChatModel, ToolMode
+from toolbridge.parsing import call_format
 from toolbridge.testing import RecordedRequest, ScriptedModel, Turn
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
-from toolbridge.types import ToolAnnotations, ToolMessage, UserMessage
+from toolbridge.types import ToolAnnotations, ToolCall, ToolMessage, ToolResult, UserMessage
+
+HERMES = call_format("hermes")
+
+
+def agent_for(
+    model: Model,
+    *,
+    tools: Toolbox | ToolRegistry | Iterable[FunctionTool] | None = None,
+    definition: AgentDefinition | None = None,
+    approve: Approver | None = None,
+) -> Agent:
+    """An agent with `model`, the native tools plus `tools` (function tools) or a toolbox/registry."""
+    if tools is not None and not isinstance(tools, Toolbox | ToolRegistry):
+        tools = ToolRegistry(native=[*native_tools(), *tools])
+    return Agent(model, tools, definition, approve=approve)
+
+
+def results_sent(request: ModelRequest) -> list[ToolResult]:
+    """The tool results a (native-mode) request ends with."""
+    results: list[ToolResult] = []
+    for message in reversed(request.messages):
+        if not isinstance(message, ToolMessage):
+            break
+        results.insert(0, message.result)
+    return results
+
+
+def calculate(expression: str) -> ToolCall:
+    return ToolCall(name="calculate", arguments={"expression": expression})
+
+
+def in_text(*calls: ToolCall, before: str = "") -> str:
+    """Calls written as text, the way a prompt-mode model writes them (hermes)."""
+    return before + "\n".join(HERMES.format_call(call.name, call.arguments) for call in calls)
 
 
 @asynccontextmanager

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import scripted_agent, tool_messages
+from agent_helpers import agent_for, results_sent
 
 from toolbridge.agent import Agent, AgentDefinition, ApprovalPolicy, load_agent_definition
 from toolbridge.config import parse_config
 from toolbridge.errors import ConfigError
 from toolbridge.models import OpenAIChatModel
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
-from toolbridge.types import ToolAnnotations, ToolSpec
+from toolbridge.testing import FunctionModel, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.types import SystemMessage, ToolAnnotations, ToolCall, ToolSpec
 
 
 def config(agents: Any, path: str = "/home/me/toolbridge.json") -> Any:
@@ -126,25 +126,25 @@ def test_the_agent_offers_only_its_servers_and_allowed_tools() -> None:
 
 @pytest.mark.anyio
 async def test_a_denied_tool_is_neither_offered_nor_run() -> None:
-    script = [Turn.tool_calls(ToolCallSpec("calculate", {"expression": "1 + 1"})), Turn.text("I cannot.")]
+    model = FunctionModel.replying(ToolCall(name="calculate", arguments={"expression": "1 + 1"}), "I cannot.")
     definition = AgentDefinition(instructions="Be brief.", tools={"deny": ["calculate"]})
-    async with scripted_agent(script, definition=definition) as (agent, server):
-        result = await agent.run("1 + 1?")
+    result = await agent_for(model, definition=definition).run("1 + 1?")
 
-    assert server.requests[0].tool_names == ["get_current_time"]
-    assert "Be brief." in server.requests[0].messages[0]["content"]
-    assert "Unknown tool 'calculate'" in tool_messages(server.requests[1])[0]["content"]
+    assert [tool.name for tool in model.requests[0].tools] == ["get_current_time"]
+    assert "Be brief." in str(model.requests[0].messages[0])
+    assert "Unknown tool 'calculate'" in results_sent(model.requests[1])[0].text
     assert result.tool_calls[0].ran is False
 
 
 @pytest.mark.anyio
 async def test_an_agent_without_tool_calling_is_a_plain_chat() -> None:
     markup = '<tool_call>{"name": "calculate", "arguments": {"expression": "1"}}</tool_call>'
-    script = [Turn.text(f"Here is how a call looks: {markup}")]
-    async with scripted_agent(script, definition=AgentDefinition(tool_calling=False)) as (agent, server):
-        result = await agent.run("Show me a tool call.")
+    model = FunctionModel.replying(f"Here is how a call looks: {markup}")
+    result = await agent_for(model, definition=AgentDefinition(tool_calling=False)).run(
+        "Show me a tool call."
+    )
 
-    assert server.requests[0].tools == []
+    assert not model.requests[0].tools
     assert result.output.endswith(markup)
     assert result.tool_calls == []
     assert result.tool_mode == "none"
@@ -153,17 +153,17 @@ async def test_an_agent_without_tool_calling_is_a_plain_chat() -> None:
 @pytest.mark.anyio
 async def test_from_config_builds_the_named_agent_with_its_toolbox(tmp_path: Path) -> None:
     document = {"agents": {"counter": {"instructions": "You count things.", "tools": ["calculate"]}}}
-    async with ScriptedModel([Turn.text("Ready.")]) as server:
-        model = OpenAIChatModel("m", base_url=server.base_url, api_key="test", max_retries=0)
-        async with Agent.from_config(
-            parse_config(document, path=tmp_path / "c.json"), name="counter", model=model
-        ) as agent:
-            result = await agent.run("Hi")
-        await model.aclose()
+    model = FunctionModel.replying("Ready.")
+    async with Agent.from_config(
+        parse_config(document, path=tmp_path / "c.json"), name="counter", model=model
+    ) as agent:
+        result = await agent.run("Hi")
 
     assert agent.definition.name == "counter"
-    assert server.requests[0].tool_names == ["calculate"]
-    assert server.requests[0].messages[0]["content"].startswith("You are counter.\n\nYou count things.")
+    assert [tool.name for tool in model.requests[0].tools] == ["calculate"]
+    system = model.requests[0].messages[0]
+    assert isinstance(system, SystemMessage)
+    assert system.content.startswith("You are counter.\n\nYou count things.")
     assert result.output == "Ready."
 
 

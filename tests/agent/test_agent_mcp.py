@@ -8,13 +8,14 @@ from collections.abc import AsyncIterator, Callable
 
 import anyio
 import pytest
-from agent_helpers import scripted_agent, tool_messages
+from agent_helpers import agent_for, results_sent, scripted_agent, tool_messages
 
 from toolbridge.agent import AgentDefinition, ToolCallStartedEvent
 from toolbridge.config import Config
 from toolbridge.config.model import ServerConfig
-from toolbridge.testing import ToolCallSpec, Turn
+from toolbridge.testing import FunctionModel, ToolCallSpec, Turn
 from toolbridge.tools import Toolbox
+from toolbridge.types import ToolCall
 
 pytestmark = pytest.mark.anyio
 
@@ -34,16 +35,16 @@ async def toolbox(stdio_server: Callable[..., ServerConfig]) -> AsyncIterator[To
 async def test_a_ctrl_c_cancels_the_call_running_in_the_server_and_leaves_nothing_running(
     toolbox: Toolbox,
 ) -> None:
-    script = [Turn.tool_calls(ToolCallSpec("sleep", {"ms": 60_000, "tag": "ctrl-c"}))]
+    model = FunctionModel.replying(ToolCall(name="sleep", arguments={"ms": 60_000, "tag": "ctrl-c"}))
+    agent = agent_for(model, tools=toolbox)
     tasks_before = len(asyncio.all_tasks())
-    async with scripted_agent(script, tools=toolbox) as (agent, _server):
-        with anyio.CancelScope() as ctrl_c:
-            async with agent.stream("Sleep for a minute.") as stream:
-                async for event in stream:
-                    if isinstance(event, ToolCallStartedEvent):
-                        # Every task is waiting: the request went out and the call is running.
-                        await anyio.wait_all_tasks_blocked()
-                        ctrl_c.cancel()
+    with anyio.CancelScope() as ctrl_c:
+        async with agent.stream("Sleep for a minute.") as stream:
+            async for event in stream:
+                if isinstance(event, ToolCallStartedEvent):
+                    # Every task is waiting: the request went out and the call is running.
+                    await anyio.wait_all_tasks_blocked()
+                    ctrl_c.cancel()
 
     assert ctrl_c.cancelled_caught
     assert stream.result is not None
@@ -71,14 +72,17 @@ async def test_calls_to_a_server_run_concurrently(toolbox: Toolbox) -> None:
 
 
 async def test_a_tool_error_and_a_timeout_come_back_as_results(toolbox: Toolbox) -> None:
-    calls = [ToolCallSpec("fail", {"message": "the disk is full"}), ToolCallSpec("sleep", {"ms": 10_000})]
-    script = [Turn.tool_calls(*calls), Turn.text("Both failed.")]
-    definition = AgentDefinition(call_timeout=0.2)
-    async with scripted_agent(script, tools=toolbox, definition=definition) as (agent, server):
-        result = await agent.run("Try both.")
+    calls = [
+        ToolCall(name="fail", arguments={"message": "the disk is full"}),
+        ToolCall(name="sleep", arguments={"ms": 10_000}),
+    ]
+    model = FunctionModel.replying(calls, "Both failed.")
+    result = await agent_for(model, tools=toolbox, definition=AgentDefinition(call_timeout=0.2)).run(
+        "Try both."
+    )
 
-    failed, timed_out = tool_messages(server.requests[1])
-    assert "the disk is full" in failed["content"]
-    assert "timed out" in timed_out["content"]
+    failed, timed_out = results_sent(model.requests[1])
+    assert "the disk is full" in failed.text
+    assert "timed out" in timed_out.text
     assert all(record.result.is_error for record in result.tool_calls)
     assert result.output == "Both failed."

@@ -1,5 +1,6 @@
 """Streaming: the events, closing the model's stream right after its calls, tool-mode recovery and
-fallback, approval, and leaving or cancelling a stream."""
+fallback, approval, and leaving or cancelling a stream. An in-process model, except where the wire is
+the point (the HTTP stream closed after a call, an endpoint rejecting tools)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from agent_helpers import destructive_tool, scripted_agent, tool_messages
+from agent_helpers import agent_for, calculate, destructive_tool, in_text, results_sent, scripted_agent
 
 from toolbridge.agent import (
     AgentDefinition,
@@ -22,12 +23,15 @@ from toolbridge.agent import (
     parse_event,
 )
 from toolbridge.errors import UsageError
-from toolbridge.testing import ToolCallSpec, Turn
+from toolbridge.models import ReasoningDelta
+from toolbridge.testing import FunctionModel, ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool
+from toolbridge.types import AssistantMessage, ToolCall
 
 pytestmark = pytest.mark.anyio
 
 TIME = ToolCallSpec("get_current_time", {"timezone": "UTC"})
+GET_TIME = ToolCall(name="get_current_time", arguments={"timezone": "UTC"})
 
 
 async def collect(agent_stream: object) -> list[AgentEvent]:
@@ -39,9 +43,9 @@ async def collect(agent_stream: object) -> list[AgentEvent]:
 
 
 async def test_events_tell_the_whole_run_in_order_and_survive_json() -> None:
-    script = [Turn.reasoning("Need the time.").then_tool_calls(TIME), Turn.text("It is late.")]
-    async with scripted_agent(script) as (agent, _server):
-        events = await collect(agent.stream("What time is it?"))
+    thinking = [ReasoningDelta(piece) for piece in ("Need ", "the ", "time", ".")]
+    model = FunctionModel.replying([*thinking, GET_TIME], ["It ", "is ", "late."])
+    events = await collect(agent_for(model).stream("What time is it?"))
 
     assert [e.type for e in events] == [
         "message_added",  # the prompt
@@ -103,26 +107,31 @@ async def test_the_stream_is_closed_right_after_the_call_and_the_filler_never_se
 
 
 async def test_calls_written_back_to_back_are_all_read_before_the_stream_closes() -> None:
-    calls = [ToolCallSpec("calculate", {"expression": f"{n} * 2"}) for n in (1, 2, 3)]
-    first = Turn.calls_in_text(*calls).then_text("\nNow I wait.").then_tokens(500)
-    async with scripted_agent([first, Turn.text("2, 4, 6")], tool_mode="prompt") as (agent, server):
-        result = await agent.run("Double 1, 2 and 3.")
+    calls = [calculate(f"{n} * 2") for n in (1, 2, 3)]
+    first = [in_text(*calls), "\nNow I wait.", *(" (waiting)" for _ in range(500))]
+    model = FunctionModel.replying(first, "2, 4, 6", tool_mode="prompt")
+    result = await agent_for(model).run("Double 1, 2 and 3.")
 
     assert [r.result.text for r in result.tool_calls] == ["2", "4", "6"]
-    assert server.requests[1].messages[-1]["content"].count("<tool_result") == 3
+    assert str(model.requests[1].messages[-1]).count("<tool_result") == 3
+    assert not model.replies[0].completed  # the stream was closed at "Now I wait."
+    assert len(model.replies[0].events) == 2
 
 
 async def test_markup_leaked_into_native_text_is_recovered_as_calls() -> None:
-    leaked = Turn.text("<tool_call>" + json.dumps({"name": "calculate", "arguments": {"expression": "2+2"}}))
-    leaked = leaked.then_text("</tool_call>")
-    async with scripted_agent([leaked, Turn.text("4")], tool_mode="native") as (agent, server):
-        events = await collect(agent.stream("2+2?"))
+    leaked = [
+        "<tool_call>" + json.dumps({"name": "calculate", "arguments": {"expression": "2+2"}}),
+        "</tool_call>",
+    ]
+    model = FunctionModel.replying(leaked, "4", tool_mode="native")
+    events = await collect(agent_for(model).stream("2+2?"))
 
     assert not any(isinstance(e, TextDeltaEvent) and "tool_call" in e.text for e in events)
-    assistant = server.requests[1].messages[-2]
-    assert assistant["tool_calls"][0]["function"]["name"] == "calculate"
-    assert tool_messages(server.requests[1])[0]["content"] == "4"
-    assert server.requests[1].tools  # still native mode
+    assistant = model.requests[1].messages[-2]
+    assert isinstance(assistant, AssistantMessage)
+    assert assistant.tool_calls[0].name == "calculate"
+    assert results_sent(model.requests[1])[0].text == "4"
+    assert model.requests[1].tools  # still native mode
 
 
 async def test_auto_mode_falls_back_to_prompt_mode_when_tools_are_rejected(tool_mode_memory: Path) -> None:
@@ -158,9 +167,10 @@ async def test_a_destructive_call_waits_for_approval(approved: bool) -> None:
         asked.append(request)
         return approved
 
-    script = [Turn.tool_calls(ToolCallSpec("delete_file", {"path": "/tmp/x"})), Turn.text("OK.")]
-    async with scripted_agent(script, tools=[destructive_tool(deleted)], approve=approve) as (agent, server):
-        events = await collect(agent.stream("Delete /tmp/x"))
+    model = FunctionModel.replying(ToolCall(name="delete_file", arguments={"path": "/tmp/x"}), "OK.")
+    events = await collect(
+        agent_for(model, tools=[destructive_tool(deleted)], approve=approve).stream("Delete /tmp/x")
+    )
 
     [request] = asked
     assert request.call.arguments == {"path": "/tmp/x"}
@@ -171,15 +181,15 @@ async def test_a_destructive_call_waits_for_approval(approved: bool) -> None:
         < types.index("approval_decided")
         < types.index("tool_call_finished")
     )
-    [result] = tool_messages(server.requests[1])
+    [result] = results_sent(model.requests[1])
     [finished] = [e for e in events if isinstance(e, ToolCallFinishedEvent)]
     if approved:
         assert deleted == ["/tmp/x"]
-        assert result["content"] == "deleted /tmp/x"
+        assert result.text == "deleted /tmp/x"
         assert finished.error_kind is None
     else:
         assert deleted == []
-        assert "The user declined this call" in result["content"]
+        assert "The user declined this call" in result.text
         assert finished.error_kind == "denied"  # shown as declined without reading the message
 
 
@@ -190,28 +200,21 @@ async def test_an_approvers_own_exception_surfaces_as_itself(streamed: bool) -> 
     async def approve(request: ApprovalRequest) -> bool:
         raise PermissionError("the approval service is down")
 
-    script = [Turn.tool_calls(ToolCallSpec("delete_file", {"path": "/tmp/x"}), TIME)]
-    async with scripted_agent(script, tools=[destructive_tool(deleted)], approve=approve) as (agent, _):
-        run = collect(agent.stream("Delete /tmp/x")) if streamed else agent.run("Delete /tmp/x")
-        with pytest.raises(PermissionError, match="the approval service is down"):
-            await run
+    model = FunctionModel.replying([ToolCall(name="delete_file", arguments={"path": "/tmp/x"}), GET_TIME])
+    agent = agent_for(model, tools=[destructive_tool(deleted)], approve=approve)
+    run = collect(agent.stream("Delete /tmp/x")) if streamed else agent.run("Delete /tmp/x")
+    with pytest.raises(PermissionError, match="the approval service is down"):
+        await run
     assert deleted == []
 
 
 async def test_approval_policy_overrides_and_no_approver_means_declined() -> None:
     deleted: list[str] = []
     never_ask = AgentDefinition(approval={"tools": {"delete_*": "never"}, "servers": {"native": "always"}})
-    script = [
-        Turn.tool_calls(
-            ToolCallSpec("delete_file", {"path": "a"}), ToolCallSpec("calculate", {"expression": "1"})
-        ),
-        Turn.text("Done."),
-    ]
-    async with scripted_agent(script, tools=[destructive_tool(deleted)], definition=never_ask) as (
-        agent,
-        _server,
-    ):
-        result = await agent.run("Go.")
+    model = FunctionModel.replying(
+        [ToolCall(name="delete_file", arguments={"path": "a"}), calculate("1")], "Done."
+    )
+    result = await agent_for(model, tools=[destructive_tool(deleted)], definition=never_ask).run("Go.")
 
     assert deleted == ["a"]  # the tool rule beats the server rule
     declined = result.tool_calls[1]
@@ -232,9 +235,11 @@ async def test_leaving_the_stream_early_cancels_the_run_and_its_tool() -> None:
             tool_cancelled.set()
         return "unreachable"
 
-    script = [Turn.tool_calls(ToolCallSpec("wait_forever", {}))]
-    tools = [FunctionTool.from_function(wait_forever)]
-    async with scripted_agent(script, tools=tools) as (agent, _server), agent.stream("Wait.") as stream:
+    agent = agent_for(
+        FunctionModel.replying(ToolCall(name="wait_forever")),
+        tools=[FunctionTool.from_function(wait_forever)],
+    )
+    async with agent.stream("Wait.") as stream:
         async for event in stream:
             if isinstance(event, ToolCallStartedEvent):
                 await tool_started.wait()
@@ -255,15 +260,17 @@ async def test_cancel_ends_the_run_with_a_final_event() -> None:
         await anyio.sleep_forever()
         return "unreachable"
 
-    script = [Turn.tool_calls(ToolCallSpec("wait_forever", {}))]
-    async with scripted_agent(script, tools=[FunctionTool.from_function(wait_forever)]) as (agent, _server):
-        events: list[AgentEvent] = []
-        async with agent.stream("Wait.") as stream:
-            async for event in stream:
-                events.append(event)
-                if isinstance(event, ToolCallStartedEvent):
-                    await tool_started.wait()
-                    stream.cancel()
+    agent = agent_for(
+        FunctionModel.replying(ToolCall(name="wait_forever")),
+        tools=[FunctionTool.from_function(wait_forever)],
+    )
+    events: list[AgentEvent] = []
+    async with agent.stream("Wait.") as stream:
+        async for event in stream:
+            events.append(event)
+            if isinstance(event, ToolCallStartedEvent):
+                await tool_started.wait()
+                stream.cancel()
 
     final = events[-1]
     assert isinstance(final, FinalEvent)
@@ -276,7 +283,6 @@ async def test_cancel_ends_the_run_with_a_final_event() -> None:
 
 
 async def test_iterating_without_entering_the_stream_says_how_to_use_it() -> None:
-    async with scripted_agent([]) as (agent, _server):
-        with pytest.raises(UsageError, match=r"async with agent\.stream"):
-            async for _ in agent.stream("Hi"):
-                pass
+    with pytest.raises(UsageError, match=r"async with agent\.stream"):
+        async for _ in agent_for(FunctionModel.replying()).stream("Hi"):
+            pass

@@ -20,7 +20,7 @@ from toolbridge.models import (
     UsageReport,
 )
 from toolbridge.models.demo import extract_expression
-from toolbridge.parsing import parse
+from toolbridge.parsing import call_format, parse
 from toolbridge.prompting import build_system_prompt
 from toolbridge.tools.native import native_tools
 from toolbridge.types import (
@@ -72,7 +72,9 @@ def native_call(events: list[ModelEvent]) -> tuple[str, dict[str, object]]:
 
 
 def prompt_mode_system(tools: list[ToolSpec]) -> SystemMessage:
-    return SystemMessage(content=build_system_prompt(None, tools, tool_mode="prompt"))
+    return SystemMessage(
+        content=build_system_prompt(None, tools, tool_mode="prompt", dialect=call_format("hermes"))
+    )
 
 
 # -- native mode ---------------------------------------------------------------------------------------

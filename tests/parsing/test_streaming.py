@@ -183,3 +183,14 @@ def test_plain_text_is_never_held_back() -> None:
     assert parser.feed("`js") == [TextDelta("```js")]
     assert parser.feed("<tool_ca") == []
     assert parser.finish() == [TextDelta("<tool_ca")]
+
+
+def test_parsers_share_no_state_not_even_cached_events() -> None:
+    # One-character deltas reuse event objects within a parser (that is the fast path), never across
+    # parsers: a module-level cache would be state shared by every stream in the process.
+    first, second = StreamParser(), StreamParser()
+    [a1], [a2] = first.feed("a"), first.feed("a")
+    [b1] = second.feed("a")
+    assert a1 is a2
+    assert a1 == b1
+    assert a1 is not b1

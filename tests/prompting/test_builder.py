@@ -8,20 +8,23 @@ import pytest
 
 import toolbridge.prompting
 from toolbridge.errors import UsageError
+from toolbridge.parsing import call_format
 from toolbridge.prompting import Persona, build_system_prompt, render_calling_convention, render_tool_catalog
 from toolbridge.types import ToolSpec
+
+HERMES = call_format("hermes")
 
 PERSONA = Persona(name="Sheets", description="You help with Excel files.", instructions="Answer briefly.")
 
 
 def test_the_public_names_are_exactly_these() -> None:
     assert set(toolbridge.prompting.__all__) == {
+        "CallWriter",
         "Persona",
         "SchemaTarget",
         "ToolMode",
         "build_system_prompt",
         "example_arguments",
-        "format_tool_call",
         "openai_strict_problems",
         "openai_tool_definitions",
         "render_calling_convention",
@@ -48,17 +51,27 @@ def test_without_tools_the_prompt_is_the_persona(persona: Persona | None, expect
 
 
 def test_prompt_mode_has_persona_then_catalog_then_convention(corpus: list[ToolSpec]) -> None:
-    prompt = build_system_prompt(PERSONA, corpus, tool_mode="prompt")
+    prompt = build_system_prompt(PERSONA, corpus, tool_mode="prompt", dialect=HERMES)
     persona_at = prompt.index("You are Sheets.")
     catalog_at = prompt.index(render_tool_catalog(corpus))
-    convention_at = prompt.index(render_calling_convention(corpus))
+    convention_at = prompt.index(render_calling_convention(corpus, HERMES))
     assert persona_at < catalog_at < convention_at
     for tool in corpus:
         assert f"\n## {tool.name}\n" in prompt
 
 
-def test_prompt_mode_is_the_default(corpus: list[ToolSpec]) -> None:
-    assert build_system_prompt(PERSONA, corpus) == build_system_prompt(PERSONA, corpus, tool_mode="prompt")
+def test_prompt_mode_is_the_default_and_needs_a_dialect(corpus: list[ToolSpec]) -> None:
+    default = build_system_prompt(PERSONA, corpus, dialect=HERMES)
+    assert default == build_system_prompt(PERSONA, corpus, tool_mode="prompt", dialect=HERMES)
+    with pytest.raises(UsageError, match="dialect"):
+        build_system_prompt(PERSONA, corpus)
+
+
+def test_the_convention_is_written_in_the_dialect_given(corpus: list[ToolSpec]) -> None:
+    fenced = build_system_prompt(PERSONA, corpus, dialect=call_format("fenced"))
+    assert "```tool\nname: " in fenced
+    assert "several ```tool blocks in one reply" in fenced
+    assert "<tool_call>" not in fenced
 
 
 def test_native_mode_leaves_the_catalog_to_the_api(corpus: list[ToolSpec]) -> None:
@@ -78,7 +91,7 @@ def test_the_full_prompt_is_logged_at_debug_level(
     corpus: list[ToolSpec], caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.DEBUG, logger="toolbridge.prompting"):
-        prompt = build_system_prompt(PERSONA, corpus)
+        prompt = build_system_prompt(PERSONA, corpus, dialect=HERMES)
     [record] = [r for r in caplog.records if r.name == "toolbridge.prompting"]
     assert record.levelno == logging.DEBUG
     assert record.getMessage().endswith(prompt)
@@ -87,5 +100,5 @@ def test_the_full_prompt_is_logged_at_debug_level(
 
 def test_nothing_is_logged_above_debug(corpus: list[ToolSpec], caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="toolbridge.prompting"):
-        build_system_prompt(PERSONA, corpus)
+        build_system_prompt(PERSONA, corpus, dialect=HERMES)
     assert not [r for r in caplog.records if r.name == "toolbridge.prompting"]

@@ -9,8 +9,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from toolbridge.prompting import example_arguments, format_tool_call, render_calling_convention
+from toolbridge.parsing import call_format
+from toolbridge.prompting import example_arguments, render_calling_convention
 from toolbridge.types import ToolSpec
+
+HERMES = call_format("hermes")
 
 TOOL_CALL = re.compile(r"<tool_call>(\{.*?\})</tool_call>", re.DOTALL)
 
@@ -24,7 +27,7 @@ def example_call(text: str) -> dict[str, Any]:
 
 
 def test_the_convention_explains_the_format_and_the_rules(corpus: list[ToolSpec]) -> None:
-    text = render_calling_convention(corpus)
+    text = render_calling_convention(corpus, HERMES)
     assert "<tool_call>" in text
     assert '"name"' in text
     assert '"arguments"' in text
@@ -35,13 +38,13 @@ def test_the_convention_explains_the_format_and_the_rules(corpus: list[ToolSpec]
 
 
 def test_the_model_is_never_asked_for_a_source(corpus: list[ToolSpec]) -> None:
-    text = render_calling_convention(corpus)
+    text = render_calling_convention(corpus, HERMES)
     assert "source" not in text.lower()
     assert set(example_call(text)) == {"name", "arguments"}
 
 
 def test_the_example_is_a_valid_hermes_call_to_a_real_tool(corpus: list[ToolSpec]) -> None:
-    call = example_call(render_calling_convention(corpus))
+    call = example_call(render_calling_convention(corpus, HERMES))
     tools = {tool.name: tool for tool in corpus}
     assert call["name"] in tools
     assert call["arguments"]
@@ -60,19 +63,19 @@ def test_the_example_prefers_a_tool_with_arguments() -> None:
             },
         ),
     ]
-    assert example_call(render_calling_convention(tools)) == {
+    assert example_call(render_calling_convention(tools, HERMES)) == {
         "name": "get_current_time",
         "arguments": {"timezone": "example"},
     }
 
 
 def test_without_tools_the_example_is_generic() -> None:
-    assert example_call(render_calling_convention([]))["name"] == "tool_name"
+    assert example_call(render_calling_convention([], HERMES))["name"] == "tool_name"
 
 
-def test_format_tool_call_writes_one_line_of_json_between_the_tags() -> None:
+def test_hermes_writes_one_line_of_json_between_the_tags() -> None:
     assert (
-        format_tool_call("t", {"q": "café"})
+        HERMES.format_call("t", {"q": "café"})
         == '<tool_call>{"name": "t", "arguments": {"q": "café"}}</tool_call>'
     )
 

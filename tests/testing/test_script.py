@@ -13,7 +13,11 @@ def test_public_names_are_exactly_the_testing_kit() -> None:
     assert set(toolbridge.testing.__all__) == {
         "ErrorReply",
         "Expectation",
+        "FunctionModel",
+        "FunctionReply",
         "RecordedRequest",
+        "ReplyFunction",
+        "ReplyPiece",
         "ReplyRecord",
         "ScriptedAnthropicModel",
         "ScriptedModel",

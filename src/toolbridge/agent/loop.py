@@ -8,8 +8,9 @@ Each step sends one request to the model, reads the reply, records it, and retur
     Stop(reason, detail) max_steps (the calls of the last allowed step do not run), repeated_call (the
                          same calls a third time in a row), model_error (after the provider's retries)
 
-Inside a step, `ToolsNotSupportedError` in `auto` mode switches the run (and, through the models layer,
-the model) to prompt mode and redoes the step. Cancellation (Ctrl-C, `AgentStream.cancel()`, a cancelled
+How tools reach the model (natively, in the prompt, or `auto`) is the business of the model wrapper
+the run holds (`toolbridge.models.tool_calling`); the loop sees native-style events whatever the mode.
+Cancellation (Ctrl-C, `AgentStream.cancel()`, a cancelled
 scope) can come at any await; the run is then finished as `cancelled` with whatever completed, and the
 cancellation goes on. Finishing always leaves a well-formed transcript: every call of the last assistant
 message gets a tool message, saying it did not run if need be.
@@ -24,7 +25,6 @@ from typing import Literal
 
 import anyio
 
-from toolbridge.agent._messages import for_prompt_mode, invalid_call_feedback, without_system
 from toolbridge.agent._reply import Emit, Reply, read_reply
 from toolbridge.agent._tools import ToolRunner
 from toolbridge.agent.approval import Approver
@@ -35,11 +35,10 @@ from toolbridge.agent.events import (
     MessageAddedEvent,
     StepFinishedEvent,
     StepStartedEvent,
-    ToolModeChangedEvent,
 )
 from toolbridge.agent.result import RunResult, StopReason, ToolCallRecord
-from toolbridge.errors import ModelError, ToolsNotSupportedError
-from toolbridge.models import Model, ModelRequest, ModelSettings, remember_prompt_mode
+from toolbridge.errors import ModelError
+from toolbridge.models import Model, ModelRequest, ModelSettings, ToolCallingModel, tool_calling_model
 from toolbridge.prompting import Persona, build_system_prompt
 from toolbridge.tools.registry import ToolRegistry
 from toolbridge.types import (
@@ -119,7 +118,10 @@ class AgentRun:
         self._approve = approve
         self._emit = emit
         self._settings = settings or ModelSettings()
-        self._messages: list[Message] = [*without_system(history), UserMessage(content=prompt)]
+        self._messages: list[Message] = [
+            *(m for m in history if not isinstance(m, SystemMessage)),
+            UserMessage(content=prompt),
+        ]
         self._new_message_index = len(self._messages) - 1
         self._published = self._new_message_index
         """Messages before this index were announced with a `MessageAddedEvent` (or came as history)."""
@@ -128,7 +130,8 @@ class AgentRun:
             registry, (), definition, approve=approve, emit=emit, cache_scope=cache_scope
         )
         self._mode: ActiveMode = "none"
-        self._system_prompts: dict[ActiveMode, str] = {}
+        self._tools_model: ToolCallingModel | None = None
+        self._system_prompt = ""
         self._steps = 0
         self._usage = Usage()
         self._records: list[ToolCallRecord] = []
@@ -166,11 +169,11 @@ class AgentRun:
         if self._definition.tool_calling:
             listed = await self._registry.list_tools(servers=self._servers())
             self._tools = self._definition.select_tools(listed)
-        if not self._tools:
-            self._mode = "none"
-        else:
-            configured = self._definition.tool_mode or self._model.tool_mode
-            self._mode = "prompt" if configured == "prompt" else "native"
+        if self._tools:
+            self._tools_model = tool_calling_model(self._model, self._definition.tool_mode)
+            await self._tools_model.prepare()
+            self._mode = self._tools_model.active_tool_mode
+        self._system_prompt = build_system_prompt(self._persona(), ())
         self._runner = ToolRunner(
             self._registry,
             self._tools,
@@ -190,10 +193,14 @@ class AgentRun:
         step = self._steps
         await self._send(StepStartedEvent(step=step, tool_mode=self._mode))
         try:
-            reply = await self._request(step)
+            reply = await read_reply(
+                self._tools_model or self._model, self._request(), step=step, emit=self._emit
+            )
         except ModelError as error:
             await self._send(StepFinishedEvent(step=step, outcome="stop"))
             return Stop("model_error", str(error), error)
+        if self._tools_model is not None:
+            self._mode = self._tools_model.active_tool_mode  # auto mode may have switched to prompt
         self._usage = self._usage + reply.usage
         outcome = self._decide(reply)
         await self._send(
@@ -206,22 +213,6 @@ class AgentRun:
             )
         )
         return outcome
-
-    async def _request(self, step: int) -> Reply:
-        """Send the step's request and read the reply; in auto mode, fall back to prompt mode once."""
-        while True:
-            try:
-                request = self._build_request()
-                return await read_reply(
-                    self._model, request, step=step, emit=self._emit, find_calls=bool(self._tools)
-                )
-            except ToolsNotSupportedError as error:
-                configured = self._definition.tool_mode or self._model.tool_mode
-                if self._mode != "native" or configured != "auto":
-                    raise
-                remember_prompt_mode(self._model, str(error))
-                self._mode = "prompt"
-                await self._send(ToolModeChangedEvent(step=step, tool_mode="prompt", reason=str(error)))
 
     def _decide(self, reply: Reply) -> StepOutcome:
         """Record the reply in the transcript and pick the outcome of the step."""
@@ -255,8 +246,9 @@ class AgentRun:
         await self._runner.run_all(step, reply.calls, reply.failed_calls, self._finished_calls)
         self._answer_calls(lambda call: ToolResult.error(call.id, "The call did not run.", kind="cancelled"))
         if reply.invalid_calls:
-            problems = [(invalid.message, invalid.raw) for invalid in reply.invalid_calls]
-            self._messages.append(UserMessage(content=invalid_call_feedback(problems)))
+            # Calls the model wrote but that could not be read: it is told in its model's own words.
+            feedback = "\n".join(invalid.feedback for invalid in reply.invalid_calls)
+            self._messages.append(UserMessage(content=feedback))
 
     def _finish(self, outcome: FinalAnswer | Stop) -> RunResult:
         error = None
@@ -295,25 +287,21 @@ class AgentRun:
         self._unanswered = []
         self._finished_calls = {}
 
-    def _build_request(self) -> ModelRequest:
+    def _request(self) -> ModelRequest:
+        """The step's request; the model wrapper adds the tool section of the system prompt."""
         messages: list[Message] = []
-        if system := self._system_prompt():
-            messages.append(SystemMessage(content=system))
-        messages += self._messages if self._mode == "native" else for_prompt_mode(self._messages)
-        tools = self._tools if self._mode == "native" else ()
-        return ModelRequest(messages=messages, tools=tools, settings=self._settings)
+        if self._system_prompt:
+            messages.append(SystemMessage(content=self._system_prompt))
+        messages += self._messages
+        return ModelRequest(messages=messages, tools=self._tools, settings=self._settings)
 
-    def _system_prompt(self) -> str:
-        if self._mode not in self._system_prompts:
-            definition = self._definition
-            persona = Persona(
-                name=definition.name if definition.name != "default" else "",
-                description=definition.description,
-                instructions=definition.instructions,
-            )
-            tool_mode: Literal["native", "prompt"] = "native" if self._mode == "native" else "prompt"
-            self._system_prompts[self._mode] = build_system_prompt(persona, self._tools, tool_mode=tool_mode)
-        return self._system_prompts[self._mode]
+    def _persona(self) -> Persona:
+        definition = self._definition
+        return Persona(
+            name=definition.name if definition.name != "default" else "",
+            description=definition.description,
+            instructions=definition.instructions,
+        )
 
     def _with_unique_ids(self, reply: Reply) -> Reply:
         # Prompt-mode models reuse ids like "call_001" across replies; results must stay matched.

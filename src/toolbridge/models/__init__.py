@@ -8,13 +8,19 @@
   `httpx2.AsyncClient` to reach it through.
 - `resolve_model(name, config)`: a name from the config's `models` section, `provider:model`, `demo`,
   or the defaults (`$OPENAI_API_KEY`, a local Ollama); `resolve_model_async` from async code.
+- `NativeToolsModel`, `PromptToolsModel(inner, dialect=...)`, `AutoToolsModel` and
+  `tool_calling_model(model, mode)`: how tools reach a model (natively, in the prompt, or native until
+  refused); each yields the same native-style events. `ToolCallCollector` turns a reply's
+  `ToolCallDelta`s into `ToolCall`s.
 - `remember_prompt_mode` / `remembered_tool_mode`: the memory of endpoints that reject native tools.
 """
 
 from typing import TYPE_CHECKING, Any
 
+from toolbridge.models._calls import CollectedCall, ToolCallCollector
 from toolbridge.models.base import (
     Finish,
+    InvalidToolCall,
     Model,
     ModelEvent,
     ModelRequest,
@@ -23,6 +29,7 @@ from toolbridge.models.base import (
     TextDelta,
     ToolCallDelta,
     ToolMode,
+    ToolModeChanged,
     UsageReport,
 )
 from toolbridge.models.demo import DemoModel
@@ -36,6 +43,14 @@ from toolbridge.models.resolve import (
     resolve_model,
     resolve_model_async,
 )
+from toolbridge.models.tool_calling import (
+    ActiveToolMode,
+    AutoToolsModel,
+    NativeToolsModel,
+    PromptToolsModel,
+    ToolCallingModel,
+    tool_calling_model,
+)
 from toolbridge.models.tool_modes import forget_tool_mode, remember_prompt_mode, remembered_tool_mode
 
 if TYPE_CHECKING:
@@ -44,21 +59,30 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROFILES",
+    "ActiveToolMode",
     "AnthropicModel",
+    "AutoToolsModel",
+    "CollectedCall",
     "DemoModel",
     "Finish",
+    "InvalidToolCall",
     "Model",
     "ModelConfig",
     "ModelEvent",
     "ModelRequest",
     "ModelSettings",
+    "NativeToolsModel",
     "OpenAIChatModel",
+    "PromptToolsModel",
     "Provider",
     "ProviderProfile",
     "ReasoningDelta",
     "TextDelta",
+    "ToolCallCollector",
     "ToolCallDelta",
+    "ToolCallingModel",
     "ToolMode",
+    "ToolModeChanged",
     "UsageReport",
     "build_model",
     "find_profile",
@@ -69,6 +93,7 @@ __all__ = [
     "remembered_tool_mode",
     "resolve_model",
     "resolve_model_async",
+    "tool_calling_model",
 ]
 
 

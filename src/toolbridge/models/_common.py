@@ -18,7 +18,6 @@ from toolbridge.models._errors import Endpoint
 from toolbridge.models.base import Model, ModelEvent, ModelRequest, ModelSettings, ToolMode
 from toolbridge.models.profiles import ProviderProfile
 from toolbridge.models.provider import Provider
-from toolbridge.models.tool_modes import remembered_tool_mode
 
 __all__ = ["HttpModel", "LoopLocal", "first_set", "provider_of"]
 
@@ -92,8 +91,6 @@ class HttpModel(Model, Generic[SdkClientT, SdkStreamT]):
         self.name = name
         self.settings = settings or ModelSettings()
         self.tool_mode = tool_mode
-        if tool_mode == "auto" and remembered_tool_mode(self.base_url, model_id) == "prompt":
-            self.tool_mode = "prompt"
         self._endpoint = Endpoint(
             name, model_id, self.base_url, self.profile, provider.max_retries, provider.api_key_from
         )

@@ -10,12 +10,14 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from typing import Literal
 
 from toolbridge.config.agents import ToolMode
 from toolbridge.types import Message, ToolSpec, Usage
 
 __all__ = [
     "Finish",
+    "InvalidToolCall",
     "Model",
     "ModelEvent",
     "ModelRequest",
@@ -24,6 +26,7 @@ __all__ = [
     "TextDelta",
     "ToolCallDelta",
     "ToolMode",
+    "ToolModeChanged",
     "UsageReport",
 ]
 
@@ -40,18 +43,43 @@ class ReasoningDelta:
 
 @dataclass(frozen=True)
 class ToolCallDelta:
-    """A piece of a native tool call. Pieces with the same `index` belong to one call."""
+    """A piece of a tool call. Pieces with the same `index` belong to one call; `arguments` pieces join
+    into the JSON text of its arguments. Calls a model wrote in its text come as one complete piece."""
 
     index: int
     id: str | None = None
     name: str | None = None
     arguments: str = ""
+    source: str | None = None
+    """Where the model said the tool lives (only calls written in text can say so)."""
+
+
+@dataclass(frozen=True)
+class InvalidToolCall:
+    """Text that looked like a tool call but could not be read. It has no id, so it is no call."""
+
+    message: str
+    """What was wrong, for people."""
+    raw: str
+    """The text as the model wrote it."""
+    feedback: str
+    """What to tell the model, in the words of the dialect it was asked to write calls in."""
+
+
+@dataclass(frozen=True)
+class ToolModeChanged:
+    """The endpoint rejected native tools: from this request on, tools are described in the prompt."""
+
+    tool_mode: Literal["native", "prompt"]
+    reason: str
 
 
 @dataclass(frozen=True)
 class Finish:
     reason: str
     """`stop`, `tool_calls`, `length`, or whatever the provider reported."""
+    closed_early: bool = False
+    """The stream was closed after complete calls, before the model finished writing."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +87,9 @@ class UsageReport:
     usage: Usage
 
 
-ModelEvent = TextDelta | ReasoningDelta | ToolCallDelta | Finish | UsageReport
+ModelEvent = (
+    TextDelta | ReasoningDelta | ToolCallDelta | InvalidToolCall | ToolModeChanged | Finish | UsageReport
+)
 
 
 @dataclass(frozen=True)

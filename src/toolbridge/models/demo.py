@@ -39,7 +39,7 @@ from toolbridge.models.base import (
     ToolMode,
     UsageReport,
 )
-from toolbridge.prompting import format_tool_call
+from toolbridge.parsing import call_format
 from toolbridge.types import (
     AssistantMessage,
     Message,
@@ -174,7 +174,7 @@ def plan_reply(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> _Reply
     intro = f"{DEMO_LABEL} Let me use `{call.name}`.\n"
     if native:
         return _Reply(intro, native_calls=[call])
-    return _Reply(intro + format_tool_call(call.name, call.arguments))
+    return _Reply(intro + call_format("hermes").format_call(call.name, call.arguments))
 
 
 # -- reading the conversation ---------------------------------------------------------------------------

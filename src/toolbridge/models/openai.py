@@ -60,8 +60,8 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[ChatComp
 
     `provider` is a `Provider`, or a provider name or profile with the endpoint given here (`base_url`,
     `api_key`, ...). `api_key` defaults to the profile's environment variable; local servers need none.
-    `settings` are defaults that a request's own settings override. `tool_mode="auto"` starts in prompt
-    mode when this endpoint was remembered to reject tools (see `toolbridge.models.tool_modes`).
+    `settings` are defaults that a request's own settings override. `tool_mode` says how an agent gives
+    it tools (see `toolbridge.models.tool_calling`).
     """
 
     sdk_error = openai.OpenAIError

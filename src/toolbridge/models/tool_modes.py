@@ -1,9 +1,11 @@
 """Remembering which endpoints reject native tools, so the next run starts in prompt mode directly.
 
-With `tool_mode: auto`, the agent loop sends tools natively; when the endpoint answers with
-`ToolsNotSupportedError`, the loop calls `remember_prompt_mode(model)` and retries in prompt mode.
-The memory is a small JSON file in the user cache dir (`$TOOLBRIDGE_CACHE_DIR` overrides it), keyed by
-base URL and model id: the same model id on another server may well support tools.
+With `tool_mode: auto`, `AutoToolsModel` sends tools natively; when the endpoint answers with
+`ToolsNotSupportedError`, it calls `remember_prompt_mode(model)` and goes on in prompt mode, and the
+next run asks `remembered_tool_mode` before its first request. The memory is a small JSON file in the
+user cache dir (`$TOOLBRIDGE_CACHE_DIR` overrides it), keyed by base URL and model id: the same model id
+on another server may well support tools. The file is read and written in a worker thread, never on the
+event loop.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import anyio
 import platformdirs
 
 from toolbridge.models.base import Model, ToolMode
@@ -23,6 +26,7 @@ from toolbridge.models.base import Model, ToolMode
 __all__ = [
     "CACHE_DIR_ENV_VAR",
     "cache_dir",
+    "endpoint_of",
     "forget_tool_mode",
     "memory_key",
     "remember_prompt_mode",
@@ -44,43 +48,53 @@ def memory_key(base_url: str, model_id: str) -> str:
     return f"{base_url.rstrip('/')}#{model_id}"
 
 
-def remembered_tool_mode(base_url: str, model_id: str) -> ToolMode | None:
+async def remembered_tool_mode(base_url: str, model_id: str) -> ToolMode | None:
     """`prompt` if this endpoint was seen rejecting tools, else None."""
-    entry = _read().get(memory_key(base_url, model_id))
+    entry = (await anyio.to_thread.run_sync(_read)).get(memory_key(base_url, model_id))
     if isinstance(entry, dict) and entry.get("tool_mode") == "prompt":
         return "prompt"
     return None
 
 
-def remember_prompt_mode(model: Model, reason: str = "") -> None:
+async def remember_prompt_mode(model: Model, reason: str = "") -> None:
     """Switch `model` to prompt mode now, and for later runs (when it has an endpoint to key it by)."""
     model.tool_mode = "prompt"
     key = _key_of(model)
     if key is None:
         return
+    since = datetime.now(UTC).isoformat(timespec="seconds")
+    entry = {"tool_mode": "prompt", "since": since, **({"reason": reason} if reason else {})}
+    await anyio.to_thread.run_sync(_update, key, entry)
+
+
+async def forget_tool_mode(model: Model) -> None:
+    """Drop what was remembered for `model` (e.g. after the server gained tool support)."""
+    key = _key_of(model)
+    if key is not None:
+        await anyio.to_thread.run_sync(_update, key, None)
+
+
+def _update(key: str, entry: dict[str, Any] | None) -> None:
     entries = _read()
-    entries[key] = {"tool_mode": "prompt", "since": datetime.now(UTC).isoformat(timespec="seconds")}
-    if reason:
-        entries[key]["reason"] = reason
+    if entry is not None:
+        entries[key] = entry
+    elif entries.pop(key, None) is None:
+        return
     _write(entries)
 
 
-def forget_tool_mode(model: Model) -> None:
-    """Drop what was remembered for `model` (e.g. after the server gained tool support)."""
-    key = _key_of(model)
-    if key is None:
-        return
-    entries = _read()
-    if entries.pop(key, None) is not None:
-        _write(entries)
-
-
-def _key_of(model: Model) -> str | None:
+def endpoint_of(model: Model) -> tuple[str, str] | None:
+    """The base URL and model id a memory entry is keyed by; None for a model with no endpoint (demo)."""
     base_url = getattr(model, "base_url", None)
     model_id = getattr(model, "model_id", None)
     if isinstance(base_url, str) and isinstance(model_id, str):
-        return memory_key(base_url, model_id)
+        return base_url, model_id
     return None
+
+
+def _key_of(model: Model) -> str | None:
+    endpoint = endpoint_of(model)
+    return memory_key(*endpoint) if endpoint is not None else None
 
 
 def _read() -> dict[str, Any]:

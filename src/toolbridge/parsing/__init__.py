@@ -8,11 +8,15 @@
 
     parse(text) -> ParseResult(content, reasoning, tool_calls, errors)   # a whole output at once
 
-Formats: `hermes` (`<tool_call>{json}</tool_call>`) and `fenced` (a ```` ```tool ```` block). The parser
-is pure (no I/O), looks at each character a bounded number of times, and gives the same result however
-the output is split into chunks.
+    call_format("hermes").format_call("calculate", {"expression": "2 + 2"})  # writing a call
+
+Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`) and `fenced` (a ```` ```tool ```` block);
+each one both writes and reads its calls. The parser is pure (no I/O), looks at each character a bounded
+number of times, and gives the same result however the output is split into chunks. `decode_arguments`
+is the one JSON-repair rule for call arguments. This package imports nothing of toolbridge but `types`.
 """
 
+from toolbridge.parsing._calls import CallProblem, decode_arguments
 from toolbridge.parsing._events import (
     Event,
     ParsedToolCall,
@@ -24,10 +28,13 @@ from toolbridge.parsing._events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from toolbridge.parsing._registry import available_formats
+from toolbridge.parsing._format import CallFormat
+from toolbridge.parsing._registry import available_formats, call_format
 from toolbridge.parsing._stream import StreamParser, parse
 
 __all__ = [
+    "CallFormat",
+    "CallProblem",
     "Event",
     "ParseError",
     "ParseResult",
@@ -39,5 +46,7 @@ __all__ = [
     "ToolCallEnd",
     "ToolCallStart",
     "available_formats",
+    "call_format",
+    "decode_arguments",
     "parse",
 ]

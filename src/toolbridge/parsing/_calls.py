@@ -1,4 +1,8 @@
-"""From the text of a call to a `ParsedToolCall`: JSON decoding with repair, and the aliases models use."""
+"""From the text of a call to a `ParsedToolCall`: JSON decoding with repair, and the aliases models use.
+
+`decode_arguments` is the one rule for arguments written as JSON text, wherever they come from: a call
+parsed out of the text here, or a native call's streamed argument deltas (the models layer uses it).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,15 @@ import json_repair
 
 from toolbridge.parsing._events import ParsedToolCall
 
-__all__ = ["ARGUMENT_KEYS", "NAME_KEYS", "CallProblem", "call_from_fields", "call_from_object", "decode_json"]
+__all__ = [
+    "ARGUMENT_KEYS",
+    "NAME_KEYS",
+    "CallProblem",
+    "call_from_fields",
+    "call_from_object",
+    "decode_arguments",
+    "decode_json",
+]
 
 NAME_KEYS = ("name", "tool_name")
 ARGUMENT_KEYS = ("arguments", "parameters")
@@ -30,9 +42,21 @@ def decode_json(text: str) -> Any:
         repaired = json_repair.loads(text)
     except Exception:  # json-repair has no exception type of its own; any failure means "unreadable"
         repaired = ""
-    if repaired == "" and text.strip() not in ('""', "''"):
+    # Repair turns what it cannot read into an empty value: that is no reading at all.
+    if repaired in ("", None, {}, []):
         raise CallProblem(f"its JSON is invalid and could not be repaired ({error})")
     return repaired
+
+
+def decode_arguments(text: str) -> dict[str, Any]:
+    """A call's arguments from their JSON text (empty text: no arguments), repaired where needed.
+    Raises `CallProblem` unless the text is, or repairs to, one JSON object."""
+    if not text.strip():
+        return {}
+    value = decode_json(text)
+    if not isinstance(value, dict):
+        raise CallProblem(f"the arguments must be a JSON object, got {type(value).__name__}")
+    return value
 
 
 def call_from_object(value: Any, format_name: str) -> ParsedToolCall:
@@ -54,7 +78,7 @@ def call_from_fields(
     if not isinstance(name, str) or not name.strip():
         raise CallProblem("the call has no tool name")
     if isinstance(arguments, str):
-        arguments = decode_json(arguments) if arguments.strip() else {}
+        arguments = decode_arguments(arguments)
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):

@@ -13,9 +13,12 @@ backticks inside its strings are data. A fence such as ```` ```tools ```` is not
 from __future__ import annotations
 
 import enum
+import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
-from toolbridge.parsing._calls import CallProblem, call_from_fields, decode_json
+from toolbridge.parsing._calls import CallProblem, call_from_fields, decode_arguments
 from toolbridge.parsing._events import Event, ParsedToolCall
 from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker
 from toolbridge.parsing._json_scan import JsonScanner
@@ -181,7 +184,7 @@ class _FencedReader(CallReader):
         def build() -> ParsedToolCall:
             if not fields.get("name"):
                 raise CallProblem("the block has no `工具名称:` (or `name:`) line")
-            decoded = decode_json(arguments) if arguments.strip() else {}
+            decoded = decode_arguments(arguments)
             return call_from_fields(fields["name"], decoded, fields.get("id"), fields.get("source"), "fenced")
 
         self._complete(build, self._opening_marker + "".join(self._raw), events)
@@ -206,6 +209,14 @@ class _FencedReader(CallReader):
 class FencedFormat(CallFormat):
     name = "fenced"
     opening_markers = (OPEN,)
+    call_noun = "```tool block"
+    call_instructions = (
+        "a ```tool block: a line `name: ` with the tool's name, then a line `arguments: ` with one JSON "
+        "object matching the tool's parameters, then a closing ```"
+    )
+
+    def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        return f"{OPEN}\nname: {name}\narguments: {json.dumps(arguments, ensure_ascii=False)}\n{FENCE}"
 
     def start_call(self, marker: str) -> CallReader:
         return _FencedReader(marker)

@@ -1,4 +1,5 @@
-"""The interface every call format implements: the markers that open a call, and a reader for its body.
+"""The interface every call format (dialect) implements: how to write a call, the markers that open
+one, and a reader for its body.
 
 A new format (Qwen3 XML, Llama 3 JSON, Mistral `[TOOL_CALLS]`, ...) is one module with a `CallFormat`
 subclass and one entry in `_registry.py`; the stream parser itself does not change.
@@ -8,8 +9,8 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from toolbridge.parsing._calls import CallProblem
 from toolbridge.parsing._events import (
@@ -100,12 +101,21 @@ class CallReader(ABC):
 
 
 class CallFormat(ABC):
-    """A way of writing tool calls in text."""
+    """A way of writing tool calls in text: both writing them (what a model is asked for, and how its
+    earlier calls are shown to it again) and reading them."""
 
     name: ClassVar[str]
     opening_markers: ClassVar[tuple[str, ...]]
     stray_markers: ClassVar[tuple[str, ...]] = ()
     """Closing markers that are dropped when they appear outside a call (never shown as content)."""
+    call_noun: ClassVar[str]
+    """What one call is called in instructions to a model, e.g. "<tool_call> block"."""
+    call_instructions: ClassVar[str]
+    """How to write one call, completing "To call a tool, write ..."."""
+
+    @abstractmethod
+    def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        """One call as a model should write it; reading it back gives the same name and arguments."""
 
     @abstractmethod
     def start_call(self, marker: str) -> CallReader: ...

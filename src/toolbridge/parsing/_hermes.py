@@ -8,7 +8,10 @@ A `</tool_call>` outside any JSON string ends the call even when braces are miss
 from __future__ import annotations
 
 import enum
+import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from toolbridge.parsing._calls import ARGUMENT_KEYS, NAME_KEYS, CallProblem, call_from_object, decode_json
 from toolbridge.parsing._events import Event, ParsedToolCall
@@ -174,6 +177,15 @@ class HermesFormat(CallFormat):
     name = "hermes"
     opening_markers = (OPEN,)
     stray_markers = (CLOSE,)
+    call_noun = "<tool_call> block"
+    call_instructions = (
+        'a <tool_call> block holding one JSON object with the tool\'s "name" and its "arguments" '
+        "(an object matching the tool's parameters)"
+    )
+
+    def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+        return f"{OPEN}{body}{CLOSE}"
 
     def start_call(self, marker: str) -> CallReader:
         return _HermesReader(marker)

@@ -7,7 +7,7 @@ from toolbridge.parsing._fenced import FencedFormat
 from toolbridge.parsing._format import CallFormat
 from toolbridge.parsing._hermes import HermesFormat
 
-__all__ = ["AUTO", "FORMATS", "available_formats", "resolve_formats"]
+__all__ = ["AUTO", "FORMATS", "available_formats", "call_format", "resolve_formats"]
 
 AUTO = "auto"
 FORMATS: dict[str, CallFormat] = {fmt.name: fmt for fmt in (HermesFormat(), FencedFormat())}
@@ -21,8 +21,13 @@ def available_formats() -> list[str]:
 def resolve_formats(name: str) -> tuple[CallFormat, ...]:
     if name == AUTO:
         return tuple(FORMATS.values())
+    return (call_format(name),)
+
+
+def call_format(name: str) -> CallFormat:
+    """The format (dialect) named `name`: `hermes` or `fenced`."""
     try:
-        return (FORMATS[name],)
+        return FORMATS[name]
     except KeyError:
         raise UsageError(
             f"unknown tool-call format {name!r}; choose one of: {', '.join(available_formats())}"

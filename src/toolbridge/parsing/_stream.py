@@ -27,12 +27,11 @@ from toolbridge.parsing._registry import AUTO, resolve_formats
 
 __all__ = ["StreamParser", "parse"]
 
-# One-character deltas of plain text (models stream a token at a time) share their event objects:
-# events are frozen, and building a new one per character was most of the cost of the fast path.
-# Keyed by the mode's event type and trigger characters: only characters that can't start a marker of
-# that mode are in its cache, so a hit needs no further check.
-_SHARED_EVENTS: dict[tuple[type[Event], frozenset[str]], dict[str, Event]] = {}
-_SHARED_EVENTS_LIMIT = 4096
+# One-character deltas of plain text (models stream a token at a time) reuse their event objects within
+# one parser: events are frozen, and building a new one per character was most of the cost of the fast
+# path. One cache per plain mode, holding only characters that can't start a marker of that mode, so a
+# hit needs no further check. Per parser, so nothing is shared between streams or threads.
+_EVENT_CACHE_LIMIT = 4096
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -103,9 +102,13 @@ class StreamParser:
         self._mode = self._reasoning_mode if starts_in_reasoning else self._content_mode
         self._reader: CallReader | None = None
         self._pending = ""
+        self._event_caches: dict[_PlainMode, dict[str, Event]] = {
+            self._content_mode: {},
+            self._reasoning_mode: {},
+        }
         # The fast path: a one-character delta that cannot start a marker becomes one event directly.
         # `_fast_cache` is None while it does not apply (inside a call, or with text held back).
-        self._fast_cache: dict[str, Event] | None = _shared_events(self._mode)
+        self._fast_cache: dict[str, Event] | None = self._event_caches[self._mode]
 
     def feed(self, delta: str) -> list[Event]:
         cache = self._fast_cache
@@ -115,7 +118,7 @@ class StreamParser:
                 return [event]
             if len(delta) == 1 and delta not in self._mode.triggers:
                 event = self._mode.delta_type(delta)
-                if len(cache) < _SHARED_EVENTS_LIMIT:
+                if len(cache) < _EVENT_CACHE_LIMIT:
                     cache[delta] = event
                 return [event]
         reader = self._reader
@@ -166,7 +169,9 @@ class StreamParser:
                 self._pending = text[new_pos:]  # might be the start of the call's closing marker
                 new_pos = n
             pos = new_pos
-        self._fast_cache = _shared_events(self._mode) if self._reader is None and not self._pending else None
+        self._fast_cache = (
+            self._event_caches[self._mode] if self._reader is None and not self._pending else None
+        )
         return events
 
     def _read_plain(self, text: str, pos: int, events: list[Event]) -> int:
@@ -221,7 +226,3 @@ def _opens_inside_reasoning(text: str, formats: Sequence[CallFormat]) -> bool:
         return False
     earlier = [THINK_OPEN, *(marker for fmt in formats for marker in fmt.opening_markers)]
     return all(text.find(marker, 0, close) < 0 for marker in earlier)
-
-
-def _shared_events(mode: _PlainMode) -> dict[str, Event]:
-    return _SHARED_EVENTS.setdefault((mode.delta_type, mode.triggers), {})

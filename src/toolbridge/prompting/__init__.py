@@ -3,7 +3,7 @@ builder, and each provider's flavour of the input schemas."""
 
 from toolbridge.prompting._builder import Persona, ToolMode, build_system_prompt
 from toolbridge.prompting._catalog import render_tool, render_tool_catalog
-from toolbridge.prompting._convention import example_arguments, format_tool_call, render_calling_convention
+from toolbridge.prompting._convention import CallWriter, example_arguments, render_calling_convention
 from toolbridge.prompting._schema import (
     SchemaTarget,
     openai_strict_problems,
@@ -12,12 +12,12 @@ from toolbridge.prompting._schema import (
 )
 
 __all__ = [
+    "CallWriter",
     "Persona",
     "SchemaTarget",
     "ToolMode",
     "build_system_prompt",
     "example_arguments",
-    "format_tool_call",
     "openai_strict_problems",
     "openai_tool_definitions",
     "render_calling_convention",

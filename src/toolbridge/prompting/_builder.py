@@ -9,7 +9,7 @@ from typing import Literal
 
 from toolbridge.errors import UsageError
 from toolbridge.prompting._catalog import render_tool_catalog
-from toolbridge.prompting._convention import render_calling_convention
+from toolbridge.prompting._convention import CallWriter, render_calling_convention
 from toolbridge.types import ToolSpec
 
 __all__ = ["Persona", "ToolMode", "build_system_prompt"]
@@ -39,13 +39,22 @@ class Persona:
 
 
 def build_system_prompt(
-    persona: Persona | None, tools: Sequence[ToolSpec], *, tool_mode: ToolMode = "prompt"
+    persona: Persona | None,
+    tools: Sequence[ToolSpec],
+    *,
+    tool_mode: ToolMode = "prompt",
+    dialect: CallWriter | None = None,
 ) -> str:
-    """The full system prompt. Without tools it is the persona alone. Logged at debug level."""
+    """The full system prompt. Without tools it is the persona alone. Logged at debug level.
+
+    Prompt mode needs the `dialect` the model is asked to write its calls in (a call format of
+    `toolbridge.parsing`, e.g. `call_format("hermes")`)."""
     sections = _persona_sections(persona or Persona())
     if tools and tool_mode == "prompt":
+        if dialect is None:
+            raise UsageError("prompt mode needs a dialect to write calls in, e.g. call_format('hermes')")
         sections.append("# Tools\nYou can use these tools:\n\n" + render_tool_catalog(tools))
-        sections.append("# Calling tools\n" + render_calling_convention(tools))
+        sections.append("# Calling tools\n" + render_calling_convention(tools, dialect))
     elif tools and tool_mode == "native":
         sections.append(_NATIVE_GUIDANCE)
     elif tools:

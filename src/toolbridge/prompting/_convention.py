@@ -1,21 +1,40 @@
-"""How a model without native function calling is asked to call tools: the hermes format.
+"""How a model without native function calling is asked to call tools, in the words of a dialect.
+
+The dialect (a call format of `toolbridge.parsing`, e.g. hermes) knows how a call is written:
 
     <tool_call>{"name": "get_current_time", "arguments": {"timezone": "Europe/Paris"}}</tool_call>
 
-Results come back in `<tool_result>` blocks. The model is never asked for a `source`: routing finds
-the server itself, and a `source` a model guesses is more often wrong than right.
+It is passed in as a `CallWriter`, so prompting depends on no parser. Results come back in
+`<tool_result>` blocks. The model is never asked for a `source`: routing finds the server itself, and a
+`source` a model guesses is more often wrong than right.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from toolbridge.prompting._refs import inline_refs
 from toolbridge.types import ToolSpec
 
-__all__ = ["example_arguments", "format_tool_call", "render_calling_convention"]
+__all__ = ["CallWriter", "example_arguments", "render_calling_convention"]
+
+
+class CallWriter(Protocol):
+    """What the convention needs of a dialect: how it writes a call, and how it is described."""
+
+    @property
+    def call_noun(self) -> str:
+        """What one call is called, e.g. "<tool_call> block"."""
+        ...
+
+    @property
+    def call_instructions(self) -> str:
+        """How to write one call, completing "To call a tool, write ..."."""
+        ...
+
+    def format_call(self, name: str, arguments: Mapping[str, Any]) -> str: ...
+
 
 _FORMAT_EXAMPLES = {
     "date-time": "2025-01-31T09:30:00Z",
@@ -33,25 +52,17 @@ _FORMAT_EXAMPLES = {
 _MAX_EXAMPLE_DEPTH = 6
 
 
-def format_tool_call(name: str, arguments: Mapping[str, Any]) -> str:
-    """One call in the format the convention asks for."""
-    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-    return f"<tool_call>{body}</tool_call>"
-
-
-def render_calling_convention(tools: Sequence[ToolSpec]) -> str:
-    """The instructions for calling tools, with one example built from a tool of `tools`."""
-    lines = [
-        "To call a tool, write a <tool_call> block holding one JSON object with the tool's "
-        '"name" and its "arguments" (an object matching the tool\'s parameters), for example:',
-    ]
-    if example := _example_tool(tools):
-        lines.append(format_tool_call(example.name, example_arguments(example.input_schema)))
+def render_calling_convention(tools: Sequence[ToolSpec], dialect: CallWriter) -> str:
+    """The instructions for calling tools in `dialect`, with one example built from a tool of `tools`."""
+    lines = [f"To call a tool, write {dialect.call_instructions}, for example:"]
+    if example := _example_tool(tools, dialect):
+        lines.append(dialect.format_call(example.name, example_arguments(example.input_schema)))
     else:
-        lines.append(format_tool_call("tool_name", {"parameter": "value"}))
+        lines.append(dialect.format_call("tool_name", {"parameter": "value"}))
     lines += [
         "- Use only the tools and parameters listed above; leave out optional parameters you don't need.",
-        "- You may write several <tool_call> blocks in one reply when the calls don't depend on each other.",
+        f"- You may write several {dialect.call_noun}s in one reply when the calls don't depend on each "
+        "other.",
         "- After your calls, stop and wait. Each result comes back to you in a <tool_result> block.",
         "- Never write a <tool_result> yourself and never invent, guess or predict a tool's result: "
         "wait for it.",
@@ -68,12 +79,12 @@ def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _example_tool(tools: Sequence[ToolSpec]) -> ToolSpec | None:
+def _example_tool(tools: Sequence[ToolSpec], dialect: CallWriter) -> ToolSpec | None:
     """The tool whose example call is the shortest one that still shows arguments (ties: catalog order)."""
     candidates = [tool for tool in tools if example_arguments(tool.input_schema)] or list(tools)
     if not candidates:
         return None
-    return min(candidates, key=lambda t: len(format_tool_call(t.name, example_arguments(t.input_schema))))
+    return min(candidates, key=lambda t: len(dialect.format_call(t.name, example_arguments(t.input_schema))))
 
 
 def _example_value(schema: Mapping[str, Any], depth: int) -> Any:

@@ -1,7 +1,19 @@
-"""Test helpers: a scripted model behind the real OpenAI chat-completions protocol.
+"""Test helpers: an in-process model written by a function, and a scripted model behind the real OpenAI
+chat-completions protocol.
 
-Each request to the model takes the next turn of a script and gets it streamed back over HTTP on
-127.0.0.1, so the code under test goes through the real `openai` client::
+`FunctionModel` is the quick one, for testing code that takes a `Model` (the agent loop, your tools in
+an agent): a Python function writes each reply, in the test's own process::
+
+    from toolbridge.testing import FunctionModel
+    from toolbridge.types import ToolCall
+
+    model = FunctionModel.replying(ToolCall(name="calculate", arguments={"expression": "15 + 27"}), "42.")
+    result = await Agent(model).run("15 + 27?")
+    assert result.output == "42." and model.requests[1].messages[-1].result.text == "42"
+
+`ScriptedModel` tests the wire (adapters, the server): each request takes the next turn of a script and
+gets it streamed back over HTTP on 127.0.0.1, so the code under test goes through the real `openai`
+client::
 
     from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
@@ -22,6 +34,7 @@ sent, whether the client hung up early, timestamps), and tests can wait on that 
 """
 
 from ._anthropic import ScriptedAnthropicModel
+from ._function import FunctionModel, FunctionReply, ReplyFunction, ReplyPiece
 from ._model import ScriptedModel
 from ._records import RecordedRequest, ReplyRecord
 from ._script import ErrorReply, Expectation, ToolCallSpec, Turn, Usage
@@ -29,7 +42,11 @@ from ._script import ErrorReply, Expectation, ToolCallSpec, Turn, Usage
 __all__ = [
     "ErrorReply",
     "Expectation",
+    "FunctionModel",
+    "FunctionReply",
     "RecordedRequest",
+    "ReplyFunction",
+    "ReplyPiece",
     "ReplyRecord",
     "ScriptedAnthropicModel",
     "ScriptedModel",

@@ -1,0 +1,221 @@
+"""How tools reach a model: natively, in the prompt, or natively until the endpoint refuses (`auto`).
+
+Each way is a wrapper around any `Model`, taking the same `ModelRequest` (tools included) and yielding
+the same native-style events, so the agent loop never knows which one it has:
+
+- `NativeToolsModel`: tools through the API; markup a server leaked into the text is still read as
+  calls (Qwen and Hermes models behind vLLM or Ollama).
+- `PromptToolsModel(inner, dialect="hermes")`: the catalog and calling convention in the system prompt,
+  earlier calls and results rewritten into the dialect's text, calls parsed from the streamed text, and
+  the stream closed at a complete call.
+- `AutoToolsModel`: native; when the endpoint answers `ToolsNotSupportedError`, prompt mode from then
+  on, remembered per endpoint and model (`toolbridge.models.tool_modes`), announced with a
+  `ToolModeChanged` event.
+
+`tool_calling_model(model, mode)` picks one from the mode (the model's own when None).
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Literal
+
+from toolbridge.errors import ToolsNotSupportedError
+from toolbridge.models._prompt_transcript import PromptTranscript
+from toolbridge.models._text_calls import calls_from_text
+from toolbridge.models.base import Model, ModelEvent, ModelRequest, ToolMode, ToolModeChanged
+from toolbridge.models.tool_modes import endpoint_of, remember_prompt_mode, remembered_tool_mode
+from toolbridge.parsing import CallFormat, call_format
+from toolbridge.prompting import build_system_prompt
+from toolbridge.types import Message, SystemMessage, ToolSpec
+
+__all__ = [
+    "ActiveToolMode",
+    "AutoToolsModel",
+    "NativeToolsModel",
+    "PromptToolsModel",
+    "ToolCallingModel",
+    "tool_calling_model",
+]
+
+ActiveToolMode = Literal["native", "prompt"]
+
+
+class ToolCallingModel(Model):
+    """A model wrapper that takes tools in the request, however the model behind it takes them.
+
+    Subclasses say what the inner model is sent (`_inner_request`); the reply's text always goes
+    through the parser (which reads every dialect: models write what they were trained on), so calls
+    written in text come out as `ToolCallDelta`s, and unreadable ones are explained in `dialect`. A
+    request without tools goes through untouched: without tools, markup in the text is just text.
+    """
+
+    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dialect = call_format(dialect) if isinstance(dialect, str) else dialect
+        self._tools: Sequence[ToolSpec] = ()
+        self._tool_section = ""
+        self._system: tuple[tuple[str, str], SystemMessage] | None = None
+        """The latest system message with the tool section, by the text it was made from."""
+
+    @property
+    def active_tool_mode(self) -> ActiveToolMode:
+        """How tools go to the model right now."""
+        return "prompt" if self.tool_mode == "prompt" else "native"
+
+    async def prepare(self) -> None:
+        """Settle the mode before a run's first request (`auto` reads what was remembered)."""
+
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
+        return self._stream(request)
+
+    @asynccontextmanager
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
+        events = self._events(request)
+        try:
+            yield events
+        finally:
+            await events.aclose()
+
+    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent]:
+        if not request.tools:
+            async with self.inner.stream(request) as events:
+                async for event in events:
+                    yield event
+            return
+        async with self.inner.stream(self._inner_request(request)) as events:
+            async for event in calls_from_text(events, self.dialect):
+                yield event
+
+    @abstractmethod
+    def _inner_request(self, request: ModelRequest) -> ModelRequest: ...
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def _with_tool_section(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> list[Message]:
+        """The messages with the tool section of the system prompt added to the system message."""
+        if tools is not self._tools:  # rendering a catalog is not free: once per tool list
+            self._tools = tools
+            self._tool_section = self._render_tool_section(tools)
+        given = messages[0].content if messages and isinstance(messages[0], SystemMessage) else ""
+        rest = messages[1:] if given else messages
+        # The same system message object every step, so its wire form is computed once.
+        made_from = (given, self._tool_section)
+        if self._system is None or self._system[0] != made_from:
+            content = f"{given}\n\n{self._tool_section}" if given else self._tool_section
+            self._system = (made_from, SystemMessage(content=content))
+        return [self._system[1], *rest]
+
+    def _render_tool_section(self, tools: Sequence[ToolSpec]) -> str:
+        raise NotImplementedError(f"{type(self).__name__} adds no tool section of its own")
+
+
+class NativeToolsModel(ToolCallingModel):
+    """Tools through the API's function calling; leaked call markup in the text is read as calls."""
+
+    tool_mode: ToolMode = "native"
+
+    def __repr__(self) -> str:
+        return f"NativeToolsModel({self.inner!r})"
+
+    def _inner_request(self, request: ModelRequest) -> ModelRequest:
+        messages = self._with_tool_section(request.messages, request.tools)
+        return ModelRequest(messages=messages, tools=request.tools, settings=request.settings)
+
+    def _render_tool_section(self, tools: Sequence[ToolSpec]) -> str:
+        return build_system_prompt(None, tools, tool_mode="native")
+
+
+class PromptToolsModel(ToolCallingModel):
+    """Tools described in the system prompt, calls written and read in `dialect` (a call format of
+    `toolbridge.parsing`: `hermes` or `fenced`). The model behind it never sees native tools."""
+
+    tool_mode: ToolMode = "prompt"
+
+    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
+        super().__init__(inner, dialect=dialect)
+        self._transcript = PromptTranscript(self.dialect)
+
+    def __repr__(self) -> str:
+        return f"PromptToolsModel({self.inner!r}, dialect={self.dialect.name!r})"
+
+    def _inner_request(self, request: ModelRequest) -> ModelRequest:
+        messages = self._with_tool_section(self.transcript(request.messages), request.tools)
+        return ModelRequest(messages=messages, tools=(), settings=request.settings)
+
+    def _render_tool_section(self, tools: Sequence[ToolSpec]) -> str:
+        return build_system_prompt(None, tools, tool_mode="prompt", dialect=self.dialect)
+
+    def transcript(self, messages: Sequence[Message]) -> list[Message]:
+        """The transcript as an endpoint without function calling can take it: calls become the
+        dialect's text in the assistant message, and the results after them `<tool_result>` blocks in
+        one user message (with the user message that follows them, if any)."""
+        return self._transcript.render(messages)
+
+
+class AutoToolsModel(ToolCallingModel):
+    """Native tools until the endpoint rejects them, then prompt mode for good (and remembered)."""
+
+    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
+        super().__init__(inner, dialect=dialect)
+        self.native = NativeToolsModel(inner, dialect=self.dialect)
+        self.prompt = PromptToolsModel(inner, dialect=self.dialect)
+
+    def __repr__(self) -> str:
+        return f"AutoToolsModel({self.inner!r}, now={self.active_tool_mode!r})"
+
+    @property
+    def tool_mode(self) -> ToolMode:
+        """The mode in use now; setting it sets the wrapped model's (`prompt` sticks, for later runs)."""
+        return "prompt" if self.inner.tool_mode == "prompt" else "native"
+
+    @tool_mode.setter
+    def tool_mode(self, mode: ToolMode) -> None:
+        self.inner.tool_mode = mode
+
+    def _inner_request(self, request: ModelRequest) -> ModelRequest:
+        current = self.prompt if self.active_tool_mode == "prompt" else self.native
+        return current._inner_request(request)
+
+    async def prepare(self) -> None:
+        endpoint = endpoint_of(self.inner)
+        if self.inner.tool_mode != "auto" or endpoint is None:
+            return
+        if await remembered_tool_mode(*endpoint) == "prompt":
+            self.inner.tool_mode = "prompt"
+
+    async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent]:
+        if self.active_tool_mode == "native":
+            yielded = False
+            try:
+                async with self.native.stream(request) as events:
+                    async for event in events:
+                        yielded = True
+                        yield event
+                return
+            except ToolsNotSupportedError as error:
+                if yielded or not request.tools:
+                    raise
+                await remember_prompt_mode(self.inner, str(error))
+                yield ToolModeChanged("prompt", str(error))
+        async with self.prompt.stream(request) as events:
+            async for event in events:
+                yield event
+
+
+def tool_calling_model(
+    model: Model, mode: ToolMode | None = None, *, dialect: str | CallFormat = "hermes"
+) -> ToolCallingModel:
+    """`model` wrapped for `mode` (None: the model's own `tool_mode`). A wrapper is returned as it is."""
+    if isinstance(model, ToolCallingModel):
+        return model
+    mode = mode or model.tool_mode
+    if mode == "native":
+        return NativeToolsModel(model, dialect=dialect)
+    if mode == "prompt":
+        return PromptToolsModel(model, dialect=dialect)
+    return AutoToolsModel(model, dialect=dialect)

@@ -1,0 +1,54 @@
+"""Each dialect writes calls that it reads back, and arguments go through one JSON-repair rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolbridge.errors import UsageError
+from toolbridge.parsing import CallProblem, available_formats, call_format, decode_arguments, parse
+
+ARGUMENTS: list[dict[str, Any]] = [
+    {},
+    {"expression": "15 + 27"},
+    {"path": "/tmp/a b.xlsx", "rows": [["fruit", "kg"], ["苹果", 12]], "note": "braces } { and ``` too"},
+    {"text": '</tool_call> and "quotes"\nand a newline'},
+]
+DIALECTS = [name for name in available_formats() if name != "auto"]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("arguments", ARGUMENTS)
+def test_a_written_call_reads_back_as_the_same_call(dialect: str, arguments: dict[str, Any]) -> None:
+    written = call_format(dialect).format_call("read_range", arguments)
+    result = parse(f"Let me look.\n{written}\n", dialect)
+    assert [(call.name, call.arguments) for call in result.tool_calls] == [("read_range", arguments)]
+    assert result.errors == ()
+    assert result.content.strip() == "Let me look."
+
+
+def test_an_unknown_dialect_names_the_known_ones() -> None:
+    with pytest.raises(UsageError, match="hermes"):
+        call_format("xml")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", {}),
+        ('{"a": 1}', {"a": 1}),
+        ('{"a": 1,}', {"a": 1}),  # a trailing comma
+        ('{"a": "line\nbreak"}', {"a": "line\nbreak"}),  # a raw newline in a string
+        ("{'a': 1}", {"a": 1}),  # single quotes
+        ('{"a": {"b": 2}', {"a": {"b": 2}}),  # a missing brace
+    ],
+)
+def test_arguments_are_decoded_and_repaired(text: str, expected: dict[str, Any]) -> None:
+    assert decode_arguments(text) == expected
+
+
+@pytest.mark.parametrize("text", ["expression is 2 + 2", "[1, 2]", '"just a string"', "{garbage"])
+def test_arguments_that_are_not_an_object_are_a_problem_for_the_model(text: str) -> None:
+    with pytest.raises(CallProblem):
+        decode_arguments(text)

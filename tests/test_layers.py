@@ -1,0 +1,81 @@
+"""The import picture flows one way: each package imports only the ones below it.
+
+    types, errors → config → mcp → tools → prompting → parsing → models → agent → store → server → cli
+
+`parsing` imports nothing of toolbridge but the base (`types`, `errors`: a dialect knows no prompt, no
+model, no loop), and the agent loop imports no parser: prompt mode lives in the models layer, as a
+model wrapper.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import toolbridge
+
+SOURCE = Path(toolbridge.__file__).parent
+ORDER = [
+    "types",
+    "errors",
+    "config",
+    "mcp",
+    "tools",
+    "prompting",
+    "parsing",
+    "models",
+    "agent",
+    "store",
+    "server",
+    "cli",
+]
+RANK = {name: rank for rank, name in enumerate(ORDER)} | {"types": 0, "errors": 0}
+TOP = {"__init__", "__main__", "testing"}
+"""The package's front door, the entry point and the test kit may use any layer."""
+
+
+def imports_by_package() -> dict[str, set[str]]:
+    """For each top-level package (or module) of toolbridge, the other ones it imports, lazily or not."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for path in SOURCE.rglob("*.py"):
+        package = path.relative_to(SOURCE).parts[0].removesuffix(".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules: list[str] = []
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            for module in modules:
+                parts = module.split(".")
+                if parts[0] == "toolbridge" and len(parts) > 1 and parts[1] != package:
+                    found[package].add(parts[1])
+    return found
+
+
+def test_every_package_imports_only_the_ones_below_it() -> None:
+    upward = [
+        f"{package} imports {imported}"
+        for package, imported_set in imports_by_package().items()
+        if package not in TOP
+        for imported in imported_set
+        if RANK[imported] > RANK[package]
+    ]
+    assert upward == []
+
+
+def test_parsing_imports_nothing_above_types() -> None:
+    assert imports_by_package()["parsing"] <= {"types", "errors"}
+
+
+def test_the_agent_imports_no_parser_and_prompt_mode_is_not_in_it() -> None:
+    assert "parsing" not in imports_by_package()["agent"]
+    agent_source = "\n".join(p.read_text(encoding="utf-8") for p in (SOURCE / "agent").rglob("*.py"))
+    for prompt_mode_detail in (
+        "<tool_call>",
+        "<tool_result",
+        "format_call",
+        "StreamParser",
+        "remember_prompt_mode",
+    ):
+        assert prompt_mode_detail not in agent_source
