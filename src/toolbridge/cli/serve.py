@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-import re
 from typing import Annotated
 
 import typer
@@ -35,19 +33,6 @@ NoActivityOption = Annotated[
     bool,
     typer.Option("--no-tool-activity", help="Don't show tool calls as reasoning on /v1/chat/completions."),
 ]
-
-
-class _RedactTokens(logging.Filter):
-    """The event stream takes `?token=` (EventSource cannot send headers): keep it out of access logs."""
-
-    _TOKEN = re.compile(r"(token=)[^&\s\"]+")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.args and isinstance(record.args, tuple):
-            record.args = tuple(
-                self._TOKEN.sub(r"\1***", a) if isinstance(a, str) else a for a in record.args
-            )
-        return True
 
 
 @app.command()
@@ -82,5 +67,4 @@ def serve(
             + ("; token required" if settings.token else ""),
             markup=False,
         )
-        logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
-        run_server(server_app, sock, log_level="debug" if verbose else "warning")
+        run_server(server_app, sock, log_level="debug" if verbose else "warning", token=settings.token)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hmac
 import re
-from urllib.parse import parse_qs
+from urllib.parse import unquote_plus
 
 from fastapi import HTTPException
 from starlette.datastructures import Headers
@@ -30,6 +30,14 @@ _PUBLIC_PREFIXES = ("/static/",)
 # The one endpoint that may carry the token in its URL: URLs end up in logs and browser history, so no
 # other endpoint accepts it there.
 _TOKEN_IN_QUERY_PATH = re.compile(r"^/api/chats/[^/]+/events$")
+
+
+def _query_tokens(scope: Scope) -> list[str]:
+    """The values of `token=` in the query string. The name must be spelt exactly: parse_qs would also
+    decode `%74oken=`, a spelling that slips past anything watching for `token=` (log redaction, proxies)."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    pairs = (part.partition("=") for part in query.split("&"))
+    return [unquote_plus(value) for name, sep, value in pairs if name == "token" and sep]
 
 
 class BodyTooLarge(HTTPException):
@@ -79,7 +87,7 @@ class SecurityMiddleware:
                 "missing or wrong token: send the header 'Authorization: Bearer <token>' with the token "
                 "given to `toolbridge serve --token` (for OpenAI clients, use it as the api_key)"
             )
-            if "token" in self._query(scope) and not _TOKEN_IN_QUERY_PATH.match(scope["path"]):
+            if _query_tokens(scope) and not _TOKEN_IN_QUERY_PATH.match(scope["path"]):
                 message += "; ?token= is accepted only on /api/chats/{id}/events"
             return 401, message
         return None
@@ -96,13 +104,7 @@ class SecurityMiddleware:
             return True
         if not _TOKEN_IN_QUERY_PATH.match(scope["path"]):
             return False
-        return any(
-            hmac.compare_digest(value.encode(), expected) for value in self._query(scope).get("token", [])
-        )
-
-    @staticmethod
-    def _query(scope: Scope) -> dict[str, list[str]]:
-        return parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        return any(hmac.compare_digest(value.encode(), expected) for value in _query_tokens(scope))
 
     def _limited(self, receive: Receive) -> Receive:
         limit = self.settings.max_body_bytes

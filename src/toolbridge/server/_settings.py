@@ -8,7 +8,7 @@ import ipaddress
 import os
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import ValidationError, field_validator
 
 from toolbridge.config import Config, ServeConfig
 from toolbridge.config.sections import DEFAULT_HOST, DEFAULT_PORT
@@ -29,6 +29,20 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 class ServerSettings(ServeConfig):
     """The config's `server` section with the command line's overrides, and what follows from them."""
+
+    @field_validator("token")
+    @classmethod
+    def _token_is_not_blank(cls, token: str | None) -> str | None:
+        # A blank token would "require" a header anyone can send; refusing it beats treating it as none,
+        # since whoever set it meant to protect the server.
+        if token is not None and not token.strip():
+            raise ValueError(
+                "the token is blank; give a real token (--token, $TOOLBRIDGE_TOKEN or server.token), "
+                "or none at all to serve this machine only"
+            )
+        if token is not None and token != token.strip():
+            raise ValueError("the token starts or ends with whitespace, which no client sends; remove it")
+        return token
 
     def accepted_hosts(self) -> set[str]:
         """`Host` header values accepted: loopback names and the bound address, each with the port."""
@@ -55,7 +69,7 @@ def settings_from_config(config: Config, **overrides: Any) -> ServerSettings:
     config.check_resolved("server", used_by="toolbridge serve")
     where = str(config.path) if config.path else None
     values: dict[str, Any] = config.server.model_dump(exclude_unset=True)
-    if os.environ.get(TOKEN_ENV_VAR):
+    if os.environ.get(TOKEN_ENV_VAR):  # set but empty: not set, as shells and env files mean it
         values["token"] = os.environ[TOKEN_ENV_VAR]
     values.update({key: value for key, value in overrides.items() if value is not None})
     try:
@@ -63,7 +77,9 @@ def settings_from_config(config: Config, **overrides: Any) -> ServerSettings:
     except ValidationError as error:
         problem = error.errors()[0]
         key = ".".join(str(part) for part in problem["loc"])
-        raise ConfigError(problem["msg"], path=where, key=f"server.{key}") from error
+        # A validator's own message without pydantic's "Value error, " in front.
+        message = str(problem["ctx"]["error"]) if problem["type"] == "value_error" else problem["msg"]
+        raise ConfigError(message, path=where, key=f"server.{key}") from error
 
 
 def is_loopback(host: str) -> bool:

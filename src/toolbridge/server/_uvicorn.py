@@ -9,6 +9,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from toolbridge.errors import ToolbridgeError
+from toolbridge.server._redact import install_token_redaction
 
 __all__ = ["listen", "run_server"]
 
@@ -54,7 +55,11 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_server(app: FastAPI, sock: socket.socket, *, log_level: str = "warning") -> None:
-    """Serve `app` on a socket from `listen()` until interrupted (Ctrl-C or SIGTERM)."""
+def run_server(
+    app: FastAPI, sock: socket.socket, *, log_level: str = "warning", token: str | None = None
+) -> None:
+    """Serve `app` on a socket from `listen()` until interrupted (Ctrl-C or SIGTERM); `token` (and any
+    `token=` parameter) is kept out of every log line."""
     config = uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS)
+    install_token_redaction(token)  # after uvicorn.Config, which sets up the handlers it filters
     _StreamClosingServer(config, app).run(sockets=[sock])

@@ -1,0 +1,86 @@
+"""Hostile requests (issue 9): a blank token, a disguised `?token=`, tokens in log lines, and bad
+requests that must be a 4xx with a message, never a 500."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from server_helpers import serve_in_thread, write_config
+
+from toolbridge.config import load_config
+from toolbridge.errors import ConfigError
+from toolbridge.server import settings_from_config
+from toolbridge.server._redact import install_token_redaction
+
+TOKEN = "s3cret-token"
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\t\n"])
+def test_a_blank_token_is_refused_from_every_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, blank: str
+) -> None:
+    config = load_config(write_config(tmp_path, None))
+    with pytest.raises(ConfigError, match="blank"):
+        settings_from_config(config, token=blank)
+    with pytest.raises(ConfigError, match="blank"):
+        settings_from_config(load_config(write_config(tmp_path, None, server={"token": blank})))
+    if blank:  # an empty $TOOLBRIDGE_TOKEN is the usual way to say "not set"
+        monkeypatch.setenv("TOOLBRIDGE_TOKEN", blank)
+        with pytest.raises(ConfigError, match="blank"):
+            settings_from_config(config)
+
+
+def test_the_query_token_is_matched_exactly_and_only_on_the_event_stream(tmp_path: Path) -> None:
+    with serve_in_thread(tmp_path, None, token=TOKEN) as server:
+        chat_id = server.http().post("/api/chats", json={}).json()["id"]
+        anonymous = server.http()
+        anonymous.headers.pop("Authorization")
+        on_other_endpoint = anonymous.get(f"/api/chats?token={TOKEN}")
+        disguised = anonymous.get(f"/api/chats/{chat_id}/events?%74oken={TOKEN}")
+        padded = anonymous.get(f"/api/chats/{chat_id}/events?token=%20{TOKEN}")
+        with anonymous.stream("GET", f"/api/chats/{chat_id}/events?token={TOKEN}") as exact:
+            exact_status = exact.status_code
+
+    assert on_other_endpoint.status_code == 401
+    assert "only on /api/chats/{id}/events" in on_other_endpoint.json()["error"]["message"]
+    assert disguised.status_code == padded.status_code == 401
+    assert exact_status == 200
+
+
+@pytest.fixture
+def access_log() -> Iterator[io.StringIO]:
+    logger = logging.getLogger("uvicorn.access")
+    output = io.StringIO()
+    handler = logging.StreamHandler(output)
+    logger.addHandler(handler)
+    old_level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        yield output
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+
+def test_the_token_is_redacted_from_log_lines_in_any_encoding(access_log: io.StringIO) -> None:
+    install_token_redaction(TOKEN)
+    logger = logging.getLogger("uvicorn.access")
+    for path in (
+        f"/api/chats/1/events?token={TOKEN}",
+        f"/api/chats/1/events?%74oken={TOKEN}",
+        f"/api/chats/1/events?x=1&TOKEN%3D{TOKEN}",
+        "/api/chats/1/events?token=" + "".join(f"%{ord(c):02X}" for c in TOKEN),
+        f"/api/chats?q={TOKEN}",
+    ):
+        logger.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "GET", path, "1.1", 200)
+
+    lines = access_log.getvalue().splitlines()
+    assert len(lines) == 5
+    assert all("***" in line for line in lines)
+    assert TOKEN not in access_log.getvalue()
+    assert "s3cret" not in access_log.getvalue()
+    assert "%73%33" not in access_log.getvalue()
