@@ -8,6 +8,7 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from server_helpers import serve_in_thread, write_config
 
@@ -84,3 +85,65 @@ def test_the_token_is_redacted_from_log_lines_in_any_encoding(access_log: io.Str
     assert TOKEN not in access_log.getvalue()
     assert "s3cret" not in access_log.getvalue()
     assert "%73%33" not in access_log.getvalue()
+
+
+def _assert_refused(response: httpx.Response, status: int = 400) -> str:
+    assert response.status_code == status, response.text
+    message: str = response.json()["error"]["message"]
+    assert message
+    return message
+
+
+def test_bad_requests_are_4xx_with_a_message(tmp_path: Path) -> None:
+    user = {"role": "user", "content": "hi"}
+    with serve_in_thread(tmp_path, None) as server:
+        http = server.http()
+        surrogate_title = http.post(
+            "/api/chats",
+            content=b'{"title": "bad \\ud800 title"}',
+            headers={"Content-Type": "application/json"},
+        )
+        deep = http.post("/api/chats", content=b"[" * 100_000 + b"]" * 100_000)
+        deep_v1 = http.post(
+            "/v1/chat/completions", content=b'{"model": "default", "messages": ' + b"[" * 100_000
+        )
+        string_function = http.post(
+            "/v1/chat/completions",
+            json={
+                "model": "default",
+                "messages": [
+                    {"role": "assistant", "tool_calls": [{"id": "c1", "function": "calculate"}]},
+                    user,
+                ],
+            },
+        )
+        numeric_id = http.post(
+            "/v1/chat/completions",
+            json={
+                "model": "default",
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "tool_calls": [{"id": 7, "function": {"name": "calculate", "arguments": "{}"}}],
+                    },
+                    {"role": "tool", "tool_call_id": 7, "content": "42"},
+                    user,
+                ],
+            },
+        )
+        huge_chat = http.get(f"/api/chats/{10**23}/messages")
+        huge_chat_post = http.post(f"/api/chats/{10**23}/messages", json={"content": "hi"})
+        huge_limit = http.get(f"/api/chats?limit={10**20}")
+        negative_limit = http.get("/api/chats?limit=-5")
+        far_since = http.get("/api/stats?since=99999999999d")
+
+    assert "surrogate" in _assert_refused(surrogate_title)
+    assert "nested" in _assert_refused(deep)
+    assert "nested" in _assert_refused(deep_v1)
+    assert "function" in _assert_refused(string_function)
+    _assert_refused(numeric_id)
+    assert "chat_id" in _assert_refused(huge_chat)
+    assert "chat_id" in _assert_refused(huge_chat_post)
+    assert "limit" in _assert_refused(huge_limit)
+    assert "limit" in _assert_refused(negative_limit)
+    assert "before the year 1" in _assert_refused(far_since)

@@ -144,10 +144,57 @@ async def read_body(request: Request, model: type[BodyT]) -> BodyT:
         raise ApiError(
             400, f"the request body is not valid JSON ({error}); send a JSON object", code="invalid_json"
         ) from None
+    except RecursionError:  # the parser's own guard against deep nesting
+        raise _too_deep() from None
+    _check_json_values(data)
     try:
         return model.model_validate(data)
     except ValidationError as error:
         raise _invalid(error.errors()[0]) from None
+
+
+# Deeper than any real request; deep values cost recursion in every layer that walks them later.
+MAX_JSON_DEPTH = 64
+
+
+def _check_json_values(data: Any) -> None:
+    """Refuse what JSON can carry but nothing after it can: nesting beyond MAX_JSON_DEPTH, and lone
+    surrogates (`"\\ud800"`), which UTF-8 cannot encode, so no database, log or reply could hold them."""
+    pending: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while pending:
+        value, where, depth = pending.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise _too_deep()
+        if isinstance(value, str):
+            _check_text(value, where)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                inner = f"{where}.{key}" if where else str(key)
+                _check_text(key, inner)
+                pending.append((item, inner, depth + 1))
+        elif isinstance(value, list):
+            pending.extend((item, f"{where}.{index}", depth + 1) for index, item in enumerate(value))
+
+
+def _check_text(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ApiError(
+            400,
+            f"{where or 'the body'}: contains a lone surrogate ({text[error.start]!r}), which is not text; "
+            "send valid Unicode (a \\ud83d escape needs its \\ude00 pair)",
+            param=where or None,
+            code="invalid_unicode",
+        ) from None
+
+
+def _too_deep() -> ApiError:
+    return ApiError(
+        400,
+        f"the request body is nested more than {MAX_JSON_DEPTH} levels deep; send a flatter JSON value",
+        code="invalid_json",
+    )
 
 
 def _validation_response(error: RequestValidationError) -> JSONResponse:

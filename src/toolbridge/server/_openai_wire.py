@@ -29,12 +29,27 @@ from toolbridge.types import (
 __all__ = ["ChatCompletionRequest", "CompletionIds", "Conversation", "activity_line", "read_conversation"]
 
 
+class WireFunction(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    arguments: str | dict[str, Any] | None = None
+    """A JSON object as a string (OpenAI's shape); an object is read too."""
+
+
+class WireToolCall(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    function: WireFunction
+
+
 class WireMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[dict[str, Any]] | None = None
-    tool_calls: list[dict[str, Any]] | None = None
+    tool_calls: list[WireToolCall] | None = None
     tool_call_id: str | None = None
 
 
@@ -76,14 +91,14 @@ def read_conversation(request: ChatCompletionRequest) -> Conversation:
     system: list[str] = []
     history: list[Message] = []
     call_names: dict[str, str] = {}
-    for index, message in enumerate(earlier):
+    for message in earlier:
         text = _text_of(message.content)
         if message.role in ("system", "developer"):
             system.append(text)
         elif message.role == "user":
             history.append(UserMessage(content=text))
         elif message.role == "assistant":
-            calls = [_tool_call(raw, f"messages.{index}.tool_calls") for raw in message.tool_calls or []]
+            calls = [_tool_call(raw) for raw in message.tool_calls or []]
             call_names.update({call.id: call.name for call in calls})
             history.append(AssistantMessage(content=text, tool_calls=calls))
         else:
@@ -101,20 +116,17 @@ def _text_of(content: str | list[dict[str, Any]] | None) -> str:
     return "\n".join(str(part.get("text", "")) for part in content if part.get("type") == "text")
 
 
-def _tool_call(raw: dict[str, Any], where: str) -> ToolCall:
-    function = raw.get("function") or {}
-    try:
-        arguments = json.loads(function.get("arguments") or "{}")
-    except ValueError:
-        arguments = {}
-    name = function.get("name")
-    if not isinstance(name, str):
-        raise ApiError(400, "each tool call needs function.name", param=where)
-    call_id = raw.get("id")
+def _tool_call(raw: WireToolCall) -> ToolCall:
+    arguments: Any = raw.function.arguments
+    if not isinstance(arguments, dict):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except (ValueError, RecursionError):
+            arguments = {}  # history's broken arguments: the model sees an empty call, as it would upstream
     return ToolCall(
-        name=name,
+        name=raw.function.name,
         arguments=arguments if isinstance(arguments, dict) else {},
-        **({"id": call_id} if call_id else {}),
+        **({"id": raw.id} if raw.id else {}),
     )
 
 

@@ -3,10 +3,10 @@ approvals, tools, servers and statistics."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +17,10 @@ from toolbridge.store import ChatSummary, StoreError, parse_since
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api")
+
+# Ids are 64-bit integers in every database; a larger one would overflow the query instead of missing.
+ChatId = Annotated[int, Path(ge=1, le=2**63 - 1, description="A chat's id, from GET /api/chats.")]
+MAX_CHATS_LISTED = 10_000
 
 
 class NewChat(BaseModel):
@@ -57,7 +61,9 @@ async def list_agents(request: Request) -> list[dict[str, Any]]:
 
 
 @router.get("/chats")
-async def list_chats(request: Request, limit: int = 100) -> list[dict[str, Any]]:
+async def list_chats(
+    request: Request, limit: Annotated[int, Query(ge=1, le=MAX_CHATS_LISTED)] = 100
+) -> list[dict[str, Any]]:
     store = ServerState.of(request).store
     chats = await anyio.to_thread.run_sync(lambda: store.list_chats(limit=limit))
     return [_chat_json(chat) for chat in chats]
@@ -75,7 +81,7 @@ async def create_chat(request: Request) -> dict[str, Any]:
 
 
 @router.get("/chats/{chat_id}/messages")
-async def chat_messages(chat_id: int, request: Request) -> list[dict[str, Any]]:
+async def chat_messages(chat_id: ChatId, request: Request) -> list[dict[str, Any]]:
     state = ServerState.of(request)
     await state.chats.get_chat(chat_id)
     messages = await anyio.to_thread.run_sync(state.store.get_messages, chat_id)
@@ -83,14 +89,14 @@ async def chat_messages(chat_id: int, request: Request) -> list[dict[str, Any]]:
 
 
 @router.post("/chats/{chat_id}/messages", status_code=202)
-async def post_message(chat_id: int, request: Request) -> dict[str, str]:
+async def post_message(chat_id: ChatId, request: Request) -> dict[str, str]:
     body = await read_body(request, NewMessage)
     run_id = await ServerState.of(request).chats.start_run(chat_id, body.content)
     return {"run_id": run_id}
 
 
 @router.get("/chats/{chat_id}/events")
-async def chat_events(chat_id: int, request: Request) -> StreamingResponse:
+async def chat_events(chat_id: ChatId, request: Request) -> StreamingResponse:
     stream = await ServerState.of(request).chats.events(chat_id)
     return StreamingResponse(
         stream,
@@ -100,14 +106,14 @@ async def chat_events(chat_id: int, request: Request) -> StreamingResponse:
 
 
 @router.post("/chats/{chat_id}/approvals/{call_id}", status_code=204)
-async def answer_approval(chat_id: int, call_id: str, request: Request) -> Response:
+async def answer_approval(chat_id: ChatId, call_id: str, request: Request) -> Response:
     body = await read_body(request, ApprovalAnswer)
     await ServerState.of(request).chats.answer(chat_id, call_id, body.approved)
     return Response(status_code=204)
 
 
 @router.post("/chats/{chat_id}/cancel", status_code=204)
-async def cancel_run(chat_id: int, request: Request) -> Response:
+async def cancel_run(chat_id: ChatId, request: Request) -> Response:
     await ServerState.of(request).chats.cancel(chat_id)
     return Response(status_code=204)
 

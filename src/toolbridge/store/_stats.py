@@ -27,7 +27,12 @@ def parse_since(text: str, *, now: datetime | None = None) -> datetime:
     relative = _RELATIVE.match(text)
     if relative:
         amount, unit = relative.groups()
-        return now - timedelta(**{_UNITS[unit]: float(amount)})
+        try:
+            return now - timedelta(**{_UNITS[unit]: float(amount)})
+        except OverflowError:  # 99999999999d: before the year 1, which datetime cannot hold
+            raise StoreError(
+                f"{text!r} reaches back before the year 1; use a shorter span, or leave it out for all calls"
+            ) from None
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
