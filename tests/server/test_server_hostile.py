@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,10 +13,12 @@ import httpx
 import pytest
 from server_helpers import serve_in_thread, write_config
 
+from toolbridge.agent import AgentDefinition
 from toolbridge.config import load_config
 from toolbridge.errors import ConfigError
 from toolbridge.server import settings_from_config
 from toolbridge.server._redact import install_token_redaction
+from toolbridge.store import Store
 
 TOKEN = "s3cret-token"
 
@@ -147,3 +150,25 @@ def test_bad_requests_are_4xx_with_a_message(tmp_path: Path) -> None:
     assert "limit" in _assert_refused(huge_limit)
     assert "limit" in _assert_refused(negative_limit)
     assert "before the year 1" in _assert_refused(far_since)
+
+
+def test_an_invalid_stored_agent_is_reported_and_the_rest_listed(tmp_path: Path) -> None:
+    with Store(f"sqlite:///{tmp_path / 'toolbridge.db'}") as store:
+        store.create_agent(AgentDefinition(name="helper"))
+        store.create_agent(AgentDefinition(name="broken"))
+    with sqlite3.connect(tmp_path / "toolbridge.db") as db:  # as another version or a hand edit leaves it
+        db.execute("UPDATE agents SET definition = '{\"max_steps\": \"lots\"}' WHERE name = 'broken'")
+
+    with serve_in_thread(tmp_path, None) as server:
+        http = server.http()
+        agents = http.get("/api/agents")
+        models = http.get("/v1/models")
+        chat_with_broken = http.post("/api/chats", json={"agent": "broken"})
+
+    assert agents.status_code == models.status_code == 200
+    listed = {agent["name"]: agent["problem"] for agent in agents.json()}
+    assert listed["helper"] is None
+    assert "max_steps" in listed["broken"]
+    assert [model["id"] for model in models.json()["data"]] == ["default", "helper"]
+    assert models.json()["invalid_agents"][0]["id"] == "broken"
+    assert "max_steps" in _assert_refused(chat_with_broken, 422)

@@ -95,7 +95,7 @@ def agents(
             escape(definition.model or "(default)"),
             "on" if definition.tool_calling else "off",
             escape(", ".join(definition.servers) if definition.servers is not None else "all"),
-            escape(definition.description),
+            escape(f"unusable: {agent.problem}" if agent.problem else definition.description),
             escape(_source(agent)),
             when(agent.updated_at) if agent.updated_at else "",
         )

@@ -18,6 +18,7 @@ from toolbridge.server._errors import ApiError
 from toolbridge.store import (
     AgentNotFoundError,
     CatalogAgent,
+    InvalidAgentError,
     Store,
     agent_catalog,
     find_agent,
@@ -42,15 +43,14 @@ class AgentCatalog:
         """Every agent, `default` first, then the config's, then the store's, each name once."""
         return await anyio.to_thread.run_sync(agent_catalog, self.config, self.store)
 
-    async def definitions(self) -> list[AgentDefinition]:
-        return [agent.definition for agent in await self.agents()]
-
     async def definition(self, name: str, *, param: str) -> AgentDefinition:
         """The agent called `name`; a 404 listing the agents if there is none."""
         try:
             found = await anyio.to_thread.run_sync(find_agent, self.config, self.store, name)
         except AgentNotFoundError as error:
             raise ApiError(404, str(error), param=param, code="model_not_found") from None
+        except InvalidAgentError as error:
+            raise ApiError(422, str(error), param=param, code="invalid_agent") from None
         self._found[found.name] = found
         return found.definition
 

@@ -64,9 +64,15 @@ _FINISH_REASONS = {
 @router.get("/models")
 async def list_models(request: Request) -> dict[str, Any]:
     state = ServerState.of(request)
-    definitions = await state.catalog.definitions()
-    models = [{"id": d.name, "object": "model", "created": 0, "owned_by": "toolbridge"} for d in definitions]
-    return {"object": "list", "data": models}
+    agents = await state.catalog.agents()
+    models = [
+        {"id": agent.name, "object": "model", "created": 0, "owned_by": "toolbridge"}
+        for agent in agents
+        if agent.problem is None
+    ]
+    # Beside the list OpenAI clients read, so one broken agent is reported without breaking them.
+    invalid = [{"id": agent.name, "error": agent.problem} for agent in agents if agent.problem is not None]
+    return {"object": "list", "data": models, **({"invalid_agents": invalid} if invalid else {})}
 
 
 @router.post("/chat/completions", response_model=None)

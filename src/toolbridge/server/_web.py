@@ -55,6 +55,7 @@ async def list_agents(request: Request) -> list[dict[str, Any]]:
             "description": agent.definition.description,
             "model": agent.definition.model,
             "source": agent.source,
+            "problem": agent.problem,
         }
         for agent in agents
     ]

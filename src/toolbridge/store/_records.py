@@ -35,6 +35,8 @@ class AgentRecord(_Record):
     definition: AgentDefinition
     created_at: datetime
     updated_at: datetime
+    problem: str | None = None
+    """Why the stored definition cannot be used (then `definition` carries only the name)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -17,6 +17,7 @@ from toolbridge.config import Config, known_servers
 from toolbridge.errors import ConfigError
 from toolbridge.models import Model, model_name_problem, resolve_model
 from toolbridge.store._errors import AgentNotFoundError, InvalidAgentError
+from toolbridge.store._records import AgentRecord
 from toolbridge.store.store import Store
 
 __all__ = ["AgentSource", "CatalogAgent", "agent_catalog", "check_agent", "find_agent", "resolve_agent_model"]
@@ -35,6 +36,8 @@ class CatalogAgent:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     """When a stored agent was created and last changed."""
+    problem: str | None = None
+    """Why the agent cannot be used (a stored definition that no longer reads); listed, never run."""
 
     @property
     def name(self) -> str:
@@ -66,7 +69,7 @@ def agent_catalog(config: Config, store: Store | None) -> list[CatalogAgent]:
     ]
     if store is not None:
         found += [
-            CatalogAgent(record.definition, "database", store.safe_url, record.created_at, record.updated_at)
+            _from_record(record, store)
             for record in store.list_agents()
             if record.name not in config.agent_names
         ]
@@ -82,7 +85,20 @@ def find_agent(config: Config, store: Store | None, name: str | None) -> Catalog
     except AgentNotFoundError:
         known = ", ".join(agent.name for agent in agent_catalog(config, store))
         raise AgentNotFoundError(name, known=known) from None
-    return CatalogAgent(record.definition, "database", store.safe_url, record.created_at, record.updated_at)
+    if record.problem is not None:
+        raise InvalidAgentError(record.problem)
+    return _from_record(record, store)
+
+
+def _from_record(record: AgentRecord, store: Store) -> CatalogAgent:
+    return CatalogAgent(
+        record.definition,
+        "database",
+        store.safe_url,
+        record.created_at,
+        record.updated_at,
+        problem=record.problem,
+    )
 
 
 def check_agent(definition: AgentDefinition, config: Config) -> None:

@@ -14,6 +14,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
+from pydantic import ValidationError
 from sqlalchemy import Engine, Select, delete, func, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -268,7 +269,22 @@ def _agent_json(definition: AgentDefinition) -> dict[str, Any]:
 
 
 def _agent_record(row: AgentRow) -> AgentRecord:
-    definition = AgentDefinition.model_validate({**row.definition, "name": row.name})
+    try:
+        definition = AgentDefinition.model_validate({**row.definition, "name": row.name})
+    except ValidationError as error:
+        # One unreadable row (edited by hand, written by another version) must not hide every agent.
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "definition"
+        problem = (
+            f"the stored agent {row.name!r} is invalid ({key}: {first['msg']}); "
+            f"delete it with `toolbridge agents delete {row.name}` and create it again"
+        )
+        return AgentRecord(
+            definition=AgentDefinition.model_construct(name=row.name),
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            problem=problem,
+        )
     return AgentRecord(definition=definition, created_at=row.created_at, updated_at=row.updated_at)
 
 
