@@ -18,7 +18,7 @@ from toolbridge.config import load_config
 from toolbridge.errors import ConfigError
 from toolbridge.server import settings_from_config
 from toolbridge.server._redact import install_token_redaction
-from toolbridge.store import Store
+from toolbridge.store import SchemaDamagedError, Store
 
 TOKEN = "s3cret-token"
 
@@ -172,3 +172,21 @@ def test_an_invalid_stored_agent_is_reported_and_the_rest_listed(tmp_path: Path)
     assert [model["id"] for model in models.json()["data"]] == ["default", "helper"]
     assert models.json()["invalid_agents"][0]["id"] == "broken"
     assert "max_steps" in _assert_refused(chat_with_broken, 422)
+
+
+def test_a_dropped_table_is_reported_as_a_damaged_schema(tmp_path: Path) -> None:
+    database = tmp_path / "toolbridge.db"
+    with serve_in_thread(tmp_path, None) as server:
+        http = server.http()
+        chat_id = http.post("/api/chats", json={}).json()["id"]
+        with sqlite3.connect(database) as db:  # dropped while the server runs
+            db.execute("DROP TABLE messages")
+        messages = http.get(f"/api/chats/{chat_id}/messages")
+        chats = http.get("/api/chats")
+
+    for response in (messages, chats):
+        assert response.status_code == 503, response.text
+        assert "the database schema is damaged" in response.json()["error"]["message"]
+        assert "Traceback" not in response.text
+    with pytest.raises(SchemaDamagedError, match=r"damaged .*table 'messages' is missing"):
+        Store(f"sqlite:///{database}")  # and when it is opened again

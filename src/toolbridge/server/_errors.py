@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from typing import Any, TypeVar
 
@@ -15,7 +16,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from toolbridge.errors import ModelError
+from toolbridge.errors import ModelError, StoreError
 
 __all__ = [
     "ApiError",
@@ -28,6 +29,7 @@ __all__ = [
 ]
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
+_log = logging.getLogger(__name__)
 
 _TYPES = {
     400: "invalid_request_error",
@@ -109,6 +111,12 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
         return _validation_response(error)
+
+    @app.exception_handler(StoreError)
+    async def store_failed(request: Request, error: StoreError) -> JSONResponse:
+        # The database's own state (damaged, unreachable), not a bug here: one line, no traceback.
+        _log.warning("%s %s: %s", request.method, request.url.path, error)
+        return error_response(503, f"the database failed: {error}", code="store_error")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:

@@ -17,6 +17,7 @@ from toolbridge.store._errors import (
     AgentNotFoundError,
     ChatNotFoundError,
     InvalidAgentError,
+    SchemaDamagedError,
     StoreError,
 )
 from toolbridge.store._records import (
@@ -53,6 +54,7 @@ __all__ = [
     "LatencyBucket",
     "LatencyDistribution",
     "RunRecorder",
+    "SchemaDamagedError",
     "Store",
     "StoreError",
     "StoredMessage",

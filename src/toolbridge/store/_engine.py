@@ -25,11 +25,12 @@ from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from toolbridge.store._errors import StoreError
+from toolbridge.store._errors import SchemaDamagedError, StoreError
+from toolbridge.store._schema import Base
 
 __all__ = [
     "DATABASE_ENV_VAR",
@@ -144,10 +145,10 @@ def migrate(reader: Engine, writer: Engine, url: str) -> None:
     try:
         with reader.connect() as connection:
             current = MigrationContext.configure(connection).get_current_revision()
-        if current == head:
-            return
-        with writer.begin() as connection:
-            command.upgrade(_alembic_config(connection), "head")
+        if current != head:
+            with writer.begin() as connection:
+                command.upgrade(_alembic_config(connection), "head")
+        _check_schema(reader, url)
     except CommandError as exc:
         raise StoreError(
             f"cannot migrate the database {display_url(url)}: {exc}. It may have been written by a newer "
@@ -157,6 +158,23 @@ def migrate(reader: Engine, writer: Engine, url: str) -> None:
         raise StoreError(
             f"cannot open the database {display_url(url)}: {exc.__class__.__name__}: {exc}"
         ) from exc
+
+
+def _check_schema(reader: Engine, url: str) -> None:
+    """Every table and column the schema needs is there: the revision says the schema is current, but
+    a table dropped by hand would otherwise surface as a traceback on the first query that uses it."""
+    with reader.connect() as connection:
+        inspector = inspect(connection)
+        present = set(inspector.get_table_names())
+        for table in Base.metadata.sorted_tables:
+            if table.name not in present:
+                raise SchemaDamagedError(display_url(url), f"table {table.name!r} is missing")
+            columns = {column["name"] for column in inspector.get_columns(table.name)}
+            missing = [column.name for column in table.columns if column.name not in columns]
+            if missing:
+                raise SchemaDamagedError(
+                    display_url(url), f"table {table.name!r} lacks columns {', '.join(missing)}"
+                )
 
 
 def display_url(url: str) -> str:

@@ -9,6 +9,7 @@ __all__ = [
     "AgentNotFoundError",
     "ChatNotFoundError",
     "InvalidAgentError",
+    "SchemaDamagedError",
     "StoreError",
 ]
 
@@ -40,3 +41,13 @@ class ChatNotFoundError(StoreError):
     def __init__(self, chat_id: int) -> None:
         self.chat_id = chat_id
         super().__init__(f"no chat with id {chat_id}; `toolbridge history` lists chats")
+
+
+class SchemaDamagedError(StoreError):
+    """A table or column the schema needs is missing (dropped by hand, a half-restored backup)."""
+
+    def __init__(self, url: str, detail: str) -> None:
+        super().__init__(
+            f"the database schema is damaged ({url}: {detail}); restore the database from a backup, or move "
+            "it away (or point --db / $TOOLBRIDGE_DB elsewhere) to start a new one"
+        )

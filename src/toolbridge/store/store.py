@@ -24,7 +24,13 @@ from toolbridge.agent.definition import AgentDefinition
 from toolbridge.store._charts import ToolCharts, tool_charts
 from toolbridge.store._convert import message_from_row, row_from_message
 from toolbridge.store._engine import display_url, migrate, open_engine
-from toolbridge.store._errors import AgentExistsError, AgentNotFoundError, ChatNotFoundError, StoreError
+from toolbridge.store._errors import (
+    AgentExistsError,
+    AgentNotFoundError,
+    ChatNotFoundError,
+    SchemaDamagedError,
+    StoreError,
+)
 from toolbridge.store._records import AgentRecord, ChatSummary, StoredMessage, ToolCallLogEntry, ToolStats
 from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, ToolCallRow, utcnow
 from toolbridge.store._stats import tool_stats
@@ -261,7 +267,24 @@ class Store:
         except (IntegrityError, StoreError):
             raise
         except SQLAlchemyError as exc:
+            missing = _missing_schema_part(exc)
+            if missing is not None:
+                raise SchemaDamagedError(display_url(self.url), missing) from exc
             raise StoreError(f"database {display_url(self.url)}: {exc.__class__.__name__}: {exc}") from exc
+
+
+# SQLite's words, and PostgreSQL's SQLSTATEs for an undefined table or column.
+_MISSING_IN_SQLITE = ("no such table", "no such column", "has no column named")
+_MISSING_IN_POSTGRESQL = ("42P01", "42703")
+
+
+def _missing_schema_part(error: SQLAlchemyError) -> str | None:
+    """What the schema lacks, if that is why `error` happened (a table dropped while we run)."""
+    original = getattr(error, "orig", None)
+    text = str(original or error).splitlines()[0]
+    if getattr(original, "sqlstate", None) in _MISSING_IN_POSTGRESQL:
+        return text
+    return text if any(words in text for words in _MISSING_IN_SQLITE) else None
 
 
 def _agent_json(definition: AgentDefinition) -> dict[str, Any]:
