@@ -104,13 +104,15 @@ def serve_in_thread(
     model: ScriptedModel | None,
     *,
     token: str | None = None,
+    db_url: str | None = None,
     **config_sections: Any,
 ) -> Iterator[RunningServer]:
-    """`create_app` under uvicorn (lifespan on) on its own thread and event loop."""
+    """`create_app` under uvicorn (lifespan on) on its own thread and event loop; the store is SQLite in
+    `directory` unless `db_url` says otherwise."""
     config = load_config(write_config(directory, model, **config_sections))
     port = free_port()
     settings = settings_from_config(config, port=port, token=token)
-    db_url = f"sqlite:///{directory / 'toolbridge.db'}"
+    db_url = db_url or f"sqlite:///{directory / 'toolbridge.db'}"
     with Store(db_url) as store:
         app = create_app(config, store=store, settings=settings)
         server = uvicorn.Server(

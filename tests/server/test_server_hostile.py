@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 from server_helpers import serve_in_thread, write_config
+from sqlalchemy import create_engine, text
+from test_server_openai import calculate_then_answer
 
 from toolbridge.agent import AgentDefinition
 from toolbridge.config import load_config
@@ -19,8 +22,12 @@ from toolbridge.errors import ConfigError
 from toolbridge.server import settings_from_config
 from toolbridge.server._redact import install_token_redaction
 from toolbridge.store import SchemaDamagedError, Store
+from toolbridge.testing import ScriptedModel
 
 TOKEN = "s3cret-token"
+POSTGRES_URL = os.environ.get(
+    "TOOLBRIDGE_TEST_POSTGRES", "postgresql+psycopg://toolbridge:toolbridge@127.0.0.1:5432/toolbridge_test"
+)
 
 
 @pytest.mark.parametrize("blank", ["", " ", "\t\n"])
@@ -190,3 +197,42 @@ def test_a_dropped_table_is_reported_as_a_damaged_schema(tmp_path: Path) -> None
         assert "Traceback" not in response.text
     with pytest.raises(SchemaDamagedError, match=r"damaged .*table 'messages' is missing"):
         Store(f"sqlite:///{database}")  # and when it is opened again
+
+
+@pytest.fixture
+def read_only_database() -> str:
+    """A migrated schema of the PostgreSQL test database, opened with every transaction read-only (as
+    a role without write rights or a standby would be). A schema of its own: other tests empty `public`."""
+    engine = create_engine(POSTGRES_URL)
+    with engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA IF EXISTS read_only_store CASCADE"))
+        connection.execute(text("CREATE SCHEMA read_only_store"))
+    engine.dispose()
+    Store(f"{POSTGRES_URL}?options=-csearch_path%3Dread_only_store").close()
+    return f"{POSTGRES_URL}?options=-csearch_path%3Dread_only_store%20-cdefault_transaction_read_only%3Don"
+
+
+def test_an_answer_is_returned_when_the_store_cannot_be_written(
+    tmp_path: Path, read_only_database: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    turns = [*calculate_then_answer(), *calculate_then_answer()]
+    question = [{"role": "user", "content": "What is 15 + 27?"}]
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model, db_url=read_only_database) as server,
+        caplog.at_level(logging.ERROR, logger="toolbridge.store"),
+    ):
+        healthy = server.http().get("/api/health").json()
+        answers = [
+            server.openai().chat.completions.create(model="default", messages=question)  # type: ignore[arg-type]
+            for _ in range(2)
+        ]
+        degraded = server.http().get("/api/health").json()
+
+    assert healthy["store"]["state"] == "ok"
+    assert [answer.choices[0].message.content for answer in answers] == ["The answer is 42."] * 2
+    assert degraded["store"]["state"] == "degraded"
+    assert "read-only transaction" in degraded["store"]["error"]
+    assert "INSERT" not in degraded["store"]["error"].partition("transaction")[2]  # no SQL, no parameters
+    failures = [record for record in caplog.records if "cannot write to the database" in record.getMessage()]
+    assert len(failures) == 1  # once per outage, not per call

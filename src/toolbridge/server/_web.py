@@ -134,6 +134,12 @@ async def list_servers(request: Request) -> list[dict[str, Any]]:
     return [status.model_dump(mode="json") for status in statuses]
 
 
+@router.get("/health")
+async def health(request: Request) -> dict[str, Any]:
+    """What is wrong beyond the MCP servers: today, whether the store can be written."""
+    return {"store": ServerState.of(request).store.health().model_dump(mode="json")}
+
+
 @router.get("/stats")
 async def tool_stats(request: Request, since: str | None = None) -> list[dict[str, Any]]:
     store = ServerState.of(request).store

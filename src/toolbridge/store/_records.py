@@ -14,6 +14,7 @@ from toolbridge.types import Message, ToolCall, ToolErrorKind, ToolResult
 __all__ = [
     "AgentRecord",
     "ChatSummary",
+    "StoreHealth",
     "StoredMessage",
     "ToolCallLogEntry",
     "ToolCallStatus",
@@ -42,6 +43,15 @@ class AgentRecord(_Record):
     @property
     def name(self) -> str:
         return self.definition.name
+
+
+class StoreHealth(_Record):
+    """`degraded`: the last write failed (disk full, read-only database); nothing is being recorded."""
+
+    state: Literal["ok", "degraded"]
+    error: str | None = None
+    since: datetime | None = None
+    """When writes started failing."""
 
 
 class ChatSummary(_Record):

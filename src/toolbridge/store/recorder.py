@@ -2,11 +2,13 @@
 
 `observe(event)` is called for every event of a run before the event goes on to clients, and writes
 each `message_added` (one worker-thread hop, each message its own transaction): a client that has seen
-an event can rely on every message completed before it being stored.
+an event can rely on every message completed before it being stored, unless the store cannot be written
+(a full disk, a read-only database): then the run still finishes, and `Store.health()` says `degraded`.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 
 import anyio
@@ -17,11 +19,14 @@ from toolbridge.agent import (
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
+from toolbridge.store._errors import StoreError
 from toolbridge.store._records import ToolCallLogEntry
 from toolbridge.store.store import Store
 from toolbridge.types import Message, ToolMessage
 
 __all__ = ["RunRecorder"]
+
+_log = logging.getLogger(__name__)
 
 
 class RunRecorder:
@@ -50,7 +55,12 @@ class RunRecorder:
             self._written = event.index + 1
             entry = self._log_entry(event.message)
             if self._chat_id is not None or entry is not None:
-                await anyio.to_thread.run_sync(self._commit, event.message, entry)
+                try:
+                    await anyio.to_thread.run_sync(self._commit, event.message, entry)
+                except StoreError as error:
+                    # A finished answer outweighs its record: the run goes on, the store reports itself
+                    # degraded (`Store.health()`) and logs the outage once.
+                    _log.debug("not recorded: %s", error)
 
     def _commit(self, message: Message, entry: ToolCallLogEntry | None) -> None:
         if self._chat_id is not None:

@@ -8,6 +8,7 @@ connection from the pool).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -31,12 +32,21 @@ from toolbridge.store._errors import (
     SchemaDamagedError,
     StoreError,
 )
-from toolbridge.store._records import AgentRecord, ChatSummary, StoredMessage, ToolCallLogEntry, ToolStats
+from toolbridge.store._records import (
+    AgentRecord,
+    ChatSummary,
+    StoredMessage,
+    StoreHealth,
+    ToolCallLogEntry,
+    ToolStats,
+)
 from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, ToolCallRow, utcnow
 from toolbridge.store._stats import tool_stats
 from toolbridge.types import Message
 
 __all__ = ["TITLE_LENGTH", "Store"]
+
+_log = logging.getLogger(__name__)
 
 TITLE_LENGTH = 60
 """Characters of the first user message shown as the title of an untitled chat."""
@@ -55,6 +65,7 @@ class Store:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self._write_failure: StoreHealth | None = None
         self._reader, self._writer = open_engine(url)
         try:
             migrate(self._reader, self._writer, url)
@@ -69,6 +80,22 @@ class Store:
 
     def close(self) -> None:
         self._reader.dispose()
+
+    def health(self) -> StoreHealth:
+        """Whether the last write succeeded; `degraded` (with the error) from a failed write until the
+        next one succeeds. Reads may still work: answers go on, only what they would write is lost."""
+        return self._write_failure or StoreHealth(state="ok")
+
+    def _note_write(self, failure: str | None) -> None:
+        # Logged on each change of state, not on each failed write: a full disk fails every call.
+        if failure is not None and self._write_failure is None:
+            _log.error(
+                "cannot write to the database %s: %s (answers go on unrecorded)", self.safe_url, failure
+            )
+            self._write_failure = StoreHealth(state="degraded", error=failure, since=utcnow())
+        elif failure is None and self._write_failure is not None:
+            _log.warning("the database %s is writable again", self.safe_url)
+            self._write_failure = None
 
     def __enter__(self) -> Self:
         return self
@@ -253,6 +280,7 @@ class Store:
         """One transaction, committed on success (on SQLite, it holds the write lock from its start)."""
         with self._session(self._writer) as session, session.begin():
             yield session
+        self._note_write(None)
 
     @contextmanager
     def _read(self) -> Iterator[Session]:
@@ -268,9 +296,16 @@ class Store:
             raise
         except SQLAlchemyError as exc:
             missing = _missing_schema_part(exc)
-            if missing is not None:
-                raise SchemaDamagedError(display_url(self.url), missing) from exc
-            raise StoreError(f"database {display_url(self.url)}: {exc.__class__.__name__}: {exc}") from exc
+            failure: StoreError = (
+                SchemaDamagedError(display_url(self.url), missing)
+                if missing is not None
+                else StoreError(f"database {display_url(self.url)}: {exc.__class__.__name__}: {exc}")
+            )
+            if engine is self._writer:
+                # The database's own words, without the SQL and its parameters (the user's data).
+                reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+                self._note_write(missing or reason)
+            raise failure from exc
 
 
 # SQLite's words, and PostgreSQL's SQLSTATEs for an undefined table or column.

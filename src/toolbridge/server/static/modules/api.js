@@ -58,6 +58,10 @@ export class Api {
     return this.json("GET", "/api/servers");
   }
 
+  health() {
+    return this.json("GET", "/api/health");
+  }
+
   stats(since) {
     const query = since ? `?since=${encodeURIComponent(since)}` : "";
     return this.json("GET", `/api/stats${query}`);

@@ -10,6 +10,7 @@ export async function renderServersPanel(container, api) {
   // One after the other: listing the servers connects them, and only then do they list their tools.
   const servers = await api.servers();
   const tools = await api.tools();
+  const health = await api.health();
   const toolsBySource = groupBy(tools, (tool) => tool.source ?? NATIVE);
   const cards = servers.map((server) => serverCard(server, toolsBySource.get(server.name) ?? []));
   const nativeTools = toolsBySource.get(NATIVE) ?? [];
@@ -20,9 +21,27 @@ export async function renderServersPanel(container, api) {
   }
   replaceChildren(
     container,
+    storeCard(health.store),
     cards.length ? cards : el("p", { class: "muted" }, "No MCP servers are configured, and there are no native tools."),
   );
   return servers;
+}
+
+// Shown only when writes fail: answers still arrive, but chats and the call log are not being kept.
+function storeCard(store) {
+  if (!store || store.state !== "degraded") return null;
+  return el(
+    "section",
+    { class: "panel-card server-card", dataset: { testid: "store-degraded" }, "aria-label": "Database" },
+    el(
+      "header",
+      { class: "panel-card-header" },
+      el("h3", {}, "Database"),
+      el("span", { class: "tool-card-spacer" }),
+      el("span", { class: "state-badge state-error" }, "degraded"),
+    ),
+    el("p", { class: "error-text" }, `Not recording chats or tool calls: ${store.error}`),
+  );
 }
 
 function serverCard(server, tools) {
