@@ -61,7 +61,13 @@ ECHO_NEEDS_APPROVAL: dict[str, Any] = {
 
 @contextmanager
 def serving(
-    tmp_path: Path, model: ScriptedModel, page: Page, *, token: str | None = None, **config: Any
+    tmp_path: Path,
+    model: ScriptedModel,
+    page: Page,
+    *,
+    token: str | None = None,
+    db_url: str | None = None,
+    **config: Any,
 ) -> Iterator[str]:
     """`toolbridge serve` for `model` as a real process on a free port with a fresh database.
 
@@ -74,7 +80,7 @@ def serving(
     )
     port = free_port()
     command = [sys.executable, "-m", "toolbridge", "serve", "--config", str(config_path), "--port", str(port)]
-    command += ["--db", web_db_url(tmp_path)]
+    command += ["--db", db_url or web_db_url(tmp_path)]
     if token:
         command += ["--token", token]
     env = {name: value for name, value in os.environ.items() if name not in OUTSIDE_SETTINGS}

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import openai
 import uvicorn
+from sqlalchemy import create_engine, text
 
 from toolbridge.config import load_config
 from toolbridge.server import create_app, settings_from_config
@@ -31,6 +32,24 @@ from toolbridge.testing import ScriptedModel
 
 READY_TIMEOUT = 20.0
 EVENT_TIMEOUT = 10.0
+
+
+POSTGRES_URL = os.environ.get(
+    "TOOLBRIDGE_TEST_POSTGRES", "postgresql+psycopg://toolbridge:toolbridge@127.0.0.1:5432/toolbridge_test"
+)
+
+
+def read_only_database_url(schema: str) -> str:
+    """A fresh, migrated `schema` of the PostgreSQL test database, as a URL whose every transaction is
+    read-only (as for a role without write rights, or a standby). A schema of its own: the store's
+    PostgreSQL tests empty `public`."""
+    engine = create_engine(POSTGRES_URL)
+    with engine.begin() as connection:
+        connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        connection.execute(text(f"CREATE SCHEMA {schema}"))
+    engine.dispose()
+    Store(f"{POSTGRES_URL}?options=-csearch_path%3D{schema}").close()
+    return f"{POSTGRES_URL}?options=-csearch_path%3D{schema}%20-cdefault_transaction_read_only%3Don"
 
 
 def free_port() -> int:

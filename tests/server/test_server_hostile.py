@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from server_helpers import serve_in_thread, write_config
-from sqlalchemy import create_engine, text
+from server_helpers import read_only_database_url, serve_in_thread, write_config
 from test_server_openai import calculate_then_answer
 
 from toolbridge.agent import AgentDefinition
@@ -25,9 +23,6 @@ from toolbridge.store import SchemaDamagedError, Store
 from toolbridge.testing import ScriptedModel
 
 TOKEN = "s3cret-token"
-POSTGRES_URL = os.environ.get(
-    "TOOLBRIDGE_TEST_POSTGRES", "postgresql+psycopg://toolbridge:toolbridge@127.0.0.1:5432/toolbridge_test"
-)
 
 
 @pytest.mark.parametrize("blank", ["", " ", "\t\n"])
@@ -201,15 +196,7 @@ def test_a_dropped_table_is_reported_as_a_damaged_schema(tmp_path: Path) -> None
 
 @pytest.fixture
 def read_only_database() -> str:
-    """A migrated schema of the PostgreSQL test database, opened with every transaction read-only (as
-    a role without write rights or a standby would be). A schema of its own: other tests empty `public`."""
-    engine = create_engine(POSTGRES_URL)
-    with engine.begin() as connection:
-        connection.execute(text("DROP SCHEMA IF EXISTS read_only_store CASCADE"))
-        connection.execute(text("CREATE SCHEMA read_only_store"))
-    engine.dispose()
-    Store(f"{POSTGRES_URL}?options=-csearch_path%3Dread_only_store").close()
-    return f"{POSTGRES_URL}?options=-csearch_path%3Dread_only_store%20-cdefault_transaction_read_only%3Don"
+    return read_only_database_url("read_only_store")
 
 
 def test_an_answer_is_returned_when_the_store_cannot_be_written(

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 from browser_helpers import (
     ARTIFACTS,
     BASIC_SERVER,
@@ -25,6 +26,7 @@ from browser_helpers import (
     web_db_url,
 )
 from playwright.sync_api import Locator, Page, expect
+from server_helpers import read_only_database_url
 
 from toolbridge.store import Store, ToolCallLogEntry
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
@@ -266,3 +268,19 @@ def test_no_banner_when_every_server_started(tmp_path: Path, page: Page) -> None
         page.get_by_role("link", name="Servers").click()
         expect(page.locator('[data-testid="server-card"][data-server="basic"]')).to_contain_text("connected")
         expect(page.get_by_test_id("server-banner")).to_be_hidden()
+
+
+def test_the_servers_view_shows_a_database_that_cannot_be_written(tmp_path: Path, page: Page) -> None:
+    db_url = read_only_database_url("read_only_page")
+    with ScriptedModel([]) as model, serving(tmp_path, model, page, db_url=db_url) as url:
+        page.goto(url)
+        page.get_by_role("link", name="Servers").click()
+        expect(page.get_by_test_id("server-banner")).to_be_hidden()
+        expect(page.get_by_test_id("store-degraded")).to_have_count(0)
+
+        refused = httpx.post(f"{url}api/chats", json={}, timeout=10)  # a write the database refuses
+        assert refused.status_code == 503
+        page.get_by_role("button", name="Refresh").click()
+        card = page.get_by_test_id("store-degraded")
+        expect(card).to_contain_text("degraded")
+        expect(card).to_contain_text("read-only transaction")
