@@ -1,0 +1,166 @@
+"""Arbitrary JSON and strings posted to every endpoint of server/API.md: the answer is never a 5xx.
+
+One real server (uvicorn on 127.0.0.1, the `demo` model) serves every example; bodies are both random
+JSON and near-valid shapes (the right keys, random values), so the checks behind the first one run too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from server_helpers import serve_in_thread
+
+EXAMPLES = 40
+FUZZ = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+# Text includes lone surrogates and control characters: JSON can carry both.
+texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
+scalars = st.none() | st.booleans() | st.integers() | st.integers(min_value=10**18) | st.floats() | texts
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=12,
+)
+ids = st.one_of(texts, st.integers(), st.just(10**23), st.just(-1))
+
+wire_messages = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "tool", "system", "developer"]) | json_values},
+    optional={"content": json_values, "tool_calls": json_values, "tool_call_id": json_values},
+)
+completions = st.fixed_dictionaries(
+    {"model": st.just("default") | json_values},
+    optional={
+        "messages": st.lists(wire_messages, max_size=3) | json_values,
+        "stream": json_values,
+        "stream_options": json_values,
+        "temperature": json_values,
+        "max_tokens": json_values,
+    },
+)
+bodies = {
+    "/v1/chat/completions": completions,
+    "/api/chats": st.fixed_dictionaries({}, optional={"agent": json_values, "title": json_values}),
+    "/api/chats/{id}/messages": st.fixed_dictionaries({}, optional={"content": json_values}),
+    "/api/chats/{id}/approvals/{call}": st.fixed_dictionaries({}, optional={"approved": json_values}),
+    "/api/chats/{id}/cancel": json_values,
+}
+queries = {
+    "/v1/models": st.just({}),
+    "/api/agents": st.just({}),
+    "/api/chats": st.fixed_dictionaries({}, optional={"limit": texts}),
+    "/api/chats/{id}/messages": st.just({}),
+    "/api/tools": st.fixed_dictionaries({}, optional={"agent": texts}),
+    "/api/servers": st.just({}),
+    "/api/stats": st.fixed_dictionaries({}, optional={"since": texts}),
+    "/api/health": st.just({}),
+}
+
+
+@pytest.fixture(scope="module")
+def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    directory: Path = tmp_path_factory.mktemp("fuzz")
+    with serve_in_thread(directory, None, agents={"default": {"model": "demo"}}) as server:
+        client = server.http()
+        client.post("/api/chats", json={})  # chat 1 exists, so some ids reach deeper
+        yield client
+
+
+def _path(template: str, chat: Any, call: Any) -> str:
+    return template.replace("{id}", _segment(chat)).replace("{call}", _segment(call))
+
+
+def _segment(value: Any) -> str:
+    return quote(str(value).encode("utf-8", "surrogatepass"), safe="")
+
+
+def _assert_answered(response: httpx.Response) -> None:
+    assert response.status_code < 500, response.text
+    if response.status_code >= 400:
+        assert response.json()["error"]["message"]
+
+
+@FUZZ
+@given(endpoint=st.sampled_from(sorted(bodies)), body=st.one_of(st.none(), json_values), chat=ids, call=texts)
+# Shapes that once answered 500, always tried.
+@example(endpoint="/api/chats", body={"title": "\ud800"}, chat=1, call="c")
+@example(endpoint="/api/chats/{id}/messages", body={"content": "\udc00"}, chat=1, call="c")
+@example(
+    endpoint="/v1/chat/completions",
+    body={
+        "model": "default",
+        "messages": [{"role": "assistant", "tool_calls": [{"function": "f"}]}, {"role": "user"}],
+    },
+    chat=1,
+    call="c",
+)
+@example(
+    endpoint="/v1/chat/completions",
+    body={
+        "model": "default",
+        "messages": [{"role": "assistant", "tool_calls": [{"id": 7, "function": {"name": "f"}}]}],
+    },
+    chat=1,
+    call="c",
+)
+def test_random_json_to_every_post_endpoint(
+    http: httpx.Client, endpoint: str, body: Any, chat: Any, call: str
+) -> None:
+    _post_json(http, _path(endpoint, chat, call), body)
+
+
+@FUZZ
+@given(data=st.data(), chat=st.just(1) | ids, call=texts)
+def test_near_valid_bodies_to_every_post_endpoint(
+    http: httpx.Client, data: st.DataObject, chat: Any, call: str
+) -> None:
+    endpoint = data.draw(st.sampled_from(sorted(bodies)))
+    _post_json(http, _path(endpoint, chat, call), data.draw(bodies[endpoint]))
+
+
+@FUZZ
+@given(
+    endpoint=st.sampled_from(sorted(bodies)),
+    raw=st.binary(max_size=200) | texts.map(lambda t: t.encode("utf-8", "surrogatepass")),
+)
+@example(endpoint="/api/chats", raw=b"[" * 100_000)
+def test_raw_bytes_to_every_post_endpoint(http: httpx.Client, endpoint: str, raw: bytes) -> None:
+    _assert_answered(http.post(_path(endpoint, 1, "call"), content=raw))
+
+
+@FUZZ
+@given(data=st.data(), chat=ids)
+def test_random_queries_and_ids_to_every_get_endpoint(
+    http: httpx.Client, data: st.DataObject, chat: Any
+) -> None:
+    endpoint = data.draw(st.sampled_from(sorted(queries)))
+    params = data.draw(queries[endpoint])
+    # Skip the event stream of a chat that exists: it stays open by design.
+    _assert_answered(http.get(_path(endpoint, chat, ""), params=params))
+
+
+@FUZZ
+@given(chat=ids.filter(lambda chat: str(chat) != "1"))
+def test_the_event_stream_of_a_bad_chat_id(http: httpx.Client, chat: Any) -> None:
+    with http.stream("GET", f"/api/chats/{_segment(chat)}/events") as response:
+        if response.status_code == 200:
+            return  # a chat that exists: the stream opened, as it should
+        response.read()
+        _assert_answered(response)
+
+
+def _post_json(http: httpx.Client, path: str, body: Any) -> None:
+    try:
+        content = json.dumps(body, allow_nan=True).encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError):  # pragma: no cover - every drawn value is JSON
+        return
+    _assert_answered(http.post(path, content=content, headers={"Content-Type": "application/json"}))
