@@ -19,7 +19,9 @@ OTHER = ToolSpec(name="files__delete_file", original_name="delete_file", source=
 @pytest.mark.parametrize(
     "pattern", ["delete_file", "h__delete_file", "h:delete_file", "delete_*", "h:*", "*__delete_file", "*"]
 )
-def test_every_form_of_a_name_matches_the_tool_whatever_it_is_exposed_as(spec: ToolSpec, pattern: str) -> None:
+def test_every_form_of_a_name_matches_the_tool_whatever_it_is_exposed_as(
+    spec: ToolSpec, pattern: str
+) -> None:
     assert ToolRef.of(spec).matches(pattern)
 
 

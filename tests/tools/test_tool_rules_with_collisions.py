@@ -17,7 +17,8 @@ pytestmark = pytest.mark.anyio
 StdioServer = Callable[..., ServerConfig]
 
 
-def two_file_servers(stdio_server: StdioServer, *, h_deny: list[str], cache: CacheConfig | None = None
+def two_file_servers(
+    stdio_server: StdioServer, *, h_deny: list[str], cache: CacheConfig | None = None
 ) -> Config:
     servers = [stdio_server("files", name="a"), stdio_server("files", name="h", tools_deny=h_deny)]
     return Config(servers={server.name: server for server in servers}, cache=cache or CacheConfig())
