@@ -228,9 +228,9 @@ def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
         page = http.get("/")
 
     assert listed_agents == [
-        {"name": "default", "description": "", "model": None, "source": "built-in"},
-        {"name": "helper", "description": "Helps.", "model": "scripted", "source": "config"},
-        {"name": "stored", "description": "Kept.", "model": "demo", "source": "database"},
+        {"name": "default", "description": "", "model": None, "source": "built-in", "problem": None},
+        {"name": "helper", "description": "Helps.", "model": "scripted", "source": "config", "problem": None},
+        {"name": "stored", "description": "Kept.", "model": "demo", "source": "database", "problem": None},
     ]
     (status,) = servers
     assert (status["name"], status["transport"], status["state"], status["last_error"]) == (
