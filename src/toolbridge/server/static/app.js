@@ -111,7 +111,12 @@ async function loadAgents() {
   const select = byId("agent-select");
   replaceChildren(
     select,
-    agents.map((agent) => el("option", { value: agent.name }, agent.model ? `${agent.name} (${agent.model})` : agent.name)),
+    agents.map((agent) =>
+      // A stored agent that no longer reads is listed, so it is not silently gone, but cannot be picked.
+      agent.problem
+        ? el("option", { value: agent.name, disabled: true, title: agent.problem }, `${agent.name} (invalid)`)
+        : el("option", { value: agent.name }, agent.model ? `${agent.name} (${agent.model})` : agent.name),
+    ),
   );
   select.addEventListener("change", () => {
     describeSelectedAgent();
