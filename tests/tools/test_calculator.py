@@ -65,6 +65,18 @@ from toolbridge.tools.calculator import CalculationError, evaluate, format_numbe
         ("3 × 4 ÷ 2 − 1", 5),
         ("  1 + 1  ", 2),
         ("2 ** 3321 // 2 ** 3320", 2),
+        # Operations whose cost grows with an operand's value, not its size (issue 9 item 3):
+        ("round(10**997, -10**8)", 0),
+        ("round(-10**997, -10**8)", 0),
+        ("round(10**997, -998)", 0),
+        ("round(6 * 10**997, -998)", 10**998),
+        ("round(10**997, 10**8)", 10**997),
+        ("round(15, -1)", 20),
+        ("round(1.5, -10**8)", 0.0),
+        ("pow(2, 10, 1000)", 24),
+        ("pow(3, 10**999, 7)", pow(3, 10**999, 7)),
+        ("pow(3, -1, 7)", 5),
+        ("lcm(4, 6, 10)", 60),
     ],
 )
 def test_evaluates(expression: str, expected: float) -> None:
@@ -136,6 +148,13 @@ def test_format_number(value: float, text: str) -> None:
         ("   ", ["The expression is empty"]),
         ("1 + " * 300 + "1", ["characters long; the limit is 1000"]),
         ("-" * 900 + "1", ["nested too deeply"]),
+        ("0x" + "f" * 998, ["more than 1000 digits"]),
+        ("lcm(10**600 + 1, 10**600 + 3)", ["more than 1000 digits"]),
+        ("pow(2, 3, 0)", ["pow(2, 3, 0) cannot be calculated"]),
+        ("pow(2.0, 3, 5)", ["whole numbers"]),
+        ("1 << 10**8", ["That operator is not supported"]),
+        ("factorial(10**8)", ["factorial() is limited"]),
+        ("pow(10**999, 10**999)", ["too large"]),
     ],
 )
 def test_refuses_with_a_clear_message(expression: str, fragments: list[str]) -> None:
