@@ -18,6 +18,7 @@ from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConnectionLostError, ServerError
 from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
+from toolbridge.mcp._invalid_reply import invalid_reply_error
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
 from toolbridge.mcp._transports._streams import ReadStream
@@ -100,7 +101,7 @@ class LiveSession:
             self._scope.deadline = anyio.current_time() + self.config.connect_timeout
             with self._scope as handshake:
                 async with open_transport(self.config, self.stderr) as (read, write):
-                    watched = _WatchedReadStream(read, on_end=self._stop.set)
+                    watched = _WatchedReadStream(read, server=self.config.name, on_end=self._stop.set)
                     async with ClientSession(
                         watched, write, message_handler=self._on_message, client_info=CLIENT_INFO
                     ) as session:
@@ -165,12 +166,24 @@ class LiveSession:
 class _WatchedReadStream:
     """The transport's read stream, reporting when the session stops reading it (EOF or close).
 
-    That is how a dead server is noticed without waiting for the next call to fail.
+    That is how a dead server is noticed without waiting for the next call to fail. A reply the SDK
+    could not parse becomes an error for the request it answers (see `_invalid_reply`).
     """
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], *, on_end: Callable[[], None]) -> None:
+    def __init__(
+        self, inner: ReadStream[SessionMessage | Exception], *, server: str, on_end: Callable[[], None]
+    ) -> None:
         self._inner = inner
+        self._server = server
         self._on_end = on_end
+
+    def _checked(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        if isinstance(item, Exception):
+            replacement = invalid_reply_error(item)
+            if replacement is not None:
+                logger.warning("server %r sent an invalid reply: %s", self._server, item)
+                return replacement
+        return item
 
     @property
     def last_context(self) -> object:
@@ -178,7 +191,7 @@ class _WatchedReadStream:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
-        return await self._inner.receive()
+        return self._checked(await self._inner.receive())
 
     async def aclose(self) -> None:
         self._on_end()
@@ -188,7 +201,7 @@ class _WatchedReadStream:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
-        return await self._inner.__anext__()
+        return self._checked(await self._inner.__anext__())
 
     async def __aenter__(self) -> _WatchedReadStream:
         return self
