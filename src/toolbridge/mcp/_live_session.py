@@ -19,6 +19,7 @@ from toolbridge.errors import ConnectionLostError, ServerError
 from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
 from toolbridge.mcp._invalid_reply import invalid_reply_error
+from toolbridge.mcp._log_limit import RateLimitedLog
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
 from toolbridge.mcp._transports._streams import ReadStream
@@ -41,7 +42,7 @@ class LiveSession:
 
     def __init__(self, config: ServerConfig, *, on_tools_changed: Callable[[], None]) -> None:
         self.config = config
-        self.stderr = StderrLog() if config.transport == "stdio" else None
+        self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
         self.error: ServerError | None = None
         """Why the session could not be made (set when `ready` fires without a session)."""
@@ -49,6 +50,9 @@ class LiveSession:
         """Why a session that worked has ended, when it was not closed on purpose."""
         self.ignored_messages = 0
         """Server output that was not valid JSON-RPC (e.g. prints on a stdio server's stdout)."""
+        self._ignored_log = RateLimitedLog(
+            logger, logging.WARNING, source=f"server {config.name!r} non-JSON-RPC output"
+        )
         self.ready = anyio.Event()
         self.done = anyio.Event()
         self._stop = anyio.Event()
@@ -92,6 +96,7 @@ class LiveSession:
                 await self._run_session()
                 background.cancel_scope.cancel()
         finally:
+            self._ignored_log.report_suppressed()
             # Only now: `done` lets the owner close the stderr pipe, which the drain must not be reading.
             self.done.set()
 
@@ -160,7 +165,9 @@ class LiveSession:
         elif isinstance(message, Exception):
             # The SDK hands over lines it could not parse instead of failing the session.
             self.ignored_messages += 1
-            logger.warning("server %r sent non-JSON-RPC output, ignored: %s", self.config.name, message)
+            self._ignored_log.log(
+                "server %r sent non-JSON-RPC output, ignored: %s", self.config.name, message
+            )
 
 
 class _WatchedReadStream:
