@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -191,3 +192,33 @@ def test_evaluator_never_calls_eval(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(builtins, "eval", forbidden)
     monkeypatch.setattr(builtins, "exec", forbidden)
     assert evaluate("(1 + 2) * sqrt(16)") == 12.0
+
+
+# Operands at the edges of what is allowed, chosen to make value-dependent operations expensive.
+_EXTREMES = ["10**999", "-10**999", "9**1000 // 9", "10**8", "-10**8", "0", "1", "-1", "2", "0.5", "1e308"]
+
+
+def _every_hostile_expression() -> list[str]:
+    pairs = list(itertools.product(_EXTREMES, repeat=2))
+    expressions = [f"({a}) {op} ({b})" for op in ["+", "-", "*", "/", "//", "%", "**"] for a, b in pairs]
+    for name in calculator.FUNCTIONS:
+        expressions += [f"{name}({a})" for a in _EXTREMES]
+        expressions += [f"{name}({a}, {b})" for a, b in pairs]
+    # Modular pow costs ~0.2 s on 1000-digit operands: a few of those are enough.
+    modular = ["10**999", "-10**999", "0", "-1", "2", "0.5"]
+    expressions += [f"pow({a}, {b}, {c})" for a, b, c in itertools.product(modular, repeat=3)]
+    return expressions
+
+
+def test_every_function_and_operator_on_extreme_operands_answers_or_refuses() -> None:
+    # Exhaustive rather than sampled, so the one bad pair (round(10**999, -10**8)) cannot be missed. No
+    # timing assert: an unbounded operation takes seconds to minutes here, holding the GIL, and the
+    # suite's per-test timeout ends the run.
+    for expression in _every_hostile_expression():
+        try:
+            result = evaluate(expression)
+        except CalculationError:
+            continue
+        assert isinstance(result, int | float), expression
+        if isinstance(result, int):
+            assert result.bit_length() <= 3400, expression

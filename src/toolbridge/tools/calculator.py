@@ -5,11 +5,12 @@ constants `pi`, `e` and `tau` are accepted. Limits on input length and on the si
 are checked *before* computing, so `9**9**9` is refused at once instead of eating memory for minutes.
 Integers stay exact: `15 + 27` is `42`, and `/` gives an integer when the division is exact.
 
-Why no calculation can hold the interpreter (it runs in a thread, and a big-integer operation holds the
-GIL until it ends, so a slow one would freeze the whole process): every integer that enters or leaves
-an operation has at most `MAX_INTEGER_DIGITS` digits (literals, operator results and function results
-are all checked), and on such operands every operation costs at most milliseconds, *except* the ones
-whose cost grows with an operand's value rather than its size. Those are guarded before computing:
+Why no calculation can hold the interpreter (it runs in a worker thread, but one big-integer operation
+keeps the GIL until it ends, freezing every other task): every integer that enters or leaves an
+operation has at most `MAX_INTEGER_DIGITS` digits (literals, operator results and function results are
+all checked), and on such operands each operation ends within a fraction of a second (the slowest, `pow`
+with a modulus, takes about 0.2 s; other tasks run between operations). The exceptions are operations
+whose cost grows with an operand's value rather than its size, and those are guarded before computing:
 `**` and `pow` by the result's digit count, `round` by its `ndigits`, `factorial` by its argument, and
 `lcm` step by step. Shifts are not offered at all.
 """
