@@ -157,6 +157,15 @@ async def test_garbage_on_stdout_is_skipped_and_counted_and_the_session_keeps_wo
     assert (first.text, second.text) == ("one", "two")
 
 
+async def test_garbage_on_stdout_is_logged_once_per_line_without_tracebacks(stdio_server, caplog) -> None:
+    caplog.set_level(logging.WARNING)
+    async with ServerConnection(stdio_server("garbage")) as server:
+        await server.call_tool("noisy", {"text": "one"}, call_id="a")
+    ours = [r for r in caplog.records if "sent non-JSON-RPC output, ignored" in r.getMessage()]
+    assert len(ours) == 3, "our own line per garbage line (rate-limited)"
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == [], "no traceback per line"
+
+
 async def test_a_disabled_server_is_never_started() -> None:
     config = ServerConfig(name="off", transport="stdio", command=sys.executable, enabled=False)
     async with ServerConnection(config) as server:
