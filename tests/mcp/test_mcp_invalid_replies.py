@@ -62,3 +62,20 @@ async def test_an_unparseable_handshake_reply_fails_the_start_at_once(stdio_serv
         with pytest.raises(ServerStartError) as raised:
             await server.connect()
     assert "Server 'hostile' sent an invalid reply to the MCP handshake" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("tool", "reason"),
+    [
+        ("surrogate", "it is not valid JSON to the MCP SDK"),
+        ("not_an_object", "it is not a JSON-RPC response"),
+    ],
+)
+async def test_over_http_an_unparseable_reply_is_named_the_same_way(http_server, tool, reason) -> None:
+    config = http_server("invalid_replies", "streamable-http").config(name="hostile", timeout=NEVER)
+    async with ServerConnection(config) as server:
+        result = await server.call_tool(tool, {}, call_id="c1")
+        assert result.is_error
+        assert f"Server 'hostile' sent an invalid reply to the call to {tool!r}: {reason}" in result.text
+        after = await server.call_tool("echo", {"x": 1}, call_id="c2")
+        assert after.text == '{"x": 1}'

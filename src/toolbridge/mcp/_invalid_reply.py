@@ -4,7 +4,8 @@ The SDK hands over a line it cannot parse as an exception on the read stream, an
 answered stays pending until its timeout (60 s by default): a schema nested 200 levels deep, a lone
 surrogate (`"\\ud800"`) in a result, or a `"result"` that is not an object all end that way. When the
 bad line still says which request it answers (its `"id"`), it is replaced here by a JSON-RPC error
-for that request, so the caller learns at once that the server sent an invalid reply.
+for that request, so the caller learns at once that the server sent an invalid reply. Over streamable
+HTTP the SDK makes such an error itself ("Failed to parse JSON response: ..."); it is reworded the same way.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import mcp_types as mcp
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-__all__ = ["INVALID_REPLY", "invalid_reply_error", "invalid_reply_message"]
+__all__ = ["INVALID_REPLY", "invalid_reply_error", "invalid_reply_message", "relabelled_sdk_parse_error"]
 
 INVALID_REPLY = "toolbridge: invalid reply"
 """The `data` of the errors made here, telling them apart from a server's own errors."""
@@ -37,8 +38,32 @@ def invalid_reply_error(failure: Exception) -> SessionMessage | None:
     request_id = _response_id(reply) if reply is not None else _leading_id(raw)
     if request_id is None:
         return None
-    if first["type"] == "json_invalid":
-        reason = f"it is not valid JSON to the MCP SDK ({first['msg'].removeprefix('Invalid JSON: ')})"
+    invalid_json = first["msg"].removeprefix("Invalid JSON: ") if first["type"] == "json_invalid" else None
+    return _error_reply(request_id, invalid_json)
+
+
+_SDK_PARSE_FAILURE = "Failed to parse JSON response: "
+_SDK_INVALID_JSON = re.compile(r"Invalid JSON: (.*?) \[type=json_invalid")
+
+
+def relabelled_sdk_parse_error(item: SessionMessage) -> SessionMessage | None:
+    """The SDK's own error for an unparseable HTTP reply, reworded as an invalid reply; None for others."""
+    message = item.message
+    if not (
+        isinstance(message, mcp.JSONRPCError)
+        and message.error.code == mcp.PARSE_ERROR
+        and message.error.message.startswith(_SDK_PARSE_FAILURE)
+        and message.id is not None
+    ):
+        return None
+    found = _SDK_INVALID_JSON.search(message.error.message)
+    return _error_reply(message.id, found.group(1) if found else None)
+
+
+def _error_reply(request_id: str | int, invalid_json: str | None) -> SessionMessage:
+    """`invalid_json` is the parser's complaint when the reply is not JSON the SDK accepts."""
+    if invalid_json is not None:
+        reason = f"it is not valid JSON to the MCP SDK ({invalid_json})"
     else:
         reason = "it is not a JSON-RPC response (no valid 'result' object or 'error')"
     # The reason travels alone: whoever made the request words the message (`invalid_reply_message`).

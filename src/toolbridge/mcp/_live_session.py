@@ -18,7 +18,7 @@ from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConnectionLostError, ServerError
 from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
-from toolbridge.mcp._invalid_reply import invalid_reply_error
+from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
 from toolbridge.mcp._log_limit import RateLimitedLog
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
@@ -190,6 +190,8 @@ class _WatchedReadStream:
             if replacement is not None:
                 logger.warning("server %r sent an invalid reply: %s", self._server, item)
                 return replacement
+        elif (relabelled := relabelled_sdk_parse_error(item)) is not None:
+            return relabelled
         return item
 
     @property
