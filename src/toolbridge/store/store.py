@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from toolbridge.agent.definition import AgentDefinition
+from toolbridge.agent.transcript import well_formed
 from toolbridge.store._charts import ToolCharts, tool_charts
 from toolbridge.store._convert import message_from_row, row_from_message
 from toolbridge.store._engine import display_url, migrate, open_engine
@@ -191,8 +192,11 @@ class Store:
             session.delete(chat)
 
     def get_messages(self, chat_id: int) -> list[Message]:
-        """The chat's messages in order, as neutral messages (pass them as an agent's history)."""
-        return [stored.message for stored in self.get_stored_messages(chat_id)]
+        """The chat's messages in order, as neutral messages (pass them as an agent's history).
+
+        Well-formed (`toolbridge.agent.transcript.well_formed`): a call whose result was never stored
+        (the process was killed during it) gets an "interrupted" result, so the chat can go on."""
+        return well_formed(stored.message for stored in self.get_stored_messages(chat_id))
 
     def get_stored_messages(self, chat_id: int) -> list[StoredMessage]:
         """The chat's messages with their positions and times. Raises `ChatNotFoundError`."""
