@@ -19,6 +19,7 @@ from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from toolbridge._values import readable_text
 from toolbridge.agent.definition import AgentDefinition
 from toolbridge.agent.transcript import well_formed
 from toolbridge.store._charts import ToolCharts, tool_charts
@@ -124,6 +125,7 @@ class Store:
 
     def create_chat(self, *, agent: str | None = None, title: str | None = None) -> ChatSummary:
         with self._write() as session:
+            title = readable_text(title) if title is not None else None
             row = ChatRow(agent=agent, title=title)
             session.add(row)
             session.flush()
@@ -177,7 +179,7 @@ class Store:
             chat = session.get(ChatRow, chat_id)
             if chat is None:
                 raise ChatNotFoundError(chat_id)
-            chat.title = title
+            chat.title = readable_text(title) if title is not None else None
         return self.get_chat(chat_id)
 
     def delete_chat(self, chat_id: int) -> None:
@@ -220,15 +222,15 @@ class Store:
             session.add(
                 ToolCallRow(
                     chat_id=entry.chat_id,
-                    call_id=entry.call_id,
-                    tool=entry.tool,
-                    server=entry.server,
+                    call_id=readable_text(entry.call_id),
+                    tool=readable_text(entry.tool),
+                    server=readable_text(entry.server),
                     argument_hash=entry.argument_hash,
                     started_at=entry.started_at,
                     duration=entry.duration,
                     status=entry.status,
                     error_kind=entry.error_kind,
-                    error=entry.error,
+                    error=readable_text(entry.error) if entry.error is not None else None,
                     cache_hit=entry.cache_hit,
                 )
             )
