@@ -7,8 +7,8 @@ A provider turns our neutral messages and tool specs into its wire format, strea
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -29,6 +29,7 @@ __all__ = [
     "ToolMode",
     "ToolModeChanged",
     "UsageReport",
+    "event_stream",
 ]
 
 
@@ -129,3 +130,12 @@ class Model(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - a default for adapters that hold nothing
         """Release what the model holds on the running event loop (HTTP clients). Safe to call twice."""
+
+
+@asynccontextmanager
+async def event_stream(events: AsyncGenerator[ModelEvent]) -> AsyncIterator[AsyncIterator[ModelEvent]]:
+    """`events` as `Model.stream` returns them: leaving the context closes the generator, also early."""
+    try:
+        yield events
+    finally:
+        await events.aclose()

@@ -22,7 +22,7 @@ import re
 import uuid
 import zoneinfo
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from toolbridge.models.base import (
     ToolCallDelta,
     ToolMode,
     UsageReport,
+    event_stream,
 )
 from toolbridge.parsing import call_format
 from toolbridge.types import (
@@ -121,15 +122,7 @@ class DemoModel(Model):
         return f"DemoModel(name={self.name!r}, tool_mode={self.tool_mode!r})"
 
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
-        return self._stream(request)
-
-    @asynccontextmanager
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
-        events = self._events(request)
-        try:
-            yield events
-        finally:
-            await events.aclose()
+        return event_stream(self._events(request))
 
     async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent]:
         reply = plan_reply(request.messages, request.tools)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Literal
 
 from toolbridge.errors import ToolsNotSupportedError
 from toolbridge.models._prompt_transcript import PromptTranscript
 from toolbridge.models._text_calls import calls_from_text
-from toolbridge.models.base import Model, ModelEvent, ModelRequest, ToolMode, ToolModeChanged
+from toolbridge.models.base import Model, ModelEvent, ModelRequest, ToolMode, ToolModeChanged, event_stream
 from toolbridge.models.tool_modes import endpoint_of, remember_prompt_mode, remembered_tool_mode
 from toolbridge.parsing import CallFormat, call_format
 from toolbridge.prompting import build_system_prompt
@@ -70,15 +70,7 @@ class ToolCallingModel(Model):
         """Settle the mode before a run's first request (`auto` reads what was remembered)."""
 
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
-        return self._stream(request)
-
-    @asynccontextmanager
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
-        events = self._events(request)
-        try:
-            yield events
-        finally:
-            await events.aclose()
+        return event_stream(self._events(request))
 
     async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent]:
         if not request.tools:
