@@ -87,7 +87,7 @@ async def test_a_stored_chat_with_unanswered_calls_goes_on(tmp_path: Path) -> No
             UserMessage(content="Are you there?"),  # sent after the process was killed mid-call
         ]:
             store.append_message(chat.id, message)
-        history = store.get_messages(chat.id)
+        history = store.get_history(chat.id)
 
     turns = [Turn.text("Yes.", expect=wire_is_well_formed)]
     async with scripted_agent(turns) as (agent, model):

@@ -47,7 +47,7 @@ def expected_message(position: int) -> Message:
 def main() -> None:
     url, chat_id = sys.argv[1], int(sys.argv[2])
     store = Store(url)
-    position = len(store.get_stored_messages(chat_id))
+    position = len(store.get_messages(chat_id))
     while True:
         store.append_message(chat_id, expected_message(position))
         print(f"committed {position}", flush=True)

@@ -32,7 +32,6 @@ EVERY_KIND: list[Message] = [
             ToolCall(
                 name="read_file", arguments={"path": "notes.txt", "opts": {"n": [1, 2.5, None]}}, id="call_2"
             ),
-            ToolCall(name="missing", id="call_3"),  # every call has its result: a well-formed transcript
         ],
     ),
     ToolMessage(

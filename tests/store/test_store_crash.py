@@ -65,7 +65,7 @@ def test_killed_writer_loses_nothing_committed(tmp_path: Path) -> None:
             assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
             assert db.execute("PRAGMA foreign_key_check").fetchall() == []
         with Store(db_url) as store:
-            messages = [stored.message for stored in store.get_stored_messages(chat_id)]  # as committed
+            messages = store.get_messages(chat_id)
             summary = store.get_chat(chat_id)
         # Everything reported is there; at most the one append in flight at the kill made it too.
         assert last_reported + 1 <= len(messages) <= last_reported + 2, f"round {round_number}"

@@ -50,7 +50,7 @@ def test_a_chat_stored_with_lone_surrogates_reads_back_readable(store: Store) ->
     with store._write() as session:
         session.add(damaged)
 
-    [assistant, result] = store.get_messages(chat.id)
+    [assistant, result] = store.get_history(chat.id)
     assert isinstance(assistant, AssistantMessage)
     assert assistant.tool_calls[0].arguments == {"name": "n\ufffd"}
     assert isinstance(result, ToolMessage)  # and the unanswered call has its result

@@ -194,11 +194,14 @@ class Store:
             session.delete(chat)
 
     def get_messages(self, chat_id: int) -> list[Message]:
-        """The chat's messages in order, as neutral messages (pass them as an agent's history).
+        """The chat's messages in order, as stored (a run in progress has calls without results yet)."""
+        return [stored.message for stored in self.get_stored_messages(chat_id)]
 
-        Well-formed (`toolbridge.agent.transcript.well_formed`): a call whose result was never stored
-        (the process was killed during it) gets an "interrupted" result, so the chat can go on."""
-        return well_formed(stored.message for stored in self.get_stored_messages(chat_id))
+    def get_history(self, chat_id: int) -> list[Message]:
+        """The chat as an agent's history, well-formed (`toolbridge.agent.transcript.well_formed`): a call
+        whose result was never stored (the process was killed during it) gets an "interrupted" result,
+        so the next request is one providers accept."""
+        return well_formed(self.get_messages(chat_id))
 
     def get_stored_messages(self, chat_id: int) -> list[StoredMessage]:
         """The chat's messages with their positions and times. Raises `ChatNotFoundError`."""

@@ -122,7 +122,7 @@ def _event(
 ) -> SseEvent:
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
     if not data.isascii() and _has_lone_surrogate(data):
-        # UTF-8 cannot carry a lone surrogate; JSON escapes it (`\\ud800`), as a provider's JSON would.
+        # UTF-8 cannot carry a lone surrogate: escape it in the JSON, as a provider would.
         data = json.dumps(body, separators=(",", ":"))
     return SseEvent(f"data: {data}\n\n".encode(), delay, segment, ends_segment)
 
