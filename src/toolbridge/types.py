@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "NATIVE_SOURCE",
+    "QUALIFIER",
     "AssistantMessage",
     "AudioPart",
     "ContentPart",
@@ -34,6 +35,9 @@ __all__ = [
 
 NATIVE_SOURCE = "native"
 """The `source` of tools implemented in Python inside this process."""
+
+QUALIFIER = "__"
+"""Joins a source and a tool name in an exposed name: `excel__read_data`."""
 
 
 class _Model(BaseModel):
@@ -99,6 +103,9 @@ class ToolSpec(_Model):
     annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
     source: str = NATIVE_SOURCE
     """The id of the MCP server that has the tool, or `native`."""
+    original_name: str | None = None
+    """The name its source gives the tool, when it is exposed under another one (`delete_file` for
+    `h__delete_file`, after a collision); None: the same as `name`. Config rules match this name."""
 
 
 class ToolCall(_Model):

@@ -46,9 +46,9 @@ def test_a_definition_is_read_with_every_key() -> None:
     assert definition.max_steps == 4
     assert definition.tool_mode == "prompt"
     assert definition.call_timeout == 30
-    assert definition.tools.allows("read_range")
-    assert not definition.tools.allows("read_vba")
-    assert not definition.tools.allows("write_range")
+    assert definition.tools.allows(ToolSpec(name="read_range", source="excel"))
+    assert not definition.tools.allows(ToolSpec(name="read_vba", source="excel"))
+    assert not definition.tools.allows(ToolSpec(name="write_range", source="excel"))
 
 
 def test_without_an_agents_section_the_built_in_default_agent_is_used() -> None:

@@ -283,3 +283,41 @@ def test_an_agent_created_in_the_store_answers_with_its_instructions(tmp_path: P
     unknown = toolbridge(tmp_path, "ask", "--agent", "nobody", "--config", config, "--db", db, "Hello")
     assert unknown.returncode == 1
     assert "no agent named 'nobody'; the agents are: default, pirate" in unknown.stderr
+
+
+@pytest.fixture
+def two_file_servers(tmp_path: Path, stdio_server: StdioServer) -> Callable[..., Path]:
+    """A config with two `files` servers (a and h): their `delete_file` is exposed as `h__delete_file`."""
+    files = stdio_server("files")
+    entry = {"command": files.command, "args": files.args}
+
+    def make(model: ScriptedModel, agent: dict[str, Any]) -> Path:
+        return scripted_config(
+            tmp_path, model, mcpServers={"a": entry, "h": entry}, agents={"default": agent}
+        )
+
+    return make
+
+
+@pytest.mark.parametrize(
+    ("agent", "told"),
+    [
+        ({"approval": {"tools": {"delete_file": "always"}}}, "declined"),
+        ({"approval": {"tools": {"h:delete_*": "always"}}}, "declined"),
+        ({"tools": {"deny": ["delete_file"]}}, "Unknown tool"),
+        ({"tools": {"allow": ["read_file"]}}, "Unknown tool"),
+    ],
+)
+def test_agent_rules_for_a_tool_still_apply_when_a_collision_renames_it(
+    tmp_path: Path, two_file_servers: Callable[..., Path], agent: dict[str, Any], told: str
+) -> None:
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    script = [
+        Turn.tool_calls(ToolCallSpec("h__delete_file", {"path": str(victim)})),
+        Turn.text("It stays.").expecting(lambda request: told in request.last_message["content"]),
+    ]
+    with ScriptedModel(script) as model:
+        done = toolbridge(tmp_path, "ask", "--config", str(two_file_servers(model, agent)), "Delete it")
+    assert done.returncode == 0, done.stderr
+    assert victim.exists()

@@ -218,3 +218,23 @@ def test_ctrl_c_stops_the_call_and_leaves_no_server_process(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize("rule", ["delete_file", "h__delete_file", "h:delete_file"])
+def test_call_honours_a_server_deny_rule_when_a_collision_renames_the_tool(
+    tmp_path: Path, stdio_server: StdioServer, rule: str
+) -> None:
+    files = stdio_entry(stdio_server("files"))
+    config = write_config(
+        tmp_path / "toolbridge.json", {"a": files, "h": {**files, "tools": {"deny": [rule]}}}
+    )
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    done = toolbridge("call", "h__delete_file", json.dumps({"path": str(victim)}), "--config", str(config))
+    assert done.returncode == 1
+    assert "Unknown tool" in done.stderr
+    done = toolbridge(
+        "call", "delete_file", json.dumps({"path": str(victim)}), "--server", "h", "--config", str(config)
+    )
+    assert done.returncode == 1
+    assert victim.exists()

@@ -568,6 +568,12 @@ def test_a_file_that_is_not_utf8_is_an_error(isolated: Path) -> None:
             ["unknown key; did you mean 'mcpServers'?"],
         ),
         ({"colour": "red"}, None, "colour", ["unknown key; valid keys: mcpServers, servers, inputs, models"]),
+        (  # issue 9 item 10: a misspelt section must not silently drop an approval policy
+            {"agnets": {"a": {"approval": {"default": "always"}}}},
+            None,
+            "agnets",
+            ["unknown key; did you mean 'agents'?"],
+        ),
         (
             {"agents": {"excel-helper": {"max_step": 3}}},
             None,

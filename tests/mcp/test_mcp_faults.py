@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -156,6 +157,15 @@ async def test_garbage_on_stdout_is_skipped_and_counted_and_the_session_keeps_wo
     assert (first.text, second.text) == ("one", "two")
 
 
+async def test_garbage_on_stdout_is_logged_once_per_line_without_tracebacks(stdio_server, caplog) -> None:
+    caplog.set_level(logging.WARNING)
+    async with ServerConnection(stdio_server("garbage")) as server:
+        await server.call_tool("noisy", {"text": "one"}, call_id="a")
+    ours = [r for r in caplog.records if "sent non-JSON-RPC output, ignored" in r.getMessage()]
+    assert len(ours) == 3, "our own line per garbage line (rate-limited)"
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == [], "no traceback per line"
+
+
 async def test_a_disabled_server_is_never_started() -> None:
     config = ServerConfig(name="off", transport="stdio", command=sys.executable, enabled=False)
     async with ServerConnection(config) as server:
@@ -196,3 +206,19 @@ async def test_a_server_flooding_stderr_keeps_only_the_last_64_kb_and_counts_the
     assert tail.endswith("the last line of the flood")
     assert len(tail.encode()) <= TAIL_BYTES
     assert dropped >= 30 * 1000 * 1000 - TAIL_BYTES
+
+
+async def test_a_server_flooding_stderr_produces_a_bounded_number_of_log_lines(stdio_server, caplog) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolbridge.mcp.stderr")
+    async with ServerConnection(stdio_server("floods_stderr", name="loud")) as server:
+        flooded = await server.call_tool("flood", {"megabytes": 2}, call_id="f")
+        assert flooded.text == "flooded"
+        server.stderr_tail()  # takes what is still in the pipe, as the drain would
+    lines = [r.getMessage() for r in caplog.records if r.name == "toolbridge.mcp.stderr"]
+    assert lines[0].startswith("server 'loud' stderr: 0 xxx"), "what the server says is logged"
+    assert len(lines[0]) < 1100, "one stderr line is one log line, cut to a readable length"
+    # 2,001 lines written; the log gets the first few of each interval and one count of the rest.
+    assert len(lines) < 100
+    assert re.fullmatch(
+        r"server 'loud' stderr: suppressed \d+ lines \(at most 20 are logged per 10 s\)", lines[-1]
+    )

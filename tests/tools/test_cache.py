@@ -87,10 +87,13 @@ def test_only_read_only_tools_and_successes_are_cached() -> None:
 
 
 def test_the_most_specific_ttl_wins_and_a_named_tool_needs_no_hint() -> None:
-    settings = CacheConfig(ttl=60, servers={"web": 5, "kv": 0}, tools={"send": 2, "web__search": 0})
+    settings = CacheConfig(ttl=60, servers={"web": 5, "kv": 0}, tools={"send": 2, "docs__search": 0})
     cache = ResultCache(settings)
     assert cache.ttl(READ_ONLY, "search") == 5
-    assert cache.ttl(READ_ONLY.model_copy(update={"name": "web__search"}), "search") == 0
+    # A rule follows the tool, whatever name a collision exposes it under (`config.tool_rules`).
+    in_docs = READ_ONLY.model_copy(update={"source": "docs"})
+    assert cache.ttl(in_docs, "search") == 0
+    assert cache.ttl(in_docs.model_copy(update={"name": "docs__search"}), "search") == 0
     assert cache.ttl(PLAIN, "send") == 2  # named: the user says its answers only change through writes
     assert not cache.may_write(PLAIN, "send")
     other = ToolSpec(name="get", source="kv", annotations=ToolAnnotations(read_only_hint=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -65,6 +66,18 @@ from toolbridge.tools.calculator import CalculationError, evaluate, format_numbe
         ("3 × 4 ÷ 2 − 1", 5),
         ("  1 + 1  ", 2),
         ("2 ** 3321 // 2 ** 3320", 2),
+        # Operations whose cost grows with an operand's value, not its size (issue 9 item 3):
+        ("round(10**997, -10**8)", 0),
+        ("round(-10**997, -10**8)", 0),
+        ("round(10**997, -998)", 0),
+        ("round(6 * 10**997, -998)", 10**998),
+        ("round(10**997, 10**8)", 10**997),
+        ("round(15, -1)", 20),
+        ("round(1.5, -10**8)", 0.0),
+        ("pow(2, 10, 1000)", 24),
+        ("pow(3, 10**999, 7)", pow(3, 10**999, 7)),
+        ("pow(3, -1, 7)", 5),
+        ("lcm(4, 6, 10)", 60),
     ],
 )
 def test_evaluates(expression: str, expected: float) -> None:
@@ -136,6 +149,13 @@ def test_format_number(value: float, text: str) -> None:
         ("   ", ["The expression is empty"]),
         ("1 + " * 300 + "1", ["characters long; the limit is 1000"]),
         ("-" * 900 + "1", ["nested too deeply"]),
+        ("0x" + "f" * 998, ["more than 1000 digits"]),
+        ("lcm(10**600 + 1, 10**600 + 3)", ["more than 1000 digits"]),
+        ("pow(2, 3, 0)", ["pow(2, 3, 0) cannot be calculated"]),
+        ("pow(2.0, 3, 5)", ["whole numbers"]),
+        ("1 << 10**8", ["That operator is not supported"]),
+        ("factorial(10**8)", ["factorial() is limited"]),
+        ("pow(10**999, 10**999)", ["too large"]),
     ],
 )
 def test_refuses_with_a_clear_message(expression: str, fragments: list[str]) -> None:
@@ -172,3 +192,33 @@ def test_evaluator_never_calls_eval(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(builtins, "eval", forbidden)
     monkeypatch.setattr(builtins, "exec", forbidden)
     assert evaluate("(1 + 2) * sqrt(16)") == 12.0
+
+
+# Operands at the edges of what is allowed, chosen to make value-dependent operations expensive.
+_EXTREMES = ["10**999", "-10**999", "9**1000 // 9", "10**8", "-10**8", "0", "1", "-1", "2", "0.5", "1e308"]
+
+
+def _every_hostile_expression() -> list[str]:
+    pairs = list(itertools.product(_EXTREMES, repeat=2))
+    expressions = [f"({a}) {op} ({b})" for op in ["+", "-", "*", "/", "//", "%", "**"] for a, b in pairs]
+    for name in calculator.FUNCTIONS:
+        expressions += [f"{name}({a})" for a in _EXTREMES]
+        expressions += [f"{name}({a}, {b})" for a, b in pairs]
+    # Modular pow costs ~0.2 s on 1000-digit operands: a few of those are enough.
+    modular = ["10**999", "-10**999", "0", "-1", "2", "0.5"]
+    expressions += [f"pow({a}, {b}, {c})" for a, b, c in itertools.product(modular, repeat=3)]
+    return expressions
+
+
+def test_every_function_and_operator_on_extreme_operands_answers_or_refuses() -> None:
+    # Exhaustive rather than sampled, so the one bad pair (round(10**999, -10**8)) cannot be missed. No
+    # timing assert: an unbounded operation takes seconds to minutes here, holding the GIL, and the
+    # suite's per-test timeout ends the run.
+    for expression in _every_hostile_expression():
+        try:
+            result = evaluate(expression)
+        except CalculationError:
+            continue
+        assert isinstance(result, int | float), expression
+        if isinstance(result, int):
+            assert result.bit_length() <= 3400, expression

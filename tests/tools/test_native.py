@@ -6,6 +6,8 @@ import zoneinfo
 from datetime import datetime, timedelta
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from toolbridge.tools.function import FunctionTool
@@ -150,4 +152,45 @@ async def test_calculate(expression: str, text: str) -> None:
 async def test_calculate_refusals_are_error_results(expression: str, fragment: str) -> None:
     result = await call("calculate", expression=expression)
     assert result.is_error
+    assert fragment in result.text
+
+
+# Each of these held the interpreter for seconds to minutes before it was bounded: the calculator runs in
+# a worker thread, but one big-integer operation keeps the GIL until it ends, freezing every other task.
+HOSTILE_CALCULATIONS = [
+    ("round(10**997, -10**8)", False, "0"),
+    ("round(-(10**999), -10**9)", False, "0"),
+    ("pow(10**999, 10**999)", True, "too large"),
+    ("pow(7, 10**999, 10**999 + 7)", False, ""),
+    ("factorial(10**8)", True, "factorial() is limited"),
+    ("(10**999) ** (10**999)", True, "too large"),
+    ("1 << 10**8", True, "not supported"),
+    ("lcm(" + ", ".join(f"10**99 + {k}" for k in range(1, 60)) + ")", True, "more than 1000 digits"),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("expression", "refused", "fragment"), HOSTILE_CALCULATIONS)
+async def test_hostile_calculations_end_at_once_and_other_tasks_keep_running(
+    expression: str, refused: bool, fragment: str
+) -> None:
+    finished = anyio.Event()
+    heartbeats = 0
+
+    async def heartbeat() -> None:
+        # Another task on the same loop: it makes progress only while the calculation lets it.
+        nonlocal heartbeats
+        while not finished.is_set():
+            heartbeats += 1
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(heartbeat)
+        await anyio.lowlevel.checkpoint()  # the heartbeat is running before the calculation starts
+        before = heartbeats
+        result = await call("calculate", expression=expression)
+        during = heartbeats - before
+        finished.set()
+    assert during >= 1, "the loop made no progress while the calculation ran"
+    assert result.is_error is refused, result.text
     assert fragment in result.text

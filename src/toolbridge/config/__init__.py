@@ -5,6 +5,7 @@ from toolbridge.config.agents import AgentDefinition, ApprovalPolicy, ApprovalRu
 from toolbridge.config.loader import find_config_file, known_servers, load_config, parse_config
 from toolbridge.config.model import Config, ServerConfig
 from toolbridge.config.sections import CacheConfig, ModelConfig, RoutingConfig, ServeConfig
+from toolbridge.config.tool_rules import ToolRef
 
 __all__ = [
     "AgentDefinition",
@@ -18,6 +19,7 @@ __all__ = [
     "ServerConfig",
     "ToolFilter",
     "ToolMode",
+    "ToolRef",
     "find_config_file",
     "known_servers",
     "load_config",

@@ -31,13 +31,13 @@ An agent named `default` replaces the built-in default agent. Keys may also be w
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from toolbridge.config.tool_rules import ToolRef, allowed, rule_for
 from toolbridge.types import ToolSpec
 
 __all__ = [
@@ -69,17 +69,16 @@ class _Section(BaseModel):
 
 
 class ToolFilter(_Section):
-    """Which tools an agent may use, by exposed name (`read_data`, `excel__read_data`) or fnmatch pattern."""
+    """Which tools an agent may use: names in any form `tool_rules` accepts (`read_data`,
+    `excel__read_data`, `excel:read_data`) or fnmatch patterns over them."""
 
     allow: list[str] | None = None
     """If set, only these tools. Absent: every tool of the agent's servers."""
     deny: list[str] = Field(default_factory=list)
     """Never these tools, whatever `allow` says."""
 
-    def allows(self, name: str) -> bool:
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.deny):
-            return False
-        return self.allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.allow)
+    def allows(self, tool: ToolSpec) -> bool:
+        return allowed(ToolRef.of(tool), self.allow, self.deny)
 
 
 class ApprovalPolicy(_Section):
@@ -87,17 +86,19 @@ class ApprovalPolicy(_Section):
 
     default: ApprovalRule = "auto"
     tools: dict[str, ApprovalRule] = Field(default_factory=dict)
-    """Tool name or fnmatch pattern -> rule. An exact name beats a pattern; among patterns, the first."""
+    """Tool -> rule, named in any form `tool_rules` accepts (`delete_file`, `h__delete_file`,
+    `h:delete_file`, a pattern). A name with its server beats a bare name beats a pattern (the first)."""
     servers: dict[str, ApprovalRule] = Field(default_factory=dict)
     """Server name (`native` for Python tools) -> rule."""
 
     def rule_for(self, tool: ToolSpec) -> tuple[ApprovalRule, str]:
         """The rule that applies to `tool`, and where it comes from (for the approval prompt)."""
-        if tool.name in self.tools:
-            return self.tools[tool.name], f"the approval rule for tool {tool.name!r}"
-        for pattern, rule in self.tools.items():
-            if fnmatch.fnmatchcase(tool.name, pattern):
-                return rule, f"the approval rule for tools {pattern!r}"
+        ref = ToolRef.of(tool)
+        found = rule_for(self.tools, ref)
+        if found is not None:
+            key, rule = found
+            what = "tool" if key in ref.names else "tools"
+            return rule, f"the approval rule for {what} {key!r}"
         if tool.source in self.servers:
             return self.servers[tool.source], f"the approval rule for server {tool.source!r}"
         return self.default, "the default approval rule"
@@ -147,7 +148,7 @@ class AgentDefinition(_Section):
             return False
         if self.servers is not None and tool.source != "native" and tool.source not in self.servers:
             return False
-        return self.tools.allows(tool.name)
+        return self.tools.allows(tool)
 
     def select_tools(self, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
         return [tool for tool in tools if self.offers(tool)]

@@ -42,9 +42,9 @@ class ServerConfig(BaseModel):
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     """Seconds allowed for starting/connecting and the MCP initialize handshake."""
     tools_allow: list[str] | None = None
-    """If set, only these tools (names or fnmatch patterns) are exposed."""
+    """If set, only these tools (names or fnmatch patterns, see `config.tool_rules`) are exposed."""
     tools_deny: list[str] = Field(default_factory=list)
-    """Tools (names or fnmatch patterns) never exposed."""
+    """Tools (names or fnmatch patterns, see `config.tool_rules`) never exposed."""
     unresolved: tuple[str, ...] = ()
     """Why the server cannot be started yet: `${VAR}`s in its settings that are not set (whole messages,
     naming the file, the key and the variable). Only using the server fails on them."""

@@ -14,6 +14,7 @@ from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerError, ServerStartError, ServerTimeoutError
+from toolbridge.mcp._invalid_reply import INVALID_REPLY
 from toolbridge.mcp._stderr import StderrLog
 
 __all__ = [
@@ -49,6 +50,9 @@ def start_failure(config: ServerConfig, exc: BaseException, stderr: StderrLog | 
     elif isinstance(cause, MCPError) and cause.code == METHOD_NOT_FOUND and config.transport != "stdio":
         what = f"answered 'not found' to the MCP handshake at {config.url}"
         hint = _http_hint(config)
+    elif isinstance(cause, MCPError) and cause.error.data == INVALID_REPLY:
+        what = f"sent an invalid reply to the MCP handshake: {cause.error.message}"
+        hint = "This is a bug in the server: report it to its authors."
     elif isinstance(cause, MCPError):
         what = f"rejected the MCP handshake: {cause.error.message} (JSON-RPC error {cause.code})"
         hint = "Check that the server speaks MCP on this transport."

@@ -18,6 +18,8 @@ from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConnectionLostError, ServerError
 from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
+from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
+from toolbridge.mcp._log_limit import RateLimitedLog
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
 from toolbridge.mcp._transports._streams import ReadStream
@@ -40,7 +42,7 @@ class LiveSession:
 
     def __init__(self, config: ServerConfig, *, on_tools_changed: Callable[[], None]) -> None:
         self.config = config
-        self.stderr = StderrLog() if config.transport == "stdio" else None
+        self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
         self.error: ServerError | None = None
         """Why the session could not be made (set when `ready` fires without a session)."""
@@ -48,6 +50,9 @@ class LiveSession:
         """Why a session that worked has ended, when it was not closed on purpose."""
         self.ignored_messages = 0
         """Server output that was not valid JSON-RPC (e.g. prints on a stdio server's stdout)."""
+        self._ignored_log = RateLimitedLog(
+            logger, logging.WARNING, source=f"server {config.name!r} non-JSON-RPC output"
+        )
         self.ready = anyio.Event()
         self.done = anyio.Event()
         self._stop = anyio.Event()
@@ -91,6 +96,7 @@ class LiveSession:
                 await self._run_session()
                 background.cancel_scope.cancel()
         finally:
+            self._ignored_log.report_suppressed()
             # Only now: `done` lets the owner close the stderr pipe, which the drain must not be reading.
             self.done.set()
 
@@ -100,7 +106,7 @@ class LiveSession:
             self._scope.deadline = anyio.current_time() + self.config.connect_timeout
             with self._scope as handshake:
                 async with open_transport(self.config, self.stderr) as (read, write):
-                    watched = _WatchedReadStream(read, on_end=self._stop.set)
+                    watched = _WatchedReadStream(read, server=self.config.name, on_end=self._stop.set)
                     async with ClientSession(
                         watched, write, message_handler=self._on_message, client_info=CLIENT_INFO
                     ) as session:
@@ -159,18 +165,34 @@ class LiveSession:
         elif isinstance(message, Exception):
             # The SDK hands over lines it could not parse instead of failing the session.
             self.ignored_messages += 1
-            logger.warning("server %r sent non-JSON-RPC output, ignored: %s", self.config.name, message)
+            self._ignored_log.log(
+                "server %r sent non-JSON-RPC output, ignored: %s", self.config.name, message
+            )
 
 
 class _WatchedReadStream:
     """The transport's read stream, reporting when the session stops reading it (EOF or close).
 
-    That is how a dead server is noticed without waiting for the next call to fail.
+    That is how a dead server is noticed without waiting for the next call to fail. A reply the SDK
+    could not parse becomes an error for the request it answers (see `_invalid_reply`).
     """
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], *, on_end: Callable[[], None]) -> None:
+    def __init__(
+        self, inner: ReadStream[SessionMessage | Exception], *, server: str, on_end: Callable[[], None]
+    ) -> None:
         self._inner = inner
+        self._server = server
         self._on_end = on_end
+
+    def _checked(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        if isinstance(item, Exception):
+            replacement = invalid_reply_error(item)
+            if replacement is not None:
+                logger.warning("server %r sent an invalid reply: %s", self._server, item)
+                return replacement
+        elif (relabelled := relabelled_sdk_parse_error(item)) is not None:
+            return relabelled
+        return item
 
     @property
     def last_context(self) -> object:
@@ -178,7 +200,7 @@ class _WatchedReadStream:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
-        return await self._inner.receive()
+        return self._checked(await self._inner.receive())
 
     async def aclose(self) -> None:
         self._on_end()
@@ -188,7 +210,7 @@ class _WatchedReadStream:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
-        return await self._inner.__anext__()
+        return self._checked(await self._inner.__anext__())
 
     async def __aenter__(self) -> _WatchedReadStream:
         return self

@@ -2,15 +2,19 @@
 
 A pipe read all the time, rather than a file the child writes to: a server that floods its stderr
 cannot fill a disk, and it never blocks on a full pipe either. What falls out of the 64 KB is counted.
+Its lines are also logged at DEBUG (what `--verbose` shows), rate-limited so a flood cannot flood the log.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from typing import TextIO
 
 import anyio
+
+from toolbridge.mcp._log_limit import RateLimitedLog
 
 __all__ = ["EXIT_STATUS_MARKER", "TAIL_BYTES", "StderrLog"]
 
@@ -21,6 +25,9 @@ _EXIT_STATUS_LINE = re.compile(rf"^{re.escape(EXIT_STATUS_MARKER)} (-?\d+)$", re
 TAIL_BYTES = 64 * 1024
 """How much of a server's stderr is kept: the end of it, where the reason it stopped is."""
 _READ_SIZE = 64 * 1024
+_MAX_LOGGED_LINE = 1000
+"""Characters of one stderr line that are logged; the rest of a longer line is left out."""
+logger = logging.getLogger("toolbridge.mcp.stderr")
 
 
 class StderrLog:
@@ -30,7 +37,7 @@ class StderrLog:
     first takes whatever is still in the pipe, so it includes everything written before the call.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, server: str = "server") -> None:
         read_fd, write_fd = os.pipe()
         os.set_blocking(read_fd, False)
         self._read_fd = read_fd
@@ -40,6 +47,9 @@ class StderrLog:
         self.dropped = 0
         """Bytes the server wrote that no longer fit in the kept tail."""
         self._closed = False
+        self._server = server
+        self._lines = RateLimitedLog(logger, logging.DEBUG, source=f"server {server!r} stderr")
+        self._partial_line = b""
 
     @property
     def file(self) -> TextIO:
@@ -68,6 +78,7 @@ class StderrLog:
             self._closed = True
             self._writer.close()
             os.close(self._read_fd)
+            self._lines.report_suppressed()
 
     def _text(self) -> str:
         self._drain()
@@ -85,7 +96,17 @@ class StderrLog:
             if not chunk:
                 return
             self._kept += chunk
+            if self._lines.enabled:
+                self._log_lines(chunk)
             excess = len(self._kept) - TAIL_BYTES
             if excess > 0:
                 del self._kept[:excess]
                 self.dropped += excess
+
+    def _log_lines(self, chunk: bytes) -> None:
+        *complete, rest = (self._partial_line + chunk).split(b"\n")
+        self._partial_line = rest[:_MAX_LOGGED_LINE]  # bounded even if the server never ends a line
+        for raw in complete:
+            line = raw[:_MAX_LOGGED_LINE].decode("utf-8", errors="replace").rstrip()
+            if line and not line.startswith(EXIT_STATUS_MARKER):
+                self._lines.log("server %r stderr: %s", self._server, line)

@@ -24,6 +24,7 @@ from toolbridge.errors import (
 from toolbridge.mcp._backoff import StartBackoff
 from toolbridge.mcp._convert import tool_result_from_mcp
 from toolbridge.mcp._failures import backing_off, call_lost_message, call_timed_out_message
+from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
@@ -319,6 +320,9 @@ class ServerConnection:
                     f"The connection to server {self.name!r} was lost while listing its tools.",
                     server=self.name,
                 ) from exc
+            if exc.error.data == INVALID_REPLY:
+                message = invalid_reply_message(self.name, exc.error.message, answering="to 'tools/list'")
+                raise ServerError(message, server=self.name) from exc
             raise ServerError(
                 f"Server {self.name!r} refused to list its tools: {exc.error.message} "
                 f"(JSON-RPC error {exc.code}).",
@@ -346,6 +350,12 @@ class ServerConnection:
             kind: ToolErrorKind
             if exc.code == REQUEST_TIMEOUT:
                 kind, message = "timeout", call_timed_out_message(self.name, name, timeout)
+            elif exc.error.data == INVALID_REPLY:
+                answering = f"to the call to {name!r}"
+                kind, message = (
+                    "server_error",
+                    invalid_reply_message(self.name, exc.error.message, answering=answering),
+                )
             else:
                 kind, message = (
                     "server_error",

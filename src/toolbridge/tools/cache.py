@@ -2,7 +2,8 @@
 
 The cache is off unless the config's `cache` section turns it on:
 `"cache": {"ttl": 0, "servers": {"docs": 300}, "tools": {"read": 60}, "scope": "chat"}` (TTLs in seconds;
-the most specific wins: tool, then server, then `ttl`; 0 turns caching off). What it keeps:
+the most specific wins: tool, then server, then `ttl`; 0 turns caching off; a tool is named as in every
+config rule, see `toolbridge.config.tool_rules`). What it keeps:
 
 - results of tools a server annotates `readOnlyHint`, for the TTL of their server (`servers`) or the
   default `ttl`; a tool named in `tools` is cached for its own TTL even without the hint (naming it is
@@ -26,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolbridge.config import CacheConfig, Config
+from toolbridge.config.tool_rules import ToolRef, rule_for
 from toolbridge.types import ToolResult, ToolSpec
 
 __all__ = ["ResultCache", "argument_hash", "cache_from_config"]
@@ -67,10 +69,9 @@ class ResultCache:
         self._generations: dict[str, int] = {}
 
     def _named_ttl(self, spec: ToolSpec, original_name: str) -> float | None:
-        for name in (spec.name, original_name):
-            if name in self.settings.tools:
-                return self.settings.tools[name]
-        return None
+        # Named like every config rule (`config.tool_rules`): own name, `server__tool`, `server:tool`, globs.
+        found = rule_for(self.settings.tools, ToolRef(spec.source, original_name))
+        return None if found is None else found[1]
 
     def ttl(self, spec: ToolSpec, original_name: str) -> float:
         """How long `spec`'s results may be reused: 0 unless the config opted it in."""

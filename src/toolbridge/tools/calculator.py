@@ -4,6 +4,15 @@ Only numbers, `+ - * / // % **`, unary `+`/`-`, parentheses, a fixed set of `mat
 constants `pi`, `e` and `tau` are accepted. Limits on input length and on the size of integer results
 are checked *before* computing, so `9**9**9` is refused at once instead of eating memory for minutes.
 Integers stay exact: `15 + 27` is `42`, and `/` gives an integer when the division is exact.
+
+Why no calculation can hold the interpreter (it runs in a worker thread, but one big-integer operation
+keeps the GIL until it ends, freezing every other task): every integer that enters or leaves an
+operation has at most `MAX_INTEGER_DIGITS` digits (literals, operator results and function results are
+all checked), and on such operands each operation ends within a fraction of a second (the slowest, `pow`
+with a modulus, takes about 0.2 s; other tasks run between operations). The exceptions are operations
+whose cost grows with an operand's value rather than its size, and those are guarded before computing:
+`**` and `pow` by the result's digit count, `round` by its `ndigits`, `factorial` by its argument, and
+`lcm` step by step. Shifts are not offered at all.
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "CONSTANTS",
@@ -24,6 +33,7 @@ __all__ = [
 ]
 
 Number = int | float
+_N = TypeVar("_N", int, float)
 
 MAX_EXPRESSION_LENGTH = 1000
 MAX_INTEGER_DIGITS = 1000
@@ -62,7 +72,36 @@ def _max(*values: Number) -> Number:
 
 
 def _round(x: Number, digits: int | None = None) -> Number:
-    return round(x) if digits is None else round(x, digits)
+    if digits is None:
+        return round(x)
+    if isinstance(x, int) and isinstance(digits, int) and digits < 0 and -digits > _max_digits(x):
+        # int.__round__ computes 10 ** -digits first: round(10**997, -10**8) would take minutes.
+        # |x| < 10 ** digit_count, which is less than half a unit of 10 ** -digits, so it rounds to 0.
+        return 0
+    return round(x, digits)
+
+
+def _max_digits(value: int) -> int:
+    """An upper bound on the decimal digits of `value`, from its bit length (no conversion)."""
+    return int(value.bit_length() * math.log10(2)) + 1
+
+
+def _pow(base: Number, exponent: Number, modulus: Number | None = None) -> Number:
+    if modulus is None:
+        return _power(base, exponent)
+    # Modular exponentiation works on numbers no larger than the modulus, so it is cheap whatever the
+    # exponent's size (and every operand is already within MAX_INTEGER_DIGITS).
+    if not all(isinstance(n, int) for n in (base, exponent, modulus)):
+        raise ValueError("pow with three arguments needs whole numbers")
+    return pow(int(base), int(exponent), int(modulus))
+
+
+def _lcm(*values: int) -> int:
+    # One step at a time, each result checked: lcm of many large coprime numbers grows like a product.
+    result = 1
+    for value in values:
+        result = _check_integer_size(math.lcm(result, value))
+    return result
 
 
 FUNCTIONS: dict[str, Callable[..., Number]] = {
@@ -95,8 +134,8 @@ FUNCTIONS: dict[str, Callable[..., Number]] = {
     "trunc": math.trunc,
     "factorial": _factorial,
     "gcd": math.gcd,
-    "lcm": math.lcm,
-    "pow": lambda base, exponent: _power(base, exponent),
+    "lcm": _lcm,
+    "pow": _pow,
 }
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
 
@@ -151,7 +190,7 @@ def _too_many_digits() -> CalculationError:
     )
 
 
-def _check_integer_size(value: Number) -> Number:
+def _check_integer_size(value: _N) -> _N:
     if isinstance(value, int) and value.bit_length() > _MAX_INTEGER_BITS:
         raise _too_many_digits()
     return value
@@ -200,7 +239,7 @@ class _Evaluator(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> Number:
         if isinstance(node.value, bool) or not isinstance(node.value, int | float):
             raise CalculationError(f"Only numbers can be calculated, not {node.value!r}. {_ALLOWED}")
-        return node.value
+        return _check_integer_size(node.value)  # 0xfff... packs more digits than it has characters
 
     def visit_Name(self, node: ast.Name) -> Number:
         if node.id in CONSTANTS:

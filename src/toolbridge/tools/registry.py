@@ -11,14 +11,14 @@ comes back as an error `ToolResult` it can read and correct; `call()` does not r
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import anyio
 
+from toolbridge.config.tool_rules import ToolRef, allowed
 from toolbridge.errors import (
     ServerError,
     ServerTimeoutError,
@@ -32,14 +32,11 @@ from toolbridge.tools._suggest import closest_names
 from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.validation import validate_arguments
-from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolErrorKind, ToolResult, ToolSpec
+from toolbridge.types import NATIVE_SOURCE, QUALIFIER, ToolCall, ToolErrorKind, ToolResult, ToolSpec
 
 __all__ = ["QUALIFIER", "ToolRegistry", "error_kind"]
 
 logger = logging.getLogger("toolbridge.tools")
-
-QUALIFIER = "__"
-"""Joins a source and a tool name in an exposed name: `excel__read_data`."""
 
 # Sources that mean "find it for me"; the config's `routing.any_source` adds names models invent.
 _AUTO_SOURCES = frozenset({NATIVE_SOURCE, ""})
@@ -58,12 +55,6 @@ class _Entry:
     @property
     def source(self) -> str:
         return self.spec.source
-
-
-def _allowed(name: str, allow: Sequence[str] | None, deny: Sequence[str]) -> bool:
-    if any(fnmatch.fnmatchcase(name, pattern) for pattern in deny):
-        return False
-    return allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in allow)
 
 
 class ToolRegistry:
@@ -173,7 +164,7 @@ class ToolRegistry:
             assert self._pool is not None
             config = self._pool.config(server)
             for spec in specs:
-                if _allowed(spec.name, config.tools_allow, config.tools_deny):
+                if allowed(ToolRef(server, spec.name), config.tools_allow, config.tools_deny):
                     candidates.append(_Entry(spec=spec, original=spec.name))
         for tool in self._native.values():
             candidates.append(_Entry(spec=tool.spec, original=tool.spec.name, native=tool))
@@ -187,7 +178,7 @@ class ToolRegistry:
         for entry in candidates:
             if len(sources_per_name[entry.original]) > 1:
                 exposed = f"{entry.source}{QUALIFIER}{entry.original}"
-                renamed = entry.spec.model_copy(update={"name": exposed})
+                renamed = entry.spec.model_copy(update={"name": exposed, "original_name": entry.original})
                 entry = _Entry(spec=renamed, original=entry.original, native=entry.native)
             entries[entry.spec.name] = entry
             by_original.setdefault(entry.original, []).append(entry)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
@@ -23,6 +24,22 @@ __all__ = ["open_stdio"]
 _RECORD_EXIT_STATUS = (
     f'"$@"; status=$?; printf "\\n%s %d\\n" "{EXIT_STATUS_MARKER}" "$status" >&2; exit "$status"'
 )
+
+
+class _WithoutParseFailureTracebacks(logging.Filter):
+    """Drops the SDK's record (with a traceback) for each stdout line it cannot parse.
+
+    A server printing garbage in a loop would otherwise print one traceback per line; the session
+    already logs each such line itself, rate-limited (`LiveSession`, `RateLimitedLog`).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != "Failed to parse JSONRPC message from server"
+
+
+_SDK_STDIO_LOGGER = logging.getLogger("mcp.client.stdio")
+if not any(isinstance(f, _WithoutParseFailureTracebacks) for f in _SDK_STDIO_LOGGER.filters):
+    _SDK_STDIO_LOGGER.addFilter(_WithoutParseFailureTracebacks())
 
 
 @asynccontextmanager
