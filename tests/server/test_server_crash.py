@@ -5,6 +5,7 @@ the chat goes on from where it was."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
 from server_helpers import EventReader, start_process, write_config
@@ -69,3 +70,46 @@ def test_killed_mid_reply_keeps_every_completed_message(tmp_path: Path) -> None:
     assert after_restart[2]["result"]["content"] == [{"type": "text", "text": "42"}]
     assert [(s["tool"], s["calls"]) for s in stats] == [("calculate", 1)]
     assert final["result"]["output"] == "Sorry, I was cut off. 6 * 7 = 42."
+
+
+def test_killed_during_a_tool_call_the_chat_goes_on(tmp_path: Path) -> None:
+    """The call's result was never stored: on resume it gets an "interrupted" one, so the request is
+    well-formed (OpenAI and Anthropic reject calls without results) and the chat goes on."""
+    db_url = f"sqlite:///{tmp_path / 'chats.db'}"
+    basic = {"command": sys.executable, "args": [str(Path(__file__).parent.parent / "servers" / "basic.py")]}
+    turns = [Turn.tool_calls(ToolCallSpec("sleep", {"ms": 60_000}, id="call_killed"))]
+
+    with ScriptedModel(turns) as model:
+        first = start_process(write_config(tmp_path, model, mcp_servers={"basic": basic}), db_url)
+        try:
+            http = first.server.http()
+            chat_id = http.post("/api/chats", json={"agent": "default"}).json()["id"]
+            with EventReader(http, chat_id) as events:
+                http.post(f"/api/chats/{chat_id}/messages", json={"content": "Sleep a minute."})
+                events.until("tool_call_started")
+                first.kill()
+        finally:
+            first.stop()
+
+    def answers_the_killed_call(request: RecordedRequest) -> bool:
+        roles = [m["role"] for m in request.messages]
+        killed = request.messages[3] if len(roles) > 3 else {}
+        return (
+            roles == ["system", "user", "assistant", "tool", "user"]
+            and killed.get("tool_call_id") == "call_killed"
+            and "interrupted: no result was recorded" in killed.get("content", "")
+        )
+
+    with ScriptedModel(
+        [Turn.text("I was interrupted; shall I retry?", expect=answers_the_killed_call)]
+    ) as model:
+        second = start_process(write_config(tmp_path, model, mcp_servers={"basic": basic}), db_url)
+        try:
+            http = second.server.http()
+            with EventReader(http, chat_id) as events:
+                http.post(f"/api/chats/{chat_id}/messages", json={"content": "Did it finish?"})
+                final = events.until("final")[-1]
+        finally:
+            second.stop()
+
+    assert final["result"]["output"] == "I was interrupted; shall I retry?"

@@ -37,6 +37,7 @@ from toolbridge.agent.events import (
     StepStartedEvent,
 )
 from toolbridge.agent.result import RunResult, StopReason, ToolCallRecord
+from toolbridge.agent.transcript import interrupted_result, well_formed
 from toolbridge.errors import ModelError
 from toolbridge.models import Model, ModelRequest, ModelSettings, ToolCallingModel, tool_calling_model
 from toolbridge.prompting import Persona, build_system_prompt
@@ -119,7 +120,7 @@ class AgentRun:
         self._emit = emit
         self._settings = settings or ModelSettings()
         self._messages: list[Message] = [
-            *(m for m in history if not isinstance(m, SystemMessage)),
+            *well_formed(m for m in history if not isinstance(m, SystemMessage)),
             UserMessage(content=prompt),
         ]
         self._new_message_index = len(self._messages) - 1
@@ -161,6 +162,12 @@ class AgentRun:
         except anyio.get_cancelled_exc_class():
             # No awaits here: the scope is cancelled. The stream sends the final event itself.
             self._finish(Stop("cancelled", "The run was cancelled."))
+            raise
+        except Exception:
+            # A failure between the calls and their results must not leave calls unanswered in the
+            # transcript the caller stores: announce a result for each before the error goes on.
+            self._answer_calls(interrupted_result)
+            await self._publish_messages()
             raise
 
     # -- states ---------------------------------------------------------------------------------

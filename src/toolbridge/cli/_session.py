@@ -43,7 +43,7 @@ class TerminalSession:
         self.store = store
         self.chat_id = chat_id
         """The stored chat the turns go to; one is created on the first turn when None."""
-        self.history: list[Message] = store.get_messages(chat_id) if store and chat_id is not None else []
+        self.history: list[Message] = store.get_history(chat_id) if store and chat_id is not None else []
         self._config = config
         self._agent_name = agent
         self._model_name = model

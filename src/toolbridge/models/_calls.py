@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from toolbridge._values import readable_text
 from toolbridge.models.base import ToolCallDelta
 from toolbridge.parsing import CallProblem, decode_arguments
 from toolbridge.types import ToolCall
@@ -48,22 +49,24 @@ class ToolCallCollector:
 
 
 def _collect(parts: _Parts) -> CollectedCall:
-    name = (parts.name or "").strip() or UNNAMED_TOOL
+    # Names and ids go back to the provider in the next request: they must be text it can encode.
+    name = readable_text((parts.name or "").strip()) or UNNAMED_TOOL
     raw = "".join(parts.arguments)
     try:
         arguments = decode_arguments(raw)
         problem = None
     except CallProblem as error:
         arguments, problem = {}, str(error)
-    fields = {"name": name, "arguments": arguments, "source": parts.source}
-    call = ToolCall.model_validate(fields if parts.id is None else {**fields, "id": parts.id})
+    source = readable_text(parts.source) if parts.source is not None else None
+    fields = {"name": name, "arguments": arguments, "source": source}
+    call = ToolCall.model_validate(fields if parts.id is None else {**fields, "id": readable_text(parts.id)})
     if not parts.name:
         return CollectedCall(
             call, "Your tool call had no tool name, so nothing ran. Call a tool by its exact name."
         )
     if problem is None:
         return CollectedCall(call)
-    shown = raw if len(raw) <= _RAW_PREVIEW else raw[:_RAW_PREVIEW] + "…"
+    shown = readable_text(raw if len(raw) <= _RAW_PREVIEW else raw[:_RAW_PREVIEW] + "…")
     return CollectedCall(
         call,
         f"The arguments of your call to {name!r} could not be read ({problem}), so it did not run. "

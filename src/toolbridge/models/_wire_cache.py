@@ -20,7 +20,12 @@ WireT = TypeVar("WireT")
 
 def encode(value: Any) -> bytes:
     """Compact JSON, UTF-8 as is (the APIs take it; escaping would only grow the body)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (in a history passed in): JSON can escape it; the provider judges it.
+        return json.dumps(value, separators=(",", ":")).encode()
 
 
 def join_body(messages: list[bytes], tools: list[bytes], fields: dict[str, Any]) -> bytes:

@@ -12,6 +12,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
+from toolbridge._values import readable_text
 from toolbridge.config.agents import ToolMode
 from toolbridge.types import Message, ToolSpec, Usage
 
@@ -36,10 +37,18 @@ __all__ = [
 class TextDelta:
     text: str
 
+    def __post_init__(self) -> None:
+        # Where a model's text becomes ours: a lone surrogate would break every encoder after this.
+        object.__setattr__(self, "text", readable_text(self.text))
+
 
 @dataclass(frozen=True)
 class ReasoningDelta:
     text: str
+
+    def __post_init__(self) -> None:
+        # Where a model's text becomes ours: a lone surrogate would break every encoder after this.
+        object.__setattr__(self, "text", readable_text(self.text))
 
 
 @dataclass(frozen=True)

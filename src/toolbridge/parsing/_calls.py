@@ -11,6 +11,7 @@ from typing import Any
 
 import json_repair
 
+from toolbridge._values import MAX_INT_DIGITS, readable_text, value_problem
 from toolbridge.parsing._events import ParsedToolCall
 
 __all__ = [
@@ -31,11 +32,21 @@ class CallProblem(Exception):
     """Why a call could not be read, in words meant for the model."""
 
 
+def _bounded_int(digits: str) -> int:
+    # Checked before converting: Python refuses longer ones with a ValueError that repair would hide.
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise CallProblem(f"it has an integer of more than {MAX_INT_DIGITS} digits")
+    return int(digits)
+
+
 def decode_json(text: str) -> Any:
     """Decode JSON, repairing what models commonly get wrong (trailing commas, single quotes, unquoted
     keys, missing closing brackets). Raises `CallProblem` when nothing sensible comes out."""
     try:
-        return json.loads(text, strict=False)  # models put raw newlines and tabs inside strings
+        # strict=False: models put raw newlines and tabs inside strings.
+        return json.loads(text, strict=False, parse_int=_bounded_int)
+    except RecursionError:
+        raise CallProblem("its JSON is nested too deeply to read") from None
     except ValueError as exc:
         error = exc
     try:
@@ -56,6 +67,8 @@ def decode_arguments(text: str) -> dict[str, Any]:
     value = decode_json(text)
     if not isinstance(value, dict):
         raise CallProblem(f"the arguments must be a JSON object, got {type(value).__name__}")
+    if problem := value_problem(value):
+        raise CallProblem(f"the arguments {problem}")
     return value
 
 
@@ -83,10 +96,12 @@ def call_from_fields(
         arguments = {}
     if not isinstance(arguments, dict):
         raise CallProblem(f"the arguments must be a JSON object, got {type(arguments).__name__}")
+    if problem := value_problem(arguments):
+        raise CallProblem(f"the arguments {problem}")
     return ParsedToolCall(
-        name=name.strip(),
+        name=readable_text(name.strip()),
         arguments=arguments,
-        id=str(call_id) if isinstance(call_id, str | int) and str(call_id) else None,
-        source=source if isinstance(source, str) and source else None,
+        id=readable_text(str(call_id)) if isinstance(call_id, str | int) and str(call_id) else None,
+        source=readable_text(source) if isinstance(source, str) and source else None,
         format=format_name,
     )

@@ -190,7 +190,7 @@ class JsonScanner:
             self._capture = None
             try:
                 value = json.loads(literal)
-            except ValueError:
+            except (ValueError, RecursionError):
                 value = literal.strip('"')
             if self._capturing_key:
                 self._key = str(value)

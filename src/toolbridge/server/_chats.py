@@ -106,7 +106,7 @@ class ChatHub:
                 model = await self._catalog.model_for(definition)
             except ToolbridgeError as error:
                 raise ApiError(503, f"agent {definition.name!r} has no usable model: {error}") from error
-            history = await anyio.to_thread.run_sync(self._store.get_messages, chat_id)
+            history = await anyio.to_thread.run_sync(self._store.get_history, chat_id)
             await anyio.to_thread.run_sync(self._store.append_message, chat_id, UserMessage(content=content))
         except BaseException:
             channel.run_id = None

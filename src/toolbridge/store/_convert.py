@@ -1,9 +1,13 @@
-"""Neutral messages to rows and back. A message read back equals the message written."""
+"""Neutral messages to rows and back. A message read back equals the message written.
+
+Text that no database can hold or no client can read (a lone UTF-16 surrogate, from a model or a client)
+is made readable (U+FFFD) on the way in, and on the way out for rows an older version stored."""
 
 from __future__ import annotations
 
 from typing import assert_never
 
+from toolbridge._values import readable_value
 from toolbridge.store._errors import StoreError
 from toolbridge.store._schema import MessageRow
 from toolbridge.types import (
@@ -16,10 +20,11 @@ from toolbridge.types import (
     UserMessage,
 )
 
-__all__ = ["message_from_row", "row_from_message"]
+__all__ = ["message_from_row", "readable_message", "row_from_message"]
 
 
 def row_from_message(message: Message, *, chat_id: int, position: int) -> MessageRow:
+    message = readable_message(message)
     row = MessageRow(chat_id=chat_id, position=position, role=message.role, content="", reasoning="")
     if isinstance(message, SystemMessage | UserMessage):
         row.content = message.content
@@ -37,6 +42,17 @@ def row_from_message(message: Message, *, chat_id: int, position: int) -> Messag
 
 
 def message_from_row(row: MessageRow) -> Message:
+    return readable_message(_message_from_row(row))
+
+
+def readable_message(message: Message) -> Message:
+    """`message` with every string readable; the same object when it already was (nearly always)."""
+    dumped = message.model_dump()
+    readable = readable_value(dumped)
+    return message if readable is dumped else type(message).model_validate(readable)
+
+
+def _message_from_row(row: MessageRow) -> Message:
     if row.role == "system":
         return SystemMessage(content=row.content)
     if row.role == "user":

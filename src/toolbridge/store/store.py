@@ -21,7 +21,9 @@ from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from toolbridge._values import readable_text
 from toolbridge.agent.definition import AgentDefinition
+from toolbridge.agent.transcript import well_formed
 from toolbridge.store._charts import ToolCharts, tool_charts
 from toolbridge.store._convert import message_from_row, row_from_message
 from toolbridge.store._engine import display_url, migrate, open_engine
@@ -157,6 +159,7 @@ class Store:
 
     def create_chat(self, *, agent: str | None = None, title: str | None = None) -> ChatSummary:
         with self._write() as session:
+            title = readable_text(title) if title is not None else None
             row = ChatRow(agent=agent, title=title)
             session.add(row)
             session.flush()
@@ -210,7 +213,7 @@ class Store:
             chat = session.get(ChatRow, chat_id)
             if chat is None:
                 raise ChatNotFoundError(chat_id)
-            chat.title = title
+            chat.title = readable_text(title) if title is not None else None
         return self.get_chat(chat_id)
 
     def delete_chat(self, chat_id: int) -> None:
@@ -225,8 +228,14 @@ class Store:
             session.delete(chat)
 
     def get_messages(self, chat_id: int) -> list[Message]:
-        """The chat's messages in order, as neutral messages (pass them as an agent's history)."""
+        """The chat's messages in order, as stored (a run in progress has calls without results yet)."""
         return [stored.message for stored in self.get_stored_messages(chat_id)]
+
+    def get_history(self, chat_id: int) -> list[Message]:
+        """The chat as an agent's history, well-formed (`toolbridge.agent.transcript.well_formed`): a call
+        whose result was never stored (the process was killed during it) gets an "interrupted" result,
+        so the next request is one providers accept."""
+        return well_formed(self.get_messages(chat_id))
 
     def get_stored_messages(self, chat_id: int) -> list[StoredMessage]:
         """The chat's messages with their positions and times. Raises `ChatNotFoundError`."""
@@ -250,15 +259,15 @@ class Store:
             session.add(
                 ToolCallRow(
                     chat_id=entry.chat_id,
-                    call_id=entry.call_id,
-                    tool=entry.tool,
-                    server=entry.server,
+                    call_id=readable_text(entry.call_id),
+                    tool=readable_text(entry.tool),
+                    server=readable_text(entry.server),
                     argument_hash=entry.argument_hash,
                     started_at=entry.started_at,
                     duration=entry.duration,
                     status=entry.status,
                     error_kind=entry.error_kind,
-                    error=entry.error,
+                    error=readable_text(entry.error) if entry.error is not None else None,
                     cache_hit=entry.cache_hit,
                 )
             )

@@ -121,4 +121,15 @@ def _event(
     body: dict[str, Any], delay: float = 0.0, segment: int | None = None, *, ends_segment: bool = False
 ) -> SseEvent:
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    if not data.isascii() and _has_lone_surrogate(data):
+        # UTF-8 cannot carry a lone surrogate: escape it in the JSON, as a provider would.
+        data = json.dumps(body, separators=(",", ":"))
     return SseEvent(f"data: {data}\n\n".encode(), delay, segment, ends_segment)
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False

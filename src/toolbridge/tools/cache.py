@@ -41,8 +41,14 @@ _Key = tuple[str | None, str, str, str]
 
 def argument_hash(arguments: Mapping[str, Any]) -> str:
     """The sha256 of the arguments' canonical JSON (sorted keys, no spaces)."""
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    try:
+        canonical = json.dumps(
+            arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+        )
+    except (ValueError, RecursionError):  # arguments refused as invalid still get a (logged) hash
+        canonical = repr(sorted(arguments))
+    # surrogatepass: a lone surrogate hashes too (such arguments are refused, but their call is logged).
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResultCache:

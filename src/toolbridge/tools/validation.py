@@ -23,6 +23,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from referencing.exceptions import Unresolvable
 
+from toolbridge._values import value_problem
 from toolbridge.errors import ToolArgumentsError
 from toolbridge.types import ToolSpec
 
@@ -47,6 +48,13 @@ def validate_arguments(tool: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[
     Raises `ToolArgumentsError` when they do not match and no obvious coercion makes them match.
     A schema that is itself invalid or unresolvable is not enforced: the server will judge the call.
     """
+    if problem := value_problem(arguments):
+        # Before anything walks or encodes them (the validator, the cache key, the server's transport).
+        raise ToolArgumentsError(
+            f"The arguments of {tool.name!r} {problem}, so it did not run. "
+            "Call it again with plain JSON arguments.",
+            tool=tool.name,
+        )
     validator = _validator(tool.input_schema, tool.name)
     if validator is None:
         return arguments, []
@@ -145,6 +153,14 @@ _NO_FIX = object()
 
 
 def _coerce(value: Any, kind: str) -> Any:
+    try:
+        return _coerce_value(value, kind)
+    except (ValueError, OverflowError, RecursionError):
+        # Digits past Python's conversion limit, a float beyond range, JSON nested past the stack.
+        return _NO_FIX
+
+
+def _coerce_value(value: Any, kind: str) -> Any:
     if isinstance(value, str):
         text = value.strip()
         if kind == "integer" and _INTEGER.fullmatch(text):
@@ -157,11 +173,8 @@ def _coerce(value: Any, kind: str) -> Any:
             return text.lower() == "true"
         if kind in ("array", "object") and text[:1] in "[{":
             # A model that JSON-encoded a list or object twice; the re-validation checks the result.
-            try:
-                decoded = json.loads(text)
-            except ValueError:
-                return _NO_FIX
-            if isinstance(decoded, list if kind == "array" else dict):
+            decoded = json.loads(text)
+            if value_problem(decoded) is None and isinstance(decoded, list if kind == "array" else dict):
                 return decoded
     elif kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
