@@ -169,6 +169,20 @@ CASES: list[Case] = [
     Case("hermes-no-name", '<tool_call>{"arguments": {"a": 1}}</tool_call>x', content="x", errors=1),
     Case("hermes-not-json", "<tool_call>get_weather(city=Paris)</tool_call>", errors=1),
     Case("hermes-array-body", "<tool_call>[1, 2]</tool_call>", errors=1),
+    Case(
+        "hermes-tags-in-a-body-that-is-not-json",
+        "A <tool_call>\n<function=get>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+        ' B <tool_call>{"name": "f", "arguments": {"a": "<b>"}}</tool_call> C',
+        content="A  B  C",
+        calls=[("f", {"a": "<b>"})],
+        errors=1,
+    ),
+    Case(
+        "hermes-not-json-with-a-lone-angle-bracket",
+        "<tool_call>x < y <</tool_call>after <",
+        content="after <",
+        errors=1,
+    ),
     Case("hermes-empty-at-end", "text <tool_call>", content="text ", errors=1),
     Case("hermes-arguments-not-object", '<tool_call>{"name": "f", "arguments": [1]}</tool_call>', errors=1),
     Case(

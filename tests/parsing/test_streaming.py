@@ -91,13 +91,27 @@ arguments = st.dictionaries(
 tool_name = st.text(alphabet="abcdefgh_", min_size=1, max_size=8)
 
 
+# A body that is not valid for its dialect: another dialect's tags, a pythonic call, loose '<'s. Its
+# alphabet cannot spell a marker, and it does not start with `{` or `[`, so it is never read as JSON.
+# (Whitespace before a body is not kept in its raw text, so a non-empty body starts with something else.)
+invalid_body = st.just("") | st.tuples(
+    st.sampled_from(["<function=f>", "<parameter=a>", "f(", "<", "<b>", "=", "a"]),
+    st.text(alphabet='ab <>/=_\n中"{}', max_size=16),
+).map("".join)
+
+GeneratedCall = tuple[str, str | None, dict[str, Any], str]
+"""(markup, name, arguments, arguments JSON as written); name None: an invalid call, a parse error."""
+
+
 @st.composite
-def tool_call(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], str]:
-    """(markup, name, arguments, arguments JSON as written)."""
+def tool_call(draw: st.DrawFn) -> GeneratedCall:
+    kind = draw(st.sampled_from(["hermes", "fenced", "invalid"]))
+    if kind == "invalid":
+        return f"<tool_call>{draw(invalid_body)}</tool_call>", None, {}, ""
     name = draw(tool_name)
     args = draw(arguments)
     args_json = json.dumps(args, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 2])))
-    if draw(st.booleans()):
+    if kind == "hermes":
         body = '{"name": ' + json.dumps(name) + ', "arguments": ' + args_json + "}"
         return f"<tool_call>{draw(st.sampled_from(['', chr(10)]))}{body}\n</tool_call>", name, args, args_json
     label = draw(st.sampled_from(["工具名称: ", "name: "]))
@@ -106,7 +120,7 @@ def tool_call(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], str]:
 
 
 @st.composite
-def model_output(draw: st.DrawFn) -> tuple[list[str], list[tuple[str, str, dict[str, Any], str]]]:
+def model_output(draw: st.DrawFn) -> tuple[list[str], list[GeneratedCall]]:
     texts = [draw(text_piece)]
     calls = []
     for _ in range(draw(st.integers(0, 3))):
@@ -118,7 +132,7 @@ def model_output(draw: st.DrawFn) -> tuple[list[str], list[tuple[str, str, dict[
 @settings(max_examples=300, deadline=None)
 @given(output=model_output(), data=st.data())
 def test_generated_outputs_any_chunking_same_calls_and_no_markup_in_content(
-    output: tuple[list[str], list[tuple[str, str, dict[str, Any], str]]], data: st.DataObject
+    output: tuple[list[str], list[GeneratedCall]], data: st.DataObject
 ) -> None:
     texts, calls = output
     text = texts[0] + "".join(call[0] + after for call, after in zip(calls, texts[1:], strict=True))
@@ -131,13 +145,47 @@ def test_generated_outputs_any_chunking_same_calls_and_no_markup_in_content(
     result = ParseResult.from_events(events)
     assert result == parse(text, starts_in_reasoning=False)
     assert result == ParseResult.from_events(stream(text, range(len(text))))
+    # An invalid call is reported and swallows nothing: the text after it and later calls are found.
     assert result.content == "".join(texts)
-    assert [(call.name, call.arguments) for call in result.tool_calls] == [(c[1], c[2]) for c in calls]
-    assert arguments_per_call(events) == [c[3] for c in calls]
-    assert not result.errors
+    valid = [call for call in calls if call[1] is not None]
+    assert [(call.name, call.arguments) for call in result.tool_calls] == [(c[1], c[2]) for c in valid]
+    assert arguments_per_call(events) == [c[3] for c in valid]
+    assert [error.raw for error in result.errors] == [c[0] for c in calls if c[1] is None]
     for event in events:
         if isinstance(event, TextDelta):
             assert not any(marker in event.text for marker in MARKERS)
+
+
+INVALID_THEN_VALID = (
+    "Let me look. <tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+    "</function>\n</tool_call>\nOops, again: "
+    '<tool_call>{"name": "get_weather", "arguments": {"city": "<Paris>"}}</tool_call> Done.'
+)
+
+
+@pytest.mark.parametrize("chunk_size", [len(INVALID_THEN_VALID), 97, 40, 13, 5, 1])
+def test_a_body_that_is_not_json_swallows_nothing_after_it(chunk_size: int) -> None:
+    parser = StreamParser("hermes")
+    events: list[Event] = []
+    end_feed: int | None = None
+    for start in range(0, len(INVALID_THEN_VALID), chunk_size):
+        fed = parser.feed(INVALID_THEN_VALID[start : start + chunk_size])
+        if any(isinstance(event, ToolCallEnd) for event in fed):
+            end_feed = start
+        events += fed
+    events += parser.finish()
+    result = ParseResult.from_events(events)
+    assert result.content == "Let me look. \nOops, again:  Done."
+    [error] = result.errors
+    assert error.raw == (
+        "<tool_call><function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+    )  # whole, but for the whitespace before the body, which is never kept
+    assert "not a JSON object" in error.message
+    assert [(call.name, call.arguments) for call in result.tool_calls] == [
+        ("get_weather", {"city": "<Paris>"})
+    ]
+    assert end_feed is not None  # the later call ends while streaming, not only at finish()
+    assert result == parse(INVALID_THEN_VALID, "hermes")
 
 
 @pytest.mark.parametrize(

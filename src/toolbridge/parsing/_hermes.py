@@ -67,7 +67,7 @@ class _HermesReader(CallReader):
             if state is _State.NOT_JSON:
                 pos = self._read_not_json(text, pos, events)
                 if pos < n and not self.finished:
-                    return pos
+                    return pos  # held back: might be the start of </tool_call>
                 continue
             match = _NON_WHITESPACE.search(text, pos)
             if match is None:
@@ -125,19 +125,21 @@ class _HermesReader(CallReader):
             self._arguments_sent_to = high
 
     def _read_not_json(self, text: str, pos: int, events: list[Event]) -> int:
-        index = text.find("<", pos)
-        if index < 0:
-            self._body.append(text[pos:])
-            return len(text)
-        self._body.append(text[pos:index])
-        outcome = match_marker(text, index, CLOSE)
-        if outcome is MarkerMatch.PARTIAL:
-            return index
-        if outcome is MarkerMatch.NONE:
-            self._body.append("<")
-            return index + 1
-        self._report_not_json(events, closed=True)
-        return index + len(CLOSE)
+        """Read the body up to `</tool_call>`. Returns early only there or at a partial marker at the end
+        of `text`: any other early return would be taken for a held-back marker and re-read (or dropped
+        at the end of the output) with everything after it."""
+        while (index := text.find("<", pos)) >= 0:
+            self._body.append(text[pos:index])
+            outcome = match_marker(text, index, CLOSE)
+            if outcome is MarkerMatch.PARTIAL:
+                return index
+            if outcome is MarkerMatch.FULL:
+                self._report_not_json(events, closed=True)
+                return index + len(CLOSE)
+            self._body.append("<")  # a tag of another dialect, say `<function=...>`: part of the body
+            pos = index + 1
+        self._body.append(text[pos:])
+        return len(text)
 
     def _finish_json(self, events: list[Event], *, closed: bool, body: str | None = None) -> None:
         body = "".join(self._body) if body is None else body
