@@ -127,7 +127,7 @@ CASES = [
     ),
     Case(
         "stray_end_markers_dropped",
-        "x<|tool_call_end|>y<|tool_calls_section_end|>z<|im_end|>",
+        "x<|tool_call_end|>y<|tool_calls_section_end|>z<|tool_call_argument_begin|><|im_end|>",
         "xyz",
     ),
     Case(
