@@ -15,6 +15,7 @@ Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`) and `fenced` (a `
 each one both writes and reads its calls. The parser is pure (no I/O), looks at each character a bounded
 number of times, and gives the same result however the output is split into chunks. `decode_arguments`
 is the one JSON-repair rule for call arguments. This package imports nothing of toolbridge but `types`.
+Also `kimi`: Kimi K2's `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}`.
 """
 
 from toolbridge.parsing._calls import CallProblem, decode_arguments

@@ -6,12 +6,15 @@ from toolbridge.errors import UsageError
 from toolbridge.parsing._fenced import FencedFormat
 from toolbridge.parsing._format import CallFormat
 from toolbridge.parsing._hermes import HermesFormat
+from toolbridge.parsing._kimi import KimiFormat
 from toolbridge.parsing._mistral import MistralFormat
 
 __all__ = ["AUTO", "FORMATS", "available_formats", "call_format", "resolve_formats"]
 
 AUTO = "auto"
-FORMATS: dict[str, CallFormat] = {fmt.name: fmt for fmt in (HermesFormat(), FencedFormat(), MistralFormat())}
+FORMATS: dict[str, CallFormat] = {
+    fmt.name: fmt for fmt in (HermesFormat(), FencedFormat(), MistralFormat(), KimiFormat())
+}
 
 
 def available_formats() -> list[str]:

@@ -1,0 +1,240 @@
+"""`kimi`: Kimi K2.x's special-token markup (K2-Instruct, K2-0905, K2-Thinking, K2.5).
+
+    <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>
+    {"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
+
+(one line in the model's output). A call opens at `<|tool_call_begin|>`; the section markers around the
+calls, and the singular `<|tool_call_section_begin|>` some checkpoints write, are dropped like any stray
+end marker (`<|tool_call_end|>`, `<|im_end|>`). The header `functions.NAME:IDX` is the call's id, kept
+whole so that it round-trips into the history; the name is the part between `functions.` (optional) and
+the last `:`. The arguments are one JSON object; the end marker inside a JSON string is data.
+
+A call cut off before its JSON is complete is reported as an error, never repaired into a call. K3's
+channel markup (`<|open|>tools<|sep|>...`) is not read yet; K2-Thinking's `<think>` is the parser's own.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from toolbridge.parsing._calls import CallProblem, decode_arguments
+from toolbridge.parsing._events import Event, ParsedToolCall
+from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker
+from toolbridge.parsing._json_scan import JsonScanner
+
+__all__ = ["KimiFormat"]
+
+SECTION_OPEN = "<|tool_calls_section_begin|>"
+SECTION_CLOSE = "<|tool_calls_section_end|>"
+OPEN = "<|tool_call_begin|>"
+ARGUMENTS = "<|tool_call_argument_begin|>"
+CLOSE = "<|tool_call_end|>"
+_HEADER_MARKERS = (ARGUMENTS, CLOSE)
+_NON_WHITESPACE = re.compile(r"\S")
+_INDEX = re.compile(r":\d+")
+
+
+class _State(enum.Enum):
+    HEADER = enum.auto()
+    """`functions.NAME:IDX`, up to `<|tool_call_argument_begin|>`."""
+    BEFORE_JSON = enum.auto()
+    JSON = enum.auto()
+    AFTER_JSON = enum.auto()
+    NOT_JSON = enum.auto()
+    """The arguments do not start with `{`: kept until `<|tool_call_end|>`, then decoded or reported."""
+
+
+def _partial_marker(text: str, index: int, markers: tuple[str, ...]) -> bool:
+    return any(match_marker(text, index, marker) is MarkerMatch.PARTIAL for marker in markers)
+
+
+def read_header(header: str) -> tuple[str, str | None]:
+    """The tool name and call id in `functions.NAME:IDX` (id None when there is no `:IDX`)."""
+    header = header.strip()
+    name = header.removeprefix("functions.")
+    colon = name.rfind(":")
+    if colon < 0 or not _INDEX.fullmatch(name, colon):
+        return name.strip(), None
+    return name[:colon].strip(), header
+
+
+class _KimiReader(CallReader):
+    format_name = "kimi"
+
+    def __init__(self, opening_marker: str) -> None:
+        super().__init__(opening_marker)
+        self._state = _State.HEADER
+        self._header: list[str] = []
+        self._body: list[str] = []
+        self._scanner = JsonScanner(stop_chars="<")
+        self._name = ""
+        self._id: str | None = None
+
+    def read_char(self, char: str) -> list[Event] | None:
+        if self._state is not _State.JSON or not self._scanner.consume_plain_char(char):
+            return None
+        self._body.append(char)
+        events: list[Event] = []
+        self._arguments_text(char, events)
+        return events
+
+    def read(self, text: str, pos: int, events: list[Event]) -> int:
+        n = len(text)
+        while pos < n and not self.finished:
+            state = self._state
+            if state is _State.HEADER:
+                pos = self._read_header(text, pos, events)
+                if pos < n and self._state is _State.HEADER and not self.finished:
+                    return pos  # held back: might be a marker
+                continue
+            if state is _State.JSON:
+                pos = self._read_json(text, pos, events)
+                if pos < n and self._state is _State.JSON and not self.finished:
+                    return pos  # held back: might be <|tool_call_end|>
+                continue
+            if state is _State.NOT_JSON:
+                pos = self._read_not_json(text, pos, events)
+                if pos < n and not self.finished:
+                    return pos
+                continue
+            match = _NON_WHITESPACE.search(text, pos)
+            if match is None:
+                return n
+            index = match.start()
+            if state is _State.BEFORE_JSON:
+                self._state = _State.JSON if text[index] in "{[" else _State.NOT_JSON
+                pos = index
+                continue
+            outcome = match_marker(text, index, CLOSE)  # after the JSON: expect <|tool_call_end|>
+            if outcome is MarkerMatch.PARTIAL:
+                return index
+            self._finish_json(events, closed=outcome is MarkerMatch.FULL)
+            # Without an end marker the call ends at its last brace; what follows is output.
+            return index + len(CLOSE) if outcome is MarkerMatch.FULL else index
+        return pos
+
+    def _read_header(self, text: str, pos: int, events: list[Event]) -> int:
+        while (index := text.find("<", pos)) >= 0:
+            self._header.append(text[pos:index])
+            if match_marker(text, index, ARGUMENTS) is MarkerMatch.FULL:
+                self._name, self._id = read_header("".join(self._header))
+                if self._name:
+                    self._announce(self._name, events)
+                self._state = _State.BEFORE_JSON
+                return index + len(ARGUMENTS)
+            if match_marker(text, index, CLOSE) is MarkerMatch.FULL:
+                self._report(events, "it has no <|tool_call_argument_begin|>", closed=True)
+                return index + len(CLOSE)
+            if _partial_marker(text, index, _HEADER_MARKERS):
+                return index
+            self._header.append("<")
+            pos = index + 1
+        self._header.append(text[pos:])
+        return len(text)
+
+    def _read_json(self, text: str, pos: int, events: list[Event]) -> int:
+        scanner = self._scanner
+        while True:
+            end = scanner.scan(text, pos)
+            if end > pos:
+                self._body.append(text[pos:end])
+                self._arguments_text(text[pos:end], events)
+            if scanner.done:
+                self._state = _State.AFTER_JSON
+                return end
+            if not scanner.stopped:
+                return end
+            outcome = match_marker(text, end, CLOSE)
+            if outcome is MarkerMatch.FULL:
+                self._finish_json(events, closed=True)
+                return end + len(CLOSE)
+            if outcome is MarkerMatch.PARTIAL:
+                return end
+            scanner.step_over_stop()  # a '<' outside strings that is not the end marker: broken JSON
+            self._body.append("<")
+            self._arguments_text("<", events)
+            pos = end + 1
+
+    def _read_not_json(self, text: str, pos: int, events: list[Event]) -> int:
+        """Read up to `<|tool_call_end|>`; return early only there or at a partial marker at the end."""
+        while (index := text.find("<", pos)) >= 0:
+            self._body.append(text[pos:index])
+            outcome = match_marker(text, index, CLOSE)
+            if outcome is MarkerMatch.PARTIAL:
+                return index
+            if outcome is MarkerMatch.FULL:
+                self._finish_json(events, closed=True)
+                return index + len(CLOSE)
+            self._body.append("<")
+            pos = index + 1
+        self._body.append(text[pos:])
+        return len(text)
+
+    def _raw(self, body: str, *, closed: bool) -> str:
+        arguments = ARGUMENTS if self._state is not _State.HEADER else ""
+        return self._opening_marker + "".join(self._header) + arguments + body + (CLOSE if closed else "")
+
+    def _finish_json(self, events: list[Event], *, closed: bool, body: str | None = None) -> None:
+        body = "".join(self._body) if body is None else body
+
+        def build() -> ParsedToolCall:
+            if not self._name:
+                raise CallProblem("it has no tool name; write functions.NAME:INDEX")
+            if self._state is _State.NOT_JSON and body.strip():
+                raise CallProblem("its arguments are not a JSON object")
+            arguments = decode_arguments(body)
+            return ParsedToolCall(name=self._name, arguments=arguments, id=self._id, format="kimi")
+
+        self._complete(build, self._raw(body, closed=closed), events)
+
+    def _report(self, events: list[Event], reason: str, *, closed: bool) -> None:
+        def build() -> ParsedToolCall:
+            raise CallProblem(reason)
+
+        self._complete(build, self._raw("".join(self._body), closed=closed), events)
+
+    def finish(self, tail: str, events: list[Event]) -> str:
+        # `tail` can only be the start of a marker that never completed: a fragment, dropped.
+        body = "".join(self._body)
+        if self._state is _State.JSON and self._scanner.in_string:
+            close = body.find(CLOSE)
+            if close >= 0:
+                # An unterminated string swallowed the end marker: cut there, read the rest as output.
+                self._finish_json(events, closed=True, body=body[:close])
+                return body[close + len(CLOSE) :]
+        if self._state is _State.AFTER_JSON:
+            self._finish_json(events, closed=False)
+        else:
+            self._report(events, "the output ended before the call was complete (cut off)", closed=False)
+        return ""
+
+
+class KimiFormat(CallFormat):
+    name = "kimi"
+    opening_markers = (OPEN,)
+    stray_markers = (
+        SECTION_OPEN,
+        SECTION_CLOSE,
+        "<|tool_call_section_begin|>",
+        "<|tool_call_section_end|>",
+        ARGUMENTS,
+        CLOSE,
+        "<|im_end|>",
+    )
+    call_noun = "<|tool_call_begin|> block"
+    call_instructions = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|> "
+        "followed by one JSON object matching the tool's parameters, then "
+        "<|tool_call_end|><|tool_calls_section_end|> (NAME is the tool's name)"
+    )
+
+    def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        body = json.dumps(arguments, ensure_ascii=False)
+        return f"{SECTION_OPEN}{OPEN}functions.{name}:0{ARGUMENTS}{body}{CLOSE}{SECTION_CLOSE}"
+
+    def start_call(self, marker: str) -> CallReader:
+        return _KimiReader(marker)

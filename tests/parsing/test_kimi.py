@@ -1,0 +1,226 @@
+"""`kimi`: Kimi K2's special-token calls, from the documented format (docs/dialects.md), read whole, one
+character at a time and in random chunks with identical results."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolbridge.parsing import Event, ParseResult, StreamParser, call_format, parse
+
+SECTION_OPEN = "<|tool_calls_section_begin|>"
+SECTION_CLOSE = "<|tool_calls_section_end|>"
+
+
+def call(header: str, arguments: str) -> str:
+    return f"<|tool_call_begin|>{header}<|tool_call_argument_begin|>{arguments}<|tool_call_end|>"
+
+
+def section(*calls: str) -> str:
+    return SECTION_OPEN + "".join(calls) + SECTION_CLOSE
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    text: str
+    content: str = ""
+    calls: list[tuple[str, dict[str, Any], str | None]] = field(default_factory=list)
+    errors: int = 0
+    reasoning: str = ""
+
+
+CASES = [
+    Case(
+        "single",
+        section(call("functions.get_weather:0", '{"city": "Paris"}')),
+        calls=[("get_weather", {"city": "Paris"}, "functions.get_weather:0")],
+    ),
+    Case(
+        "parallel",
+        section(
+            call("functions.get_weather:0", '{"city": "Paris"}'),
+            call("functions.get_time:1", '{"zone": "CET"}'),
+        ),
+        calls=[
+            ("get_weather", {"city": "Paris"}, "functions.get_weather:0"),
+            ("get_time", {"zone": "CET"}, "functions.get_time:1"),
+        ],
+    ),
+    Case(
+        "no_call",
+        "Paris is sunny today. 1 < 2 and <|other|> stay.<|im_end|>",
+        "Paris is sunny today. 1 < 2 and <|other|> stay.",
+    ),
+    Case(
+        "text_before_and_after",
+        "Let me check." + section(call("functions.get_weather:3", '{"city": "Oslo"}')) + "Done.<|im_end|>",
+        "Let me check.Done.",
+        [("get_weather", {"city": "Oslo"}, "functions.get_weather:3")],
+    ),
+    Case(
+        "nested_unicode_escaped",
+        section(
+            call(
+                "functions.write:0",
+                '{"path": "/tmp/é.txt", "data": {"l": [1, 2.5, null, true], '
+                '"s": "line\\nquote\\" brace} \\u00e9 日本"}}',
+            )
+        ),
+        calls=[
+            (
+                "write",
+                {
+                    "path": "/tmp/é.txt",
+                    "data": {"l": [1, 2.5, None, True], "s": 'line\nquote" brace} é 日本'},
+                },
+                "functions.write:0",
+            )
+        ],
+    ),
+    Case(
+        "empty_arguments",
+        section(call("functions.now:0", "{}"), call("functions.later:1", "")),
+        calls=[("now", {}, "functions.now:0"), ("later", {}, "functions.later:1")],
+    ),
+    Case(
+        "marker_inside_a_string",
+        section(call("functions.echo:0", '{"text": "<|tool_call_end|><|tool_calls_section_end|>x"}')) + "ok",
+        "ok",
+        [("echo", {"text": "<|tool_call_end|><|tool_calls_section_end|>x"}, "functions.echo:0")],
+    ),
+    Case(
+        "singular_section_markers_and_no_functions_prefix",
+        "<|tool_call_section_begin|>" + call("search:2", '{"q": "k"}') + "<|tool_call_section_end|>",
+        calls=[("search", {"q": "k"}, "search:2")],
+    ),
+    Case(
+        "dotted_name_and_no_index",
+        section(call("functions.fs.read", '{"p": 1}')),
+        calls=[("fs.read", {"p": 1}, None)],
+    ),
+    Case(
+        "malformed_then_text_and_a_call",
+        "a" + section(call("functions.f:0", "not json"), call("functions.g:1", '{"x": 1}')) + "after",
+        "aafter",
+        [("g", {"x": 1}, "functions.g:1")],
+        errors=1,
+    ),
+    Case(
+        "no_arguments_marker",
+        "a<|tool_call_begin|>functions.f:0<|tool_call_end|>after",
+        "aafter",
+        errors=1,
+    ),
+    Case(
+        "truncated_mid_call",
+        "Checking." + SECTION_OPEN + '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": [1, ',
+        "Checking.",
+        errors=1,
+    ),
+    Case(
+        "stray_end_markers_dropped",
+        "x<|tool_call_end|>y<|tool_calls_section_end|>z<|tool_call_argument_begin|><|im_end|>",
+        "xyz",
+    ),
+    Case(
+        "reasoning_then_call",
+        "<think>Need weather.</think>" + section(call("functions.get_weather:0", '{"city": "Rome"}')),
+        calls=[("get_weather", {"city": "Rome"}, "functions.get_weather:0")],
+        reasoning="Need weather.",
+    ),
+]
+
+
+def check(result: ParseResult, case: Case) -> None:
+    assert result.content == case.content
+    assert result.reasoning == case.reasoning
+    assert [(c.name, c.arguments, c.id) for c in result.tool_calls] == case.calls
+    assert all(c.format == "kimi" for c in result.tool_calls)
+    assert len(result.errors) == case.errors, result.errors
+
+
+def stream(text: str, cuts: Sequence[int], fmt: str = "kimi") -> list[Event]:
+    parser = StreamParser(fmt)
+    bounds = [0, *sorted(set(cuts)), len(text)]
+    events: list[Event] = []
+    for start, end in itertools.pairwise(bounds):
+        events += parser.feed(text[start:end])
+    return events + parser.finish()
+
+
+@pytest.mark.parametrize("fmt", ["kimi", "auto"])
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_kimi_whole_output(case: Case, fmt: str) -> None:
+    check(parse(case.text, fmt), case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_kimi_one_character_at_a_time(case: Case) -> None:
+    events = stream(case.text, range(len(case.text)))
+    check(ParseResult.from_events(events), case)
+    assert ParseResult.from_events(events) == ParseResult.from_events(stream(case.text, []))
+
+
+@settings(max_examples=40, deadline=None)
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@given(data=st.data())
+def test_kimi_random_chunks_agree_with_whole(case: Case, data: st.DataObject) -> None:
+    cuts = data.draw(st.lists(st.integers(0, len(case.text)), max_size=max(1, len(case.text) // 3)))
+    assert ParseResult.from_events(stream(case.text, cuts)) == parse(case.text, "kimi")
+
+
+def test_kimi_call_ends_on_the_feed_that_completes_it() -> None:
+    parser = StreamParser("kimi")
+    early = parser.feed(
+        SECTION_OPEN + "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_"
+    )
+    assert "ToolCallEnd" not in [type(e).__name__ for e in early]
+    events = parser.feed("end|>")
+    assert [type(e).__name__ for e in events][-1] == "ToolCallEnd"
+
+
+def test_kimi_arguments_stream_before_the_end() -> None:
+    parser = StreamParser("kimi")
+    events = parser.feed('<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": "x')
+    names = [type(e).__name__ for e in events]
+    assert names[0] == "ToolCallStart"
+    assert "ToolCallArgumentsDelta" in names
+
+
+arguments_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**9), 10**9) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    name=st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,15}", fullmatch=True),
+    arguments=st.dictionaries(st.text(max_size=8), arguments_values, max_size=4),
+)
+def test_kimi_round_trip(name: str, arguments: dict[str, Any]) -> None:
+    text = call_format("kimi").format_call(name, arguments)
+    result = parse(text, "kimi")
+    assert result.content == ""
+    assert not result.errors
+    [parsed] = result.tool_calls
+    assert (parsed.name, json.dumps(parsed.arguments), parsed.id) == (
+        name,
+        json.dumps(arguments),
+        f"functions.{name}:0",
+    )
+
+
+def test_kimi_instructions_mention_the_markers() -> None:
+    fmt = call_format("kimi")
+    assert "<|tool_call_begin|>" in fmt.call_noun
+    assert "<|tool_call_argument_begin|>" in fmt.call_instructions
