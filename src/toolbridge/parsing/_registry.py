@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from toolbridge.errors import UsageError
+from toolbridge.parsing._deepseek import DeepSeekFormat
 from toolbridge.parsing._fenced import FencedFormat
 from toolbridge.parsing._format import CallFormat
 from toolbridge.parsing._hermes import HermesFormat
@@ -10,7 +11,7 @@ from toolbridge.parsing._hermes import HermesFormat
 __all__ = ["AUTO", "FORMATS", "available_formats", "call_format", "resolve_formats"]
 
 AUTO = "auto"
-FORMATS: dict[str, CallFormat] = {fmt.name: fmt for fmt in (HermesFormat(), FencedFormat())}
+FORMATS: dict[str, CallFormat] = {fmt.name: fmt for fmt in (HermesFormat(), FencedFormat(), DeepSeekFormat())}
 
 
 def available_formats() -> list[str]:
