@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from toolbridge.errors import UsageError
+from toolbridge.parsing._deepseek import DeepSeekFormat
 from toolbridge.parsing._fenced import FencedFormat
 from toolbridge.parsing._format import CallFormat
 from toolbridge.parsing._hermes import HermesFormat
@@ -13,7 +14,7 @@ __all__ = ["AUTO", "FORMATS", "available_formats", "call_format", "resolve_forma
 
 AUTO = "auto"
 FORMATS: dict[str, CallFormat] = {
-    fmt.name: fmt for fmt in (HermesFormat(), FencedFormat(), MistralFormat(), KimiFormat())
+    fmt.name: fmt for fmt in (HermesFormat(), FencedFormat(), MistralFormat(), DeepSeekFormat(), KimiFormat())
 }
 
 

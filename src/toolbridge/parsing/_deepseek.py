@@ -1,0 +1,272 @@
+"""`deepseek`: DeepSeek's tool-call markup, in all three of its variants (docs/dialects.md#deepseek).
+
+    V3 / R1:  <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
+              ```json
+              {...}
+              ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+    V3.1:     <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
+    V3.2:     <｜DSML｜function_calls>
+              <｜DSML｜invoke name="NAME">
+              <｜DSML｜parameter name="K" string="true">raw text</｜DSML｜parameter>
+              <｜DSML｜parameter name="N" string="false">3</｜DSML｜parameter>
+              </｜DSML｜invoke>
+              </｜DSML｜function_calls>
+
+The bars are U+FF5C and `▁` is U+2581. A section holds one or more calls; each call is reported when its
+own end marker arrives. A call cut off by the end of the output is an error, never a call. Text in a
+section that begins no call ends the section early: it is ordinary output again. A string parameter
+(`string="true"`) is kept exactly; `string="false"` is JSON, and its raw text when it is not. DeepSeek
+gives no call id. Its `<think>` reasoning is the stream parser's own; `<｜end▁of▁sentence｜>` is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from toolbridge.parsing._calls import CallProblem, call_from_fields, decode_arguments, decode_json
+from toolbridge.parsing._events import Event, ParsedToolCall, ParseError, ToolCallEnd
+from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker
+
+__all__ = ["DeepSeekFormat"]
+
+CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+CALLS_END = "<｜tool▁calls▁end｜>"
+CALL_BEGIN = "<｜tool▁call▁begin｜>"
+CALL_END = "<｜tool▁call▁end｜>"
+SEP = "<｜tool▁sep｜>"
+END_OF_SENTENCE = "<｜end▁of▁sentence｜>"
+
+DSML_BEGIN = "<｜DSML｜function_calls>"
+DSML_END = "</｜DSML｜function_calls>"
+INVOKE_BEGIN = "<｜DSML｜invoke"
+INVOKE_END = "</｜DSML｜invoke>"
+PARAMETER_BEGIN = "<｜DSML｜parameter"
+PARAMETER_END = "</｜DSML｜parameter>"
+_IN_PARAMETER = (PARAMETER_END, DSML_END, END_OF_SENTENCE)  # the last two: its end was left out
+_DSML_INSIDE = (INVOKE_END, INVOKE_BEGIN, DSML_END, END_OF_SENTENCE, PARAMETER_BEGIN)
+
+_INVOKE_HEADER = re.compile(r'\s+name\s*=\s*"([^"]*)"\s*>')
+_PARAMETER = re.compile(
+    r'<｜DSML｜parameter\s+name\s*=\s*"([^"]*)"(?:\s+string\s*=\s*"(true|false)")?\s*>(.*?)</｜DSML｜parameter>',
+    re.DOTALL,
+)
+_FENCE = re.compile(r"\s*```[a-zA-Z]*\s*\n?(.*?)\s*```\s*", re.DOTALL)
+_NON_WHITESPACE = re.compile(r"\S")
+
+
+class _Variant:
+    """The markers of one markup: what opens a call, what ends it, and what ends the section."""
+
+    def __init__(self, call_begin: str, call_end: str, section_end: str) -> None:
+        self.call_begin = call_begin
+        self.call_end = call_end
+        self.section_end = section_end
+        # Between calls: these are read; anything else ends the section.
+        self.between = (call_begin, section_end, END_OF_SENTENCE, call_end)
+        # Inside a call: its own end, or a marker that shows the end was left out.
+        self.inside = (call_end, call_begin, section_end, END_OF_SENTENCE)
+
+
+_TOOL_CALLS = _Variant(CALL_BEGIN, CALL_END, CALLS_END)
+_DSML = _Variant(INVOKE_BEGIN, INVOKE_END, DSML_END)
+
+
+def _match_any(
+    text: str, index: int, markers: tuple[str, ...]
+) -> str | Literal[MarkerMatch.PARTIAL, MarkerMatch.NONE]:
+    """The marker at `text[index]`, PARTIAL if the text ends with the start of one, else NONE."""
+    partial = False
+    for marker in markers:
+        outcome = match_marker(text, index, marker)
+        if outcome is MarkerMatch.FULL:
+            return marker
+        partial = partial or outcome is MarkerMatch.PARTIAL
+    return MarkerMatch.PARTIAL if partial else MarkerMatch.NONE
+
+
+class _DeepSeekReader(CallReader):
+    format_name = "deepseek"
+
+    def __init__(self, opening_marker: str) -> None:
+        super().__init__(opening_marker)
+        self._variant = _DSML if opening_marker == DSML_BEGIN else _TOOL_CALLS
+        self._in_call = False
+        self._body: list[str] = []
+        self._calls = 0
+        self._in_parameter = False
+        """Inside a DSML parameter's value, where only its own end marker counts."""
+
+    def read(self, text: str, pos: int, events: list[Event]) -> int:
+        variant = self._variant
+        n = len(text)
+        while pos < n:
+            if self._in_call:
+                index = text.find("<", pos)
+                if index < 0:
+                    self._add_body(text[pos:], events)
+                    return n
+                self._add_body(text[pos:index], events)
+                markers: tuple[str, ...]
+                if self._in_parameter:
+                    markers = _IN_PARAMETER
+                else:
+                    markers = _DSML_INSIDE if variant is _DSML else variant.inside
+                found = _match_any(text, index, markers)
+                if found is MarkerMatch.PARTIAL:
+                    return index  # handed back with the next chunk
+                if found is MarkerMatch.NONE:
+                    self._add_body("<", events)
+                    pos = index + 1
+                    continue
+                if found in (PARAMETER_BEGIN, PARAMETER_END):
+                    self._in_parameter = found == PARAMETER_BEGIN
+                    self._add_body(found, events)
+                    pos = index + len(found)
+                    continue
+                self._end_call(events, closed=found == variant.call_end)
+                # The call's own end is consumed; any other marker is read again between calls.
+                pos = index + len(found) if found == variant.call_end else index
+                continue
+            match = _NON_WHITESPACE.search(text, pos)
+            if match is None:
+                return n
+            index = match.start()
+            found = _match_any(text, index, variant.between)
+            if found is MarkerMatch.PARTIAL:
+                return index
+            if found is MarkerMatch.NONE:
+                return self._end_section(events, index)  # text that begins no call: output again
+            if found == variant.call_begin:
+                self._in_call = True
+            elif found in (variant.section_end, END_OF_SENTENCE):
+                return self._end_section(events, index + len(found))
+            pos = index + len(found)  # a stray call end between calls: dropped
+        return pos
+
+    def _add_body(self, text: str, events: list[Event]) -> None:
+        if not text:
+            return
+        self._body.append(text)
+        # Only a separator, newline or `>` can complete the name: no joining on other text.
+        if not self._started and ("｜" in text or "\n" in text or ">" in text):
+            name = self._name_so_far()
+            if name is not None:
+                self._announce(name, events)
+
+    def _name_so_far(self) -> str | None:
+        """The call's name once its text shows it (before the arguments), so ToolCallStart comes early."""
+        body = "".join(self._body)
+        if self._variant is _DSML:
+            header = _INVOKE_HEADER.match(body)
+            return header.group(1).strip() or None if header else None
+        before, sep, after = body.partition(SEP)
+        if not sep:
+            return None
+        stripped = after.lstrip()
+        if before.strip() != "function" or stripped.startswith("{"):
+            return before.strip() or None
+        name, newline, _ = after.partition("\n")  # V3: the name runs to the newline
+        return name.strip() or None if newline else None
+
+    def _end_call(self, events: list[Event], *, closed: bool) -> None:
+        body = "".join(self._body)
+        self._body.clear()
+        self._in_call = self._in_parameter = False
+        self._calls += 1
+        variant = self._variant
+        raw = variant.call_begin + body + (variant.call_end if closed else "")
+        try:
+            call = _read_invoke(body) if variant is _DSML else _read_tool_call(body)
+        except CallProblem as problem:
+            events.append(ParseError(f"Could not read the deepseek tool call: {problem}.", raw))
+        else:
+            self._announce(call.name, events)
+            events.append(ToolCallEnd(call))
+        self._started = False
+
+    def _end_section(self, events: list[Event], index: int) -> int:
+        if self._calls == 0:
+            events.append(
+                ParseError(
+                    "Could not read the deepseek tool call: the section holds no call.",
+                    self._opening_marker,
+                )
+            )
+        self.finished = True
+        return index
+
+    def finish(self, tail: str, events: list[Event]) -> str:
+        # `tail` can only be the start of a marker that never completed: a fragment, dropped.
+        if self._in_call:
+            body = "".join(self._body) + tail
+            events.append(
+                ParseError(
+                    "Could not read the deepseek tool call: the output ended inside it (cut off).",
+                    self._variant.call_begin + body,
+                )
+            )
+        elif self._calls == 0:
+            self._end_section(events, 0)
+        return ""
+
+
+def _read_tool_call(body: str) -> ParsedToolCall:
+    before, sep, after = body.partition(SEP)
+    if not sep:
+        raise CallProblem(f"it has no {SEP} between the name and the arguments")
+    if before.strip() == "function" and not after.lstrip().startswith("{"):
+        name, _, arguments = after.partition("\n")  # V3: type, name, then a fenced json block
+        fenced = _FENCE.fullmatch(arguments)
+        arguments = fenced.group(1) if fenced else arguments
+    else:
+        name, arguments = before, after
+    return call_from_fields(name, decode_arguments(arguments), None, None, "deepseek")
+
+
+def _read_invoke(body: str) -> ParsedToolCall:
+    header = _INVOKE_HEADER.match(body)
+    if header is None:
+        raise CallProblem('its invoke tag has no name="..."')
+    rest = body[header.end() :]
+    if rest.strip().startswith("{"):  # an invoke whose body is one JSON object
+        return call_from_fields(header.group(1), decode_arguments(rest), None, None, "deepseek")
+    arguments: dict[str, Any] = {}
+    end = 0
+    for parameter in _PARAMETER.finditer(rest):
+        if rest[end : parameter.start()].strip():
+            raise CallProblem(f"unexpected text in the invoke: {rest[end : parameter.start()].strip()!r}")
+        key, is_string, value = parameter.groups()
+        arguments[key] = value if is_string != "false" else _json_value(value)
+        end = parameter.end()
+    if rest[end:].strip():
+        raise CallProblem(f"unexpected text in the invoke: {rest[end:].strip()!r}")
+    return call_from_fields(header.group(1), arguments, None, None, "deepseek")
+
+
+def _json_value(text: str) -> Any:
+    try:
+        return decode_json(text)
+    except CallProblem:
+        return text
+
+
+class DeepSeekFormat(CallFormat):
+    name = "deepseek"
+    opening_markers = (CALLS_BEGIN, DSML_BEGIN)
+    stray_markers = (CALLS_END, CALL_END, END_OF_SENTENCE, DSML_END, INVOKE_END)
+    call_noun = "<｜tool▁calls▁begin｜> section"
+    call_instructions = (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>, the tool's name, <｜tool▁sep｜>, its arguments as "
+        "one JSON object matching the tool's parameters, then <｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    )
+
+    def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:
+        # `<` only occurs inside JSON strings: escaped there, a marker in an argument cannot end the call.
+        body = json.dumps(dict(arguments), ensure_ascii=False).replace("<｜", "\\u003c｜")
+        return f"{CALLS_BEGIN}{CALL_BEGIN}{name}{SEP}{body}{CALL_END}{CALLS_END}"
+
+    def start_call(self, marker: str) -> CallReader:
+        return _DeepSeekReader(marker)
