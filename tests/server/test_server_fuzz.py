@@ -94,6 +94,7 @@ def _assert_answered(response: httpx.Response) -> None:
 # Shapes that once answered 500, always tried.
 @example(endpoint="/api/chats", body={"title": "\ud800"}, chat=1, call="c")
 @example(endpoint="/api/chats/{id}/messages", body={"content": "\udc00"}, chat=1, call="c")
+@example(endpoint="/v1/chat/completions", body={"temperature": {"\uddee": 1}}, chat=1, call="c")
 @example(
     endpoint="/v1/chat/completions",
     body={

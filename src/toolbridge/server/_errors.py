@@ -74,7 +74,14 @@ def error_body(
     status: int, message: str, *, param: str | None = None, code: str | None = None
 ) -> dict[str, Any]:
     kind = _TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    message, param = _encodable(message), _encodable(param) if param is not None else None
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def _encodable(text: str) -> str:
+    # A message may quote the request (a key path, a value); what it quotes may hold lone surrogates,
+    # which UTF-8 cannot encode, and the error itself must never fail to be sent.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def error_response(
