@@ -22,7 +22,7 @@ from toolbridge.parsing._events import (
     ToolCallStart,
 )
 
-__all__ = ["CallFormat", "CallReader", "MarkerMatch", "match_marker"]
+__all__ = ["CallFormat", "CallReader", "MarkerMatch", "match_marker", "read_to_marker"]
 
 
 class MarkerMatch(enum.Enum):
@@ -39,6 +39,22 @@ def match_marker(text: str, index: int, marker: str) -> MarkerMatch:
     if rest < len(marker) and marker.startswith(text[index:]):
         return MarkerMatch.PARTIAL
     return MarkerMatch.NONE
+
+
+def read_to_marker(text: str, pos: int, marker: str, body: list[str]) -> tuple[int, MarkerMatch]:
+    """Append `text[pos:]` to `body` up to `marker`: (its index, FULL), or (the index of a partial marker
+    ending `text`, PARTIAL), or (len(text), NONE). It stops nowhere else: a reader's early return is
+    taken for a held-back marker, and that text would be read again (or dropped at the end)."""
+    first = marker[0]
+    while (index := text.find(first, pos)) >= 0:
+        body.append(text[pos:index])
+        outcome = match_marker(text, index, marker)
+        if outcome is not MarkerMatch.NONE:
+            return index, outcome
+        body.append(first)  # a tag of another dialect, say `<function=...>`: part of the body
+        pos = index + 1
+    body.append(text[pos:])
+    return len(text), MarkerMatch.NONE
 
 
 class CallReader(ABC):

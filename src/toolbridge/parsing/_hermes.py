@@ -15,7 +15,7 @@ from typing import Any
 
 from toolbridge.parsing._calls import ARGUMENT_KEYS, NAME_KEYS, CallProblem, call_from_object, decode_json
 from toolbridge.parsing._events import Event, ParsedToolCall
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker
+from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker, read_to_marker
 from toolbridge.parsing._json_scan import JsonScanner
 
 __all__ = ["HermesFormat"]
@@ -125,21 +125,12 @@ class _HermesReader(CallReader):
             self._arguments_sent_to = high
 
     def _read_not_json(self, text: str, pos: int, events: list[Event]) -> int:
-        """Read the body up to `</tool_call>`. Returns early only there or at a partial marker at the end
-        of `text`: any other early return would be taken for a held-back marker and re-read (or dropped
-        at the end of the output) with everything after it."""
-        while (index := text.find("<", pos)) >= 0:
-            self._body.append(text[pos:index])
-            outcome = match_marker(text, index, CLOSE)
-            if outcome is MarkerMatch.PARTIAL:
-                return index
-            if outcome is MarkerMatch.FULL:
-                self._report_not_json(events, closed=True)
-                return index + len(CLOSE)
-            self._body.append("<")  # a tag of another dialect, say `<function=...>`: part of the body
-            pos = index + 1
-        self._body.append(text[pos:])
-        return len(text)
+        """Read the body up to `</tool_call>`."""
+        index, outcome = read_to_marker(text, pos, CLOSE, self._body)
+        if outcome is MarkerMatch.FULL:
+            self._report_not_json(events, closed=True)
+            return index + len(CLOSE)
+        return index
 
     def _finish_json(self, events: list[Event], *, closed: bool, body: str | None = None) -> None:
         body = "".join(self._body) if body is None else body

@@ -23,7 +23,7 @@ from typing import Any
 
 from toolbridge.parsing._calls import CallProblem, decode_arguments
 from toolbridge.parsing._events import Event, ParsedToolCall
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker
+from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker, read_to_marker
 from toolbridge.parsing._json_scan import JsonScanner
 
 __all__ = ["KimiFormat"]
@@ -160,19 +160,12 @@ class _KimiReader(CallReader):
             pos = end + 1
 
     def _read_not_json(self, text: str, pos: int, events: list[Event]) -> int:
-        """Read up to `<|tool_call_end|>`; return early only there or at a partial marker at the end."""
-        while (index := text.find("<", pos)) >= 0:
-            self._body.append(text[pos:index])
-            outcome = match_marker(text, index, CLOSE)
-            if outcome is MarkerMatch.PARTIAL:
-                return index
-            if outcome is MarkerMatch.FULL:
-                self._finish_json(events, closed=True)
-                return index + len(CLOSE)
-            self._body.append("<")
-            pos = index + 1
-        self._body.append(text[pos:])
-        return len(text)
+        """Read up to `<|tool_call_end|>`."""
+        index, outcome = read_to_marker(text, pos, CLOSE, self._body)
+        if outcome is MarkerMatch.FULL:
+            self._finish_json(events, closed=True)
+            return index + len(CLOSE)
+        return index
 
     def _raw(self, body: str, *, closed: bool) -> str:
         arguments = ARGUMENTS if self._state is not _State.HEADER else ""
