@@ -15,7 +15,7 @@ class Case:
     reasoning: str = ""
     errors: int = 0
     format: str = "auto"
-    starts_in_reasoning: bool | None = None
+    reasoning_open: bool | None = None
     ids: list[str | None] | None = None
     sources: list[str | None] | None = None
 
@@ -75,7 +75,7 @@ CASES: list[Case] = [
     Case(
         "seed-002-text-around",
         SEED_002_OUTPUT,
-        content="现在需要查看myfile.xlsx文件内容。让我使用Excel工具来读取文件数据：\n\n\n\n"
+        content="现在需要查看myfile.xlsx文件内容。让我使用Excel工具来读取文件数据：\n\n"
         "读取Excel文件第一个工作表的A1到Z100范围数据。\n\n(等待工具返回结果...)",
         calls=[
             (
@@ -119,7 +119,7 @@ CASES: list[Case] = [
         "hermes-several-calls",
         'A <tool_call>{"name": "f", "arguments": {"n": 1}}</tool_call> B '
         '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>\nC',
-        content="A  B \nC",
+        content="A B\nC",
         calls=[("f", {"n": 1}), ("g", {})],
     ),
     Case(
@@ -157,7 +157,7 @@ CASES: list[Case] = [
     Case(
         "hermes-unterminated-string-swallows-close",
         '<tool_call>{"name": "f", "arguments": {"a": "oops}}</tool_call> tail',
-        content=" tail",
+        content="tail",
         calls=[("f", {"a": "oops"})],
     ),
     Case(
@@ -173,7 +173,7 @@ CASES: list[Case] = [
         "hermes-tags-in-a-body-that-is-not-json",
         "A <tool_call>\n<function=get>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
         ' B <tool_call>{"name": "f", "arguments": {"a": "<b>"}}</tool_call> C',
-        content="A  B  C",
+        content="A B C",
         calls=[("f", {"a": "<b>"})],
         errors=1,
     ),
@@ -183,12 +183,12 @@ CASES: list[Case] = [
         content="after <",
         errors=1,
     ),
-    Case("hermes-empty-at-end", "text <tool_call>", content="text ", errors=1),
+    Case("hermes-empty-at-end", "text <tool_call>", content="text", errors=1),
     Case("hermes-arguments-not-object", '<tool_call>{"name": "f", "arguments": [1]}</tool_call>', errors=1),
     Case(
         "stray-closing-tag-dropped",
         "ok </tool_call> fine",
-        content="ok  fine",
+        content="ok fine",
     ),
     Case(
         "angle-brackets-and-near-markers",
@@ -199,14 +199,14 @@ CASES: list[Case] = [
     Case(
         "seed-001-get-current-time",
         "好的，我查一下。\n" + SEED_001_TIME + "\n",
-        content="好的，我查一下。\n\n",
+        content="好的，我查一下。",
         calls=[("get_current_time", {})],
     ),
     Case("seed-001-calculate", SEED_001_CALCULATE, calls=[("calculate", {"expression": "15 + 27"})]),
     Case(
         "fenced-english-labels",
         'Sure.\n```tool\nname: search\narguments: {"q": "mcp", "limit": 3}\n```\nDone.',
-        content="Sure.\n\nDone.",
+        content="Sure.\nDone.",
         calls=[("search", {"q": "mcp", "limit": 3})],
     ),
     Case(
@@ -233,7 +233,7 @@ CASES: list[Case] = [
         '```tool\nname: f\narguments: {"a": 1',
         calls=[("f", {"a": 1})],
     ),
-    Case("fenced-no-name", '```tool\n参数: {"a": 1}\n```\nafter', content="\nafter", errors=1),
+    Case("fenced-no-name", '```tool\n参数: {"a": 1}\n```\nafter', content="after", errors=1),
     Case(
         "other-fences-are-text",
         "```tools\nx\n```\n```python\nprint(1)\n```\n```toolkit",
@@ -257,16 +257,16 @@ CASES: list[Case] = [
     Case(
         "lone-close-think-from-prompt",
         'The user wants time.\n</think>\n\nSure.<tool_call>{"name": "t", "arguments": {}}</tool_call>',
-        content="\n\nSure.",
-        reasoning="The user wants time.\n",
+        content="Sure.",
+        reasoning="The user wants time.",
         calls=[("t", {})],
-        starts_in_reasoning=True,
+        reasoning_open=True,
     ),
     Case(
         "close-think-inside-call-is-data",
         '<tool_call>{"name": "w", "arguments": {"s": "</think>"}}</tool_call>',
         calls=[("w", {"s": "</think>"})],
-        starts_in_reasoning=False,
+        reasoning_open=False,
     ),
     Case(
         "unclosed-think-is-all-reasoning",
@@ -278,7 +278,7 @@ CASES: list[Case] = [
         "<think>hmm</think>ok",
         content="ok",
         reasoning="hmm",
-        starts_in_reasoning=True,
+        reasoning_open=True,
     ),
     # mixed, and restricting the format
     Case(

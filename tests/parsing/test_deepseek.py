@@ -105,7 +105,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
         [("get_time", {"tz": "CET"})],
         1,
     ),
-    ("no-separator", f"{B}{CB}get_weather {{}}{CE}{E} then text", " then text", [], 1),
+    ("no-separator", f"{B}{CB}get_weather {{}}{CE}{E} then text", "then text", [], 1),
     ("section-of-prose", f"{B} I changed my mind.", "I changed my mind.", [], 1),
     (
         "missing-section-end",
@@ -126,7 +126,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
     (
         "reasoning-then-call",
         f"<think>Weather? Use a tool.</think>\n\n{B}{v31('get_weather', PARIS)}{E}",
-        "\n\n",
+        "",
         [("get_weather", WEATHER)],
         0,
     ),
@@ -136,7 +136,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
         + invoke("get_weather", ("city", "true", "Paris"), ("days", "false", "3"))
         + invoke("get_time", ("tz", "true", "CET"))
         + f"{DE}",
-        "I'll check.\n\n",
+        "I'll check.",
         [("get_weather", {"city": "Paris", "days": 3}), ("get_time", {"tz": "CET"})],
         0,
     ),
@@ -255,7 +255,7 @@ def test_tool_call_end_comes_on_the_feed_that_delivers_each_call_end() -> None:
 
 def test_the_prompt_may_open_the_reasoning() -> None:
     output = f"Need the weather.</think>{B}{v31('get_weather', PARIS)}{E}"
-    parser = StreamParser("deepseek", starts_in_reasoning=True)
+    parser = StreamParser("deepseek", reasoning_open=True)
     result = ParseResult.from_events([*parser.feed(output), *parser.finish()])
     assert (result.reasoning, result.content, calls(result)) == (
         "Need the weather.",

@@ -32,12 +32,12 @@ def check(result: ParseResult, case: Case) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_parse_whole_output(case: Case) -> None:
-    check(parse(case.text, case.format, starts_in_reasoning=case.starts_in_reasoning), case)
+    check(parse(case.text, case.format, reasoning_open=case.reasoning_open), case)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_stream_one_character_at_a_time(case: Case) -> None:
-    parser = StreamParser(case.format, starts_in_reasoning=bool(case.starts_in_reasoning))
+    parser = StreamParser(case.format, reasoning_open=bool(case.reasoning_open))
     events = [event for char in case.text for event in parser.feed(char)] + parser.finish()
     check(ParseResult.from_events(events), case)
 

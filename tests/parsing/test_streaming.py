@@ -27,10 +27,8 @@ from toolbridge.parsing import (
 MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>", "```tool")
 
 
-def stream(
-    text: str, cuts: Sequence[int], *, fmt: str = "auto", starts_in_reasoning: bool = False
-) -> list[Event]:
-    parser = StreamParser(fmt, starts_in_reasoning=starts_in_reasoning)
+def stream(text: str, cuts: Sequence[int], *, fmt: str = "auto", reasoning_open: bool = False) -> list[Event]:
+    parser = StreamParser(fmt, reasoning_open=reasoning_open)
     bounds = [0, *sorted(set(cuts)), len(text)]
     events: list[Event] = []
     for start, end in itertools.pairwise(bounds):
@@ -60,20 +58,20 @@ def cuts_for(text: str) -> st.SearchStrategy[list[int]]:
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 @given(data=st.data())
 def test_random_chunkings_of_the_corpus_agree_with_parse(case: Case, data: st.DataObject) -> None:
-    reasoning_first = bool(case.starts_in_reasoning)
-    whole = parse(case.text, case.format, starts_in_reasoning=reasoning_first)
-    whole_events = stream(case.text, [], fmt=case.format, starts_in_reasoning=reasoning_first)
+    reasoning_first = bool(case.reasoning_open)
+    whole = parse(case.text, case.format, reasoning_open=reasoning_first)
+    whole_events = stream(case.text, [], fmt=case.format, reasoning_open=reasoning_first)
     cuts = data.draw(cuts_for(case.text))
-    events = stream(case.text, cuts, fmt=case.format, starts_in_reasoning=reasoning_first)
+    events = stream(case.text, cuts, fmt=case.format, reasoning_open=reasoning_first)
     assert ParseResult.from_events(events) == whole
     assert arguments_per_call(events) == arguments_per_call(whole_events)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_one_chunk_and_one_character_chunks_agree(case: Case) -> None:
-    reasoning_first = bool(case.starts_in_reasoning)
-    one = stream(case.text, [], fmt=case.format, starts_in_reasoning=reasoning_first)
-    chars = stream(case.text, range(len(case.text)), fmt=case.format, starts_in_reasoning=reasoning_first)
+    reasoning_first = bool(case.reasoning_open)
+    one = stream(case.text, [], fmt=case.format, reasoning_open=reasoning_first)
+    chars = stream(case.text, range(len(case.text)), fmt=case.format, reasoning_open=reasoning_first)
     assert ParseResult.from_events(chars) == ParseResult.from_events(one)
     assert arguments_per_call(chars) == arguments_per_call(one)
 
@@ -143,10 +141,10 @@ def test_generated_outputs_any_chunking_same_calls_and_no_markup_in_content(
     cuts = data.draw(cuts_for(text))
     events = stream(text, cuts)
     result = ParseResult.from_events(events)
-    assert result == parse(text, starts_in_reasoning=False)
+    assert result == parse(text, reasoning_open=False)
     assert result == ParseResult.from_events(stream(text, range(len(text))))
     # An invalid call is reported and swallows nothing: the text after it and later calls are found.
-    assert result.content == "".join(texts)
+    assert result.content == content_between_calls(texts)
     valid = [call for call in calls if call[1] is not None]
     assert [(call.name, call.arguments) for call in result.tool_calls] == [(c[1], c[2]) for c in valid]
     assert arguments_per_call(events) == [c[3] for c in valid]
@@ -154,6 +152,16 @@ def test_generated_outputs_any_chunking_same_calls_and_no_markup_in_content(
     for event in events:
         if isinstance(event, TextDelta):
             assert not any(marker in event.text for marker in MARKERS)
+
+
+def content_between_calls(texts: list[str]) -> str:
+    """The pieces of text between calls as content: without the white space next to a call, except
+    what separates two pieces, and never starting with white space."""
+    content = ""
+    for piece in texts:
+        piece = piece.rstrip()
+        content += piece if content else piece.lstrip()
+    return content
 
 
 INVALID_THEN_VALID = (
@@ -175,7 +183,7 @@ def test_a_body_that_is_not_json_swallows_nothing_after_it(chunk_size: int) -> N
         events += fed
     events += parser.finish()
     result = ParseResult.from_events(events)
-    assert result.content == "Let me look. \nOops, again:  Done."
+    assert result.content == "Let me look.\nOops, again: Done."
     [error] = result.errors
     assert error.raw == (
         "<tool_call><function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
@@ -237,6 +245,8 @@ def test_parsers_share_no_state_not_even_cached_events() -> None:
     # One-character deltas reuse event objects within a parser (that is the fast path), never across
     # parsers: a module-level cache would be state shared by every stream in the process.
     first, second = StreamParser(), StreamParser()
+    first.feed("x")  # the fast path starts once a parser has shown text
+    second.feed("x")
     [a1], [a2] = first.feed("a"), first.feed("a")
     [b1] = second.feed("a")
     assert a1 is a2

@@ -22,7 +22,7 @@ def parse_command(
     format: Annotated[
         str, typer.Option("--format", "-f", help=f"Tool-call format: {', '.join(available_formats())}.")
     ] = "auto",
-    starts_in_reasoning: Annotated[
+    reasoning_open: Annotated[
         bool | None,
         typer.Option(
             "--starts-in-reasoning/--starts-in-content",
@@ -43,4 +43,4 @@ def parse_command(
         text = file.read_text(encoding="utf-8") if file is not None else sys.stdin.read()
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror}")
-    print_json(parse(text, format, starts_in_reasoning=starts_in_reasoning).to_dict())
+    print_json(parse(text, format, reasoning_open=reasoning_open).to_dict())

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from toolbridge.parsing._calls import CallProblem, call_from_fields, decode_arguments, decode_json
 from toolbridge.parsing._events import Event, ParsedToolCall, ParseError, ToolCallEnd
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker
+from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext, match_marker
 
 __all__ = ["DeepSeekFormat"]
 
@@ -268,5 +268,5 @@ class DeepSeekFormat(CallFormat):
         body = json.dumps(dict(arguments), ensure_ascii=False).replace("<｜", "\\u003c｜")
         return f"{CALLS_BEGIN}{CALL_BEGIN}{name}{SEP}{body}{CALL_END}{CALLS_END}"
 
-    def start_call(self, marker: str) -> CallReader:
+    def start_call(self, marker: str, context: ReadContext) -> CallReader:
         return _DeepSeekReader(marker)

@@ -20,7 +20,7 @@ from typing import Any
 
 from toolbridge.parsing._calls import CallProblem, call_from_fields, decode_arguments
 from toolbridge.parsing._events import Event, ParsedToolCall
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker
+from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext, match_marker
 from toolbridge.parsing._json_scan import JsonScanner
 
 __all__ = ["FencedFormat"]
@@ -218,5 +218,5 @@ class FencedFormat(CallFormat):
     def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:
         return f"{OPEN}\nname: {name}\narguments: {json.dumps(arguments, ensure_ascii=False)}\n{FENCE}"
 
-    def start_call(self, marker: str) -> CallReader:
+    def start_call(self, marker: str, context: ReadContext) -> CallReader:
         return _FencedReader(marker)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from toolbridge.parsing._calls import CallProblem
@@ -22,7 +23,26 @@ from toolbridge.parsing._events import (
     ToolCallStart,
 )
 
-__all__ = ["CallFormat", "CallReader", "MarkerMatch", "match_marker", "read_to_marker"]
+__all__ = ["CallFormat", "CallReader", "MarkerMatch", "ReadContext", "match_marker", "read_to_marker"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadContext:
+    """What a reader may know about the request the output answers."""
+
+    schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Each offered tool's input JSON Schema, by name: dialects whose argument values are bare text
+    (`qwen3_xml`, `glm`) type them by it. Empty when unknown; values then stay as the model wrote them."""
+
+    def parameter_schema(self, tool: str, parameter: str) -> Mapping[str, Any] | None:
+        properties = self.schemas.get(tool, {}).get("properties")
+        if not isinstance(properties, Mapping):
+            return None
+        schema = properties.get(parameter)
+        return schema if isinstance(schema, Mapping) else None
+
+
+NO_CONTEXT = ReadContext()
 
 
 class MarkerMatch(enum.Enum):
@@ -124,6 +144,8 @@ class CallFormat(ABC):
     opening_markers: ClassVar[tuple[str, ...]]
     stray_markers: ClassVar[tuple[str, ...]] = ()
     """Closing markers that are dropped when they appear outside a call (never shown as content)."""
+    reasoning_markers: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(open, close) pairs around reasoning besides `<think>`/`</think>`, e.g. `[THINK]`/`[/THINK]`."""
     call_noun: ClassVar[str]
     """What one call is called in instructions to a model, e.g. "<tool_call> block"."""
     call_instructions: ClassVar[str]
@@ -134,4 +156,4 @@ class CallFormat(ABC):
         """One call as a model should write it; reading it back gives the same name and arguments."""
 
     @abstractmethod
-    def start_call(self, marker: str) -> CallReader: ...
+    def start_call(self, marker: str, context: ReadContext) -> CallReader: ...

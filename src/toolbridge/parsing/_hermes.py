@@ -15,7 +15,14 @@ from typing import Any
 
 from toolbridge.parsing._calls import ARGUMENT_KEYS, NAME_KEYS, CallProblem, call_from_object, decode_json
 from toolbridge.parsing._events import Event, ParsedToolCall
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker, read_to_marker
+from toolbridge.parsing._format import (
+    CallFormat,
+    CallReader,
+    MarkerMatch,
+    ReadContext,
+    match_marker,
+    read_to_marker,
+)
 from toolbridge.parsing._json_scan import JsonScanner
 
 __all__ = ["HermesFormat"]
@@ -180,5 +187,5 @@ class HermesFormat(CallFormat):
         body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
         return f"{OPEN}{body}{CLOSE}"
 
-    def start_call(self, marker: str) -> CallReader:
+    def start_call(self, marker: str, context: ReadContext) -> CallReader:
         return _HermesReader(marker)

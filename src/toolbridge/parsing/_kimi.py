@@ -23,7 +23,14 @@ from typing import Any
 
 from toolbridge.parsing._calls import CallProblem, decode_arguments
 from toolbridge.parsing._events import Event, ParsedToolCall
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker, read_to_marker
+from toolbridge.parsing._format import (
+    CallFormat,
+    CallReader,
+    MarkerMatch,
+    ReadContext,
+    match_marker,
+    read_to_marker,
+)
 from toolbridge.parsing._json_scan import JsonScanner
 
 __all__ = ["KimiFormat"]
@@ -229,5 +236,5 @@ class KimiFormat(CallFormat):
         body = json.dumps(arguments, ensure_ascii=False)
         return f"{SECTION_OPEN}{OPEN}functions.{name}:0{ARGUMENTS}{body}{CLOSE}{SECTION_CLOSE}"
 
-    def start_call(self, marker: str) -> CallReader:
+    def start_call(self, marker: str, context: ReadContext) -> CallReader:
         return _KimiReader(marker)

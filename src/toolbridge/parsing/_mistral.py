@@ -27,7 +27,7 @@ from toolbridge.parsing._events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, match_marker
+from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext, match_marker
 from toolbridge.parsing._json_scan import JsonScanner
 
 __all__ = ["MistralFormat"]
@@ -256,5 +256,5 @@ class MistralFormat(CallFormat):
     def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:
         return f"{OPEN}{name}{ARGS}{json.dumps(arguments, ensure_ascii=False)}"
 
-    def start_call(self, marker: str) -> CallReader:
+    def start_call(self, marker: str, context: ReadContext) -> CallReader:
         return _MistralReader(marker)

@@ -1,28 +1,37 @@
 """The incremental parser: `feed(delta) -> events`, `finish() -> events`, and `parse()` on top of it.
 
 Outside calls the parser is in one of two plain modes, content or reasoning. In a plain mode it looks
-only for the first characters of the markers it knows (`<` and a backtick): runs without them are
+only for the first characters of the markers it knows (`<`, `[`, a backtick, ...): runs without them are
 emitted in one piece, found by one compiled-regex search, so each character is looked at once. A
 marker prefix at the end of a chunk (`<too`) is held back, and only while it could still become a
-marker; nothing else is ever delayed. When an opening marker is complete, the format's `CallReader`
-takes over until the call ends, then plain mode resumes where the reader stopped.
+marker; nothing else is ever delayed but white space (below). When an opening marker is complete, the
+format's `CallReader` takes over until the call ends, then plain mode resumes where the reader stopped.
 
-Reasoning: `<think>` switches to reasoning and `</think>` back. A stream cannot look ahead, so whether
-it *starts* inside a think block (the chat template put `<think>` in the prompt, and only `</think>`
-will appear) must be said with `starts_in_reasoning=True`. In content mode a lone `</think>` is dropped,
-never shown. `parse()` sees the whole text, so it works this out itself when not told.
+Reasoning: `<think>` (or a format's own marker, such as `[THINK]`) switches to reasoning and its close
+back. A stream cannot look ahead, so whether it *starts* inside reasoning (the chat template opened it in
+the prompt, and only the close will appear) must be said with `reasoning_open=True`. In content mode a
+lone close marker is dropped, never shown. `parse()` sees the whole text, so it works this out itself
+when not told.
+
+White space the template puts around markers is not content: text never starts with white space, and
+white space right before a marker (or at the end of the output) is dropped. So trailing white space of
+a text run is held back until the next visible character shows it is part of the text.
+
+Truncation: `finish(truncated=True)` says the output was cut off (finish reason `length`). A call still
+open then is reported as a `ParseError`, never completed: a cut-off call must not run.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
-from toolbridge.parsing._events import Event, ParseResult, ReasoningDelta, TextDelta
-from toolbridge.parsing._format import CallFormat, CallReader
+from toolbridge.parsing._events import Event, ParseError, ParseResult, ReasoningDelta, TextDelta
+from toolbridge.parsing._format import NO_CONTEXT, CallFormat, CallReader, ReadContext
 from toolbridge.parsing._registry import AUTO, resolve_formats
 
 __all__ = ["StreamParser", "parse"]
@@ -80,15 +89,35 @@ class _PlainMode:
         return False
 
 
+def _reasoning_pairs(formats: Sequence[CallFormat]) -> list[tuple[str, str]]:
+    pairs = [(THINK_OPEN, THINK_CLOSE)]
+    for fmt in formats:
+        pairs += [pair for pair in fmt.reasoning_markers if pair not in pairs]
+    return pairs
+
+
 @cache
 def _plain_modes(format_name: str) -> tuple[_PlainMode, _PlainMode]:
     formats = resolve_formats(format_name)
-    content_markers = [_Marker(THINK_OPEN, _Action.ENTER_REASONING), _Marker(THINK_CLOSE, _Action.DROP)]
+    pairs = _reasoning_pairs(formats)
+    content_markers = [_Marker(open_, _Action.ENTER_REASONING) for open_, _ in pairs]
+    content_markers += [_Marker(close, _Action.DROP) for _, close in pairs]
     for fmt in formats:
         content_markers += [_Marker(text, _Action.START_CALL, fmt) for text in fmt.opening_markers]
         content_markers += [_Marker(text, _Action.DROP) for text in fmt.stray_markers]
-    reasoning_markers = [_Marker(THINK_CLOSE, _Action.LEAVE_REASONING), _Marker(THINK_OPEN, _Action.DROP)]
-    return _PlainMode(content_markers, TextDelta), _PlainMode(reasoning_markers, ReasoningDelta)
+    reasoning_markers = [_Marker(close, _Action.LEAVE_REASONING) for _, close in pairs]
+    reasoning_markers += [_Marker(open_, _Action.DROP) for open_, _ in pairs]
+    return _PlainMode(_unique(content_markers), TextDelta), _PlainMode(
+        _unique(reasoning_markers), ReasoningDelta
+    )
+
+
+def _unique(markers: list[_Marker]) -> list[_Marker]:
+    """The first marker for each text: a format's stray close that is also a reasoning close, say."""
+    seen: dict[str, _Marker] = {}
+    for marker in markers:
+        seen.setdefault(marker.text, marker)
+    return list(seen.values())
 
 
 class StreamParser:
@@ -97,18 +126,35 @@ class StreamParser:
     Feed every delta, then call `finish()` once at the end of the output. One parser reads one output.
     """
 
-    def __init__(self, format: str = AUTO, *, starts_in_reasoning: bool = False) -> None:
+    def __init__(
+        self,
+        format: str = AUTO,
+        *,
+        reasoning_open: bool = False,
+        schemas: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        """`reasoning_open`: the prompt opened a reasoning block, so the output starts inside it.
+        `schemas`: each offered tool's input schema by name, to type bare-text argument values."""
         self._content_mode, self._reasoning_mode = _plain_modes(format)
-        self._mode = self._reasoning_mode if starts_in_reasoning else self._content_mode
+        self._mode = self._reasoning_mode if reasoning_open else self._content_mode
+        self._context = ReadContext(schemas) if schemas else NO_CONTEXT
         self._reader: CallReader | None = None
+        self._call_raw: list[str] = []
+        """The text of the call being read, to report it if the output is cut off inside it."""
         self._pending = ""
+        self._held_space = ""
+        self._space_before_call = ""
+        """Dropped when the call is one; shown again if its reader rejects it as not a call."""
+        self._started: dict[_PlainMode, bool] = {self._content_mode: False, self._reasoning_mode: False}
+        """Whether a mode has shown anything yet: until then, leading white space is dropped."""
         self._event_caches: dict[_PlainMode, dict[str, Event]] = {
             self._content_mode: {},
             self._reasoning_mode: {},
         }
         # The fast path: a one-character delta that cannot start a marker becomes one event directly.
-        # `_fast_cache` is None while it does not apply (inside a call, or with text held back).
-        self._fast_cache: dict[str, Event] | None = self._event_caches[self._mode]
+        # `_fast_cache` is None while it does not apply (inside a call, with text or space held back,
+        # or before a mode has shown anything).
+        self._fast_cache: dict[str, Event] | None = None
 
     def feed(self, delta: str) -> list[Event]:
         cache = self._fast_cache
@@ -117,6 +163,10 @@ class StreamParser:
             if event is not None:
                 return [event]
             if len(delta) == 1 and delta not in self._mode.triggers:
+                if delta.isspace():
+                    self._held_space = delta
+                    self._fast_cache = None
+                    return []
                 event = self._mode.delta_type(delta)
                 if len(cache) < _EVENT_CACHE_LIMIT:
                     cache[delta] = event
@@ -125,26 +175,36 @@ class StreamParser:
         if reader is not None and len(delta) == 1 and not self._pending:
             events = reader.read_char(delta)
             if events is not None:
+                self._call_raw.append(delta)
                 return events
         if not delta:
             return []
         return self._feed(delta)
 
-    def finish(self) -> list[Event]:
+    def finish(self, *, truncated: bool = False) -> list[Event]:
+        """The output has ended; `truncated` if it was cut off (finish reason `length`)."""
         events: list[Event] = []
         while True:
             pending, self._pending = self._pending, ""
             reader, self._reader = self._reader, None
-            if reader is not None:
+            if reader is not None and truncated:
+                raw = "".join(self._call_raw) + pending
+                message = (
+                    "The output was cut off (the model reached its token limit) in the middle of this "
+                    "tool call, so it did not run. Write the call again, shorter if it was long."
+                )
+                events.append(ParseError(message, raw))
+            elif reader is not None:
                 leftover = reader.finish(pending, events)
                 if reader.rejected_text is not None:
-                    events.append(TextDelta(reader.rejected_text))
+                    self._emit_rejected(reader.rejected_text, events)
                 if leftover:
                     events += self._feed(leftover)
                     continue
             elif pending:
-                events.append(self._mode.delta_type(pending))
+                self._emit(pending, events)
             break
+        self._held_space = ""  # white space at the end of the output
         self._fast_cache = None
         return events
 
@@ -161,18 +221,40 @@ class StreamParser:
                 continue
             new_pos = reader.read(text, pos, events)
             if reader.rejected_text is not None:
-                events.append(TextDelta(reader.rejected_text))
                 self._reader = None
+                self._emit_rejected(reader.rejected_text, events)
             elif reader.finished:
                 self._reader = None
-            elif new_pos < n:
-                self._pending = text[new_pos:]  # might be the start of the call's closing marker
-                new_pos = n
+            else:
+                self._call_raw.append(text[pos:new_pos])
+                if new_pos < n:
+                    self._pending = text[new_pos:]  # might be the start of the call's closing marker
+                    new_pos = n
             pos = new_pos
-        self._fast_cache = (
-            self._event_caches[self._mode] if self._reader is None and not self._pending else None
-        )
+        mode = self._mode
+        plain = self._reader is None and not self._pending and not self._held_space and self._started[mode]
+        self._fast_cache = self._event_caches[mode] if plain else None
         return events
+
+    def _emit_rejected(self, text: str, events: list[Event]) -> None:
+        """Text a reader found was not a call after all: with the white space before it."""
+        self._held_space = self._space_before_call
+        self._emit(text, events)
+
+    def _emit(self, text: str, events: list[Event]) -> None:
+        """Show plain text in the current mode, holding back its trailing white space."""
+        mode = self._mode
+        if not self._started[mode]:
+            text = text.lstrip()
+            if not text:
+                return
+        if self._held_space:
+            text = self._held_space + text
+        visible = text.rstrip()
+        self._held_space = text[len(visible) :]
+        if visible:
+            self._started[mode] = True
+            events.append(mode.delta_type(visible))
 
     def _read_plain(self, text: str, pos: int, events: list[Event]) -> int:
         mode = self._mode
@@ -186,15 +268,18 @@ class StreamParser:
                 pos = index + 1
                 continue
             if start < index:
-                events.append(mode.delta_type(text[start:index]))
+                self._emit(text[start:index], events)
             if marker is True:
                 self._pending = text[index:]
                 return n
             assert isinstance(marker, _Marker)
+            if marker.action is _Action.START_CALL:
+                self._space_before_call = self._held_space
+            self._held_space = ""  # the template's white space before a marker
             self._enter(marker)
             return index + len(marker.text)
         if start < n:
-            events.append(mode.delta_type(text[start:]))
+            self._emit(text[start:], events)
         return n
 
     def _enter(self, marker: _Marker) -> None:
@@ -205,24 +290,34 @@ class StreamParser:
             self._mode = self._content_mode
         elif action is _Action.START_CALL:
             assert marker.format is not None
-            self._reader = marker.format.start_call(marker.text)
+            self._reader = marker.format.start_call(marker.text, self._context)
+            self._call_raw = [marker.text]
 
 
-def parse(text: str, format: str = AUTO, *, starts_in_reasoning: bool | None = None) -> ParseResult:
+def parse(
+    text: str,
+    format: str = AUTO,
+    *,
+    reasoning_open: bool | None = None,
+    truncated: bool = False,
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
+) -> ParseResult:
     """Parse a whole model output. The same as streaming it through `StreamParser`, in one chunk.
 
-    With `starts_in_reasoning=None` a `</think>` with no `<think>` (or call) before it means the output
-    began inside a think block opened by the prompt, and the text before it is reasoning.
+    With `reasoning_open=None` a reasoning close marker with no open marker (or call) before it means
+    the output began inside reasoning opened by the prompt, and the text before it is reasoning.
     """
-    if starts_in_reasoning is None:
-        starts_in_reasoning = _opens_inside_reasoning(text, resolve_formats(format))
-    parser = StreamParser(format, starts_in_reasoning=starts_in_reasoning)
-    return ParseResult.from_events([*parser.feed(text), *parser.finish()])
+    if reasoning_open is None:
+        reasoning_open = _opens_inside_reasoning(text, resolve_formats(format))
+    parser = StreamParser(format, reasoning_open=reasoning_open, schemas=schemas)
+    return ParseResult.from_events([*parser.feed(text), *parser.finish(truncated=truncated)])
 
 
 def _opens_inside_reasoning(text: str, formats: Sequence[CallFormat]) -> bool:
-    close = text.find(THINK_CLOSE)
-    if close < 0:
+    pairs = _reasoning_pairs(formats)
+    closes = [index for _, close in pairs if (index := text.find(close)) >= 0]
+    if not closes:
         return False
-    earlier = [THINK_OPEN, *(marker for fmt in formats for marker in fmt.opening_markers)]
-    return all(text.find(marker, 0, close) < 0 for marker in earlier)
+    first_close = min(closes)
+    earlier = [open_ for open_, _ in pairs] + [marker for fmt in formats for marker in fmt.opening_markers]
+    return all(text.find(marker, 0, first_close) < 0 for marker in earlier)
