@@ -32,10 +32,10 @@ def test_parse_reads_stdin_and_honours_the_format() -> None:
 
 
 def test_parse_shows_reasoning_and_errors() -> None:
-    result = runner.invoke(app, ["parse"], input="plan</think>ok<tool_call>oops</tool_call>")
+    result = runner.invoke(app, ["parse"], input="plan</think>ok<tool_call>oops!</tool_call>")
     data = json.loads(result.stdout)
     assert (data["reasoning"], data["content"]) == ("plan", "ok")
-    assert data["errors"][0]["raw"] == "<tool_call>oops</tool_call>"
+    assert data["errors"][0]["raw"] == "<tool_call>oops!</tool_call>"
     result = runner.invoke(app, ["parse", "--starts-in-content"], input="plan</think>ok")
     assert json.loads(result.stdout)["content"] == "planok"
 
