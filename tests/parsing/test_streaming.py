@@ -24,7 +24,16 @@ from toolbridge.parsing import (
     parse,
 )
 
-MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>", "```tool")
+MARKERS = (
+    "<tool_call>",
+    "</tool_call>",
+    "<think>",
+    "</think>",
+    "```tool",
+    "<|channel|>",
+    "<|call|>",
+    "<|end|>",
+)
 
 
 def stream(text: str, cuts: Sequence[int], *, fmt: str = "auto", reasoning_open: bool = False) -> list[Event]:
@@ -103,7 +112,7 @@ GeneratedCall = tuple[str, str | None, dict[str, Any], str]
 
 @st.composite
 def tool_call(draw: st.DrawFn) -> GeneratedCall:
-    kind = draw(st.sampled_from(["hermes", "fenced", "invalid"]))
+    kind = draw(st.sampled_from(["hermes", "fenced", "harmony", "invalid"]))
     if kind == "invalid":
         return f"<tool_call>{draw(invalid_body)}</tool_call>", None, {}, ""
     name = draw(tool_name)
@@ -112,6 +121,10 @@ def tool_call(draw: st.DrawFn) -> GeneratedCall:
     if kind == "hermes":
         body = '{"name": ' + json.dumps(name) + ', "arguments": ' + args_json + "}"
         return f"<tool_call>{draw(st.sampled_from(['', chr(10)]))}{body}\n</tool_call>", name, args, args_json
+    if kind == "harmony":
+        header = draw(st.sampled_from(["<|channel|>commentary to=functions.", "<|start|>assistant to="]))
+        rest = " <|constrain|>json" if header.startswith("<|channel|>") else "<|channel|>commentary json"
+        return f"{header}{name}{rest}<|message|>{args_json}<|call|>", name, args, args_json
     label = draw(st.sampled_from(["工具名称: ", "name: "]))
     args_label = draw(st.sampled_from(["参数: ", "arguments: "]))
     return f"```tool\n{label}{name}\n{args_label}{args_json}\n```", name, args, args_json

@@ -6,6 +6,7 @@ from toolbridge.errors import UsageError
 from toolbridge.parsing._deepseek import DeepSeekFormat
 from toolbridge.parsing._fenced import FencedFormat
 from toolbridge.parsing._format import CallFormat
+from toolbridge.parsing._harmony import HarmonyFormat
 from toolbridge.parsing._hermes import HermesFormat
 from toolbridge.parsing._kimi import KimiFormat
 from toolbridge.parsing._mistral import MistralFormat
@@ -14,7 +15,15 @@ __all__ = ["AUTO", "FORMATS", "available_formats", "call_format", "resolve_forma
 
 AUTO = "auto"
 FORMATS: dict[str, CallFormat] = {
-    fmt.name: fmt for fmt in (HermesFormat(), FencedFormat(), MistralFormat(), DeepSeekFormat(), KimiFormat())
+    fmt.name: fmt
+    for fmt in (
+        HermesFormat(),
+        FencedFormat(),
+        MistralFormat(),
+        DeepSeekFormat(),
+        KimiFormat(),
+        HarmonyFormat(),
+    )
 }
 
 
