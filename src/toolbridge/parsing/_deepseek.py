@@ -13,9 +13,9 @@
               </｜DSML｜function_calls>
 
 The bars are U+FF5C and `▁` is U+2581. A section holds one or more calls; each call is reported when its
-own end marker arrives; its JSON arguments stream as they arrive (DSML parameters, which are no JSON
-text, come as one JSON delta with the call). A call cut off by the end of the output is an error, never a call. Text in a
-section that begins no call ends the section early: it is ordinary output again. A string parameter
+own end marker arrives, and its JSON arguments stream as they arrive (DSML parameters, which are no
+JSON text, come as one JSON delta with the call). A call cut off by the end of the output is an error,
+never a call. Text in a section that begins no call ends the section early: it is ordinary output again. A string parameter
 (`string="true"`) is kept exactly; `string="false"` is JSON, and its raw text when it is not. DeepSeek
 gives no call id. Its `<think>` reasoning is the stream parser's own; `<｜end▁of▁sentence｜>` is dropped.
 """
