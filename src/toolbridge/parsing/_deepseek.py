@@ -192,12 +192,13 @@ class _DeepSeekReader(CallReader):
         if not visible:
             self._held.append(text)
             return
+        tail = text[len(visible) :]
         if self._held:
             self._held.append(visible)
             visible = "".join(self._held)
             self._held.clear()
-        if len(visible) < len(text):
-            self._held.append(text[len(visible) :])
+        if tail:
+            self._held.append(tail)
         self._streamed = True
         self._arguments_text(visible, events)
 
