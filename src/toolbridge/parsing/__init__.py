@@ -12,9 +12,9 @@
 
 Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`), `fenced` (a ```` ```tool ```` block),
 `mistral` (`[TOOL_CALLS]NAME[ARGS]{json}`, or `[TOOL_CALLS]` and a JSON list), `deepseek`
-(`<｜tool▁calls▁begin｜>` V3/V3.1 and `<｜DSML｜function_calls>` V3.2 markup), `kimi`
-(`<|tool_calls_section_begin|>` ... `functions.NAME:IDX`), `harmony` (gpt-oss's `<|channel|>commentary
-to=functions.NAME` messages, `analysis` as reasoning);
+(`<｜tool▁calls▁begin｜>` V3/V3.1 and `<｜DSML｜function_calls>` V3.2 markup), `kimi` (K2's
+`<|tool_calls_section_begin|>` ... `functions.NAME:IDX`, K3's `<|open|>call tool="NAME"<|sep|>`),
+`harmony` (gpt-oss's `<|channel|>commentary to=functions.NAME` messages, `analysis` as reasoning);
 each one both writes and reads its calls. The parser is pure (no I/O), looks at each character a bounded
 number of times, and gives the same result however the output is split into chunks. `decode_arguments`
 is the one JSON-repair rule for call arguments. This package imports nothing of toolbridge but `types`.
