@@ -33,7 +33,7 @@ from toolbridge.parsing._format import (
     read_to_marker,
 )
 from toolbridge.parsing._json_scan import JsonScanner
-from toolbridge.parsing._kimi_k3 import K3_CLOSE, K3_OPEN, K3_REASONING, K3_WRAPPERS, K3Reader
+from toolbridge.parsing._kimi_k3 import K3_CLOSE, K3_OPEN, K3_REASONING, K3_SEP, K3_WRAPPERS, K3Reader
 
 __all__ = ["KimiFormat"]
 
@@ -221,6 +221,7 @@ class KimiFormat(CallFormat):
     reasoning_markers = (K3_REASONING,)
     stray_markers = (
         *K3_WRAPPERS,
+        K3_SEP,
         SECTION_OPEN,
         SECTION_CLOSE,
         "<|tool_call_section_begin|>",

@@ -32,11 +32,11 @@ from toolbridge.parsing._calls import CallProblem, call_from_fields
 from toolbridge.parsing._events import Event, ParsedToolCall
 from toolbridge.parsing._format import CallReader, MarkerMatch, match_marker, read_to_marker
 
-__all__ = ["K3_CLOSE", "K3_OPEN", "K3_REASONING", "K3_WRAPPERS", "K3Reader"]
+__all__ = ["K3_CLOSE", "K3_OPEN", "K3_REASONING", "K3_SEP", "K3_WRAPPERS", "K3Reader"]
 
 K3_OPEN = "<|open|>"
 K3_CLOSE = "<|close|>"
-SEP = "<|sep|>"
+K3_SEP = SEP = "<|sep|>"
 K3_REASONING = (f"{K3_OPEN}think{SEP}", f"{K3_CLOSE}think{SEP}")
 K3_WRAPPERS = tuple(
     f"{tag}{channel}{SEP}" for channel in ("response", "message", "tools") for tag in (K3_OPEN, K3_CLOSE)
