@@ -155,6 +155,8 @@ class StreamParser:
         # `_fast_cache` is None while it does not apply (inside a call, with text or space held back,
         # or before a mode has shown anything).
         self._fast_cache: dict[str, Event] | None = None
+        self._cache_after_space: dict[str, Event] | None = None
+        """Set while only white space is held on the fast path: the cache to go back to."""
 
     def feed(self, delta: str) -> list[Event]:
         cache = self._fast_cache
@@ -163,14 +165,23 @@ class StreamParser:
             if event is not None:
                 return [event]
             if len(delta) == 1 and delta not in self._mode.triggers:
-                if delta.isspace():
+                if delta.isspace():  # held until the next character shows it is not before a marker
                     self._held_space = delta
                     self._fast_cache = None
+                    self._cache_after_space = cache
                     return []
                 event = self._mode.delta_type(delta)
                 if len(cache) < _EVENT_CACHE_LIMIT:
                     cache[delta] = event
                 return [event]
+        elif self._cache_after_space is not None and len(delta) == 1 and delta not in self._mode.triggers:
+            # The same fast path with white space held: a word after a space.
+            if delta.isspace():
+                self._held_space += delta
+                return []
+            text, self._held_space = self._held_space + delta, ""
+            self._fast_cache, self._cache_after_space = self._cache_after_space, None
+            return [self._mode.delta_type(text)]
         reader = self._reader
         if reader is not None and len(delta) == 1 and not self._pending:
             events = reader.read_char(delta)
@@ -193,7 +204,7 @@ class StreamParser:
                     "The output was cut off (the model reached its token limit) in the middle of this "
                     "tool call, so it did not run. Write the call again, shorter if it was long."
                 )
-                events.append(ParseError(message, raw))
+                events.append(ParseError(message, raw, cut_off=True))
             elif reader is not None:
                 leftover = reader.finish(pending, events)
                 if reader.rejected_text is not None:
@@ -205,10 +216,11 @@ class StreamParser:
                 self._emit(pending, events)
             break
         self._held_space = ""  # white space at the end of the output
-        self._fast_cache = None
+        self._fast_cache = self._cache_after_space = None
         return events
 
     def _feed(self, delta: str) -> list[Event]:
+        self._cache_after_space = None
         text = self._pending + delta if self._pending else delta
         self._pending = ""
         events: list[Event] = []
