@@ -183,6 +183,8 @@ CASES = [
         "<|channel|>final<|message|>x<|end|>y<|call|>z<|return|><|message|><|constrain|><|endoftext|><|start|>assistant",
         "xyz",
     ),
+    Case("ends_with_a_marker_that_could_have_grown", "Hi<|channel|>", "Hi"),
+    Case("another_dialects_tag_ends_a_header", "<|channel|>x</think>y", "xy"),
     Case(
         "stray_channel_in_prose",
         "The <|channel|> token\nopens a header.",

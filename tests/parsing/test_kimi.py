@@ -352,6 +352,7 @@ K3_CASES = [
         "Checking.",
         errors=1,
     ),
+    Case("k3_ends_with_a_marker_that_could_have_grown", "Hi<|close|>", "Hi"),
     Case(
         "k3_stray_tags_dropped",
         "x<|close|>tools<|sep|>y<|open|>message<|sep|>z<|close|>message<|sep|><|open|>other<|sep|>w<|close|>other<|sep|>",

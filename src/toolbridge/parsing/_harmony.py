@@ -132,10 +132,8 @@ class _HarmonyReader(CallReader):
             marker = _match_any(text, index, _IN_HEADER)
             if marker is MarkerMatch.PARTIAL:
                 return index
-            if marker is MarkerMatch.NONE:
-                self._header.append("<")
-                pos = index + 1
-                continue
+            if marker is MarkerMatch.NONE:  # no `<` in a header: another dialect's tag, say
+                return self._broken_header(index, events)
             header = "".join(self._header)
             if marker == CHANNEL and self._in_role:
                 self._in_role = False
