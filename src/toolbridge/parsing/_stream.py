@@ -154,12 +154,10 @@ class StreamParser:
         self._held_space = ""
         self._space_before_call = ""
         """Dropped when the call is one; shown again if its reader rejects it as not a call."""
-        self._started: dict[_PlainMode, bool] = {self._content_mode: False, self._reasoning_mode: False}
-        """Whether a mode has shown anything yet: until then, leading white space is dropped."""
-        self._event_caches: dict[_PlainMode, dict[str, Event]] = {
-            self._content_mode: {},
-            self._reasoning_mode: {},
-        }
+        # Per kind of text (content, reasoning).
+        self._started: dict[type[Event], bool] = {TextDelta: False, ReasoningDelta: False}
+        """Whether content and reasoning have shown anything yet: until then, leading white space is dropped."""
+        self._event_caches: dict[type[Event], dict[str, Event]] = {TextDelta: {}, ReasoningDelta: {}}
         # The fast path: a one-character delta that cannot start a marker becomes one event directly.
         # `_fast_cache` is None while it does not apply (inside a call, with text or space held back,
         # or before a mode has shown anything).
@@ -260,8 +258,9 @@ class StreamParser:
                     new_pos = n
             pos = new_pos
         mode = self._mode
-        plain = self._reader is None and not self._pending and not self._held_space and self._started[mode]
-        self._fast_cache = self._event_caches[mode] if plain else None
+        kind = mode.delta_type
+        plain = self._reader is None and not self._pending and not self._held_space and self._started[kind]
+        self._fast_cache = self._event_caches[kind] if plain else None
         return events
 
     def _emit_rejected(self, text: str, events: list[Event]) -> None:
@@ -272,7 +271,7 @@ class StreamParser:
     def _emit(self, text: str, events: list[Event]) -> None:
         """Show plain text in the current mode, holding back its trailing white space."""
         mode = self._mode
-        if not self._started[mode]:
+        if not self._started[mode.delta_type]:
             text = text.lstrip()
             if not text:
                 return
@@ -281,7 +280,7 @@ class StreamParser:
         visible = text.rstrip()
         self._held_space = text[len(visible) :]
         if visible:
-            self._started[mode] = True
+            self._started[mode.delta_type] = True
             events.append(mode.delta_type(visible))
 
     def _read_plain(self, text: str, pos: int, events: list[Event]) -> int:
