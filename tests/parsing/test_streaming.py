@@ -37,6 +37,9 @@ MARKERS = (
     "</parameter>",
     "<arg_key>",
     "</arg_value>",
+    "<|channel|>",
+    "<|call|>",
+    "<|end|>",
 )
 
 
@@ -125,7 +128,7 @@ GeneratedCall = tuple[str, str | None, dict[str, Any], str]
 
 @st.composite
 def tool_call(draw: st.DrawFn) -> GeneratedCall:
-    kind = draw(st.sampled_from(["hermes", "fenced", "invalid", "qwen3_xml", "glm"]))
+    kind = draw(st.sampled_from(["hermes", "fenced", "harmony", "invalid", "qwen3_xml", "glm"]))
     if kind == "invalid":
         return f"<tool_call>{draw(invalid_body)}</tool_call>", None, {}, ""
     name = draw(tool_name)
@@ -137,6 +140,10 @@ def tool_call(draw: st.DrawFn) -> GeneratedCall:
     if kind == "hermes":
         body = '{"name": ' + json.dumps(name) + ', "arguments": ' + args_json + "}"
         return f"<tool_call>{draw(st.sampled_from(['', chr(10)]))}{body}\n</tool_call>", name, args, args_json
+    if kind == "harmony":
+        header = draw(st.sampled_from(["<|channel|>commentary to=functions.", "<|start|>assistant to="]))
+        rest = " <|constrain|>json" if header.startswith("<|channel|>") else "<|channel|>commentary json"
+        return f"{header}{name}{rest}<|message|>{args_json}<|call|>", name, args, args_json
     label = draw(st.sampled_from(["工具名称: ", "name: "]))
     args_label = draw(st.sampled_from(["参数: ", "arguments: "]))
     return f"```tool\n{label}{name}\n{args_label}{args_json}\n```", name, args, args_json

@@ -12,11 +12,12 @@
 
 Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`), `fenced` (a ```` ```tool ```` block),
 `mistral` (`[TOOL_CALLS]NAME[ARGS]{json}`, or `[TOOL_CALLS]` and a JSON list), `deepseek`
-(`<｜tool▁calls▁begin｜>` V3/V3.1 and `<｜DSML｜function_calls>` V3.2 markup), `kimi`
-(`<|tool_calls_section_begin|>` ... `functions.NAME:IDX`), `qwen3_xml`
-(`<tool_call><function=NAME><parameter=KEY>value</parameter>...`), `glm`
-(`<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...`), where the `<tool_call>` body decides
-between hermes, qwen3_xml and glm;
+(`<｜tool▁calls▁begin｜>` V3/V3.1 and `<｜DSML｜function_calls>` V3.2 markup), `kimi` (K2's
+`<|tool_calls_section_begin|>` ... `functions.NAME:IDX`, K3's `<|open|>call tool="NAME"<|sep|>`),
+`qwen3_xml` (`<tool_call><function=NAME><parameter=KEY>value</parameter>...`), `glm`
+(`<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...`; the `<tool_call>` body decides
+between hermes, qwen3_xml and glm), `harmony` (gpt-oss's `<|channel|>commentary to=functions.NAME`
+messages, `analysis` as reasoning);
 each one both writes and reads its calls. The parser is pure (no I/O), looks at each character a bounded
 number of times, and gives the same result however the output is split into chunks. `decode_arguments`
 is the one JSON-repair rule for call arguments. This package imports nothing of toolbridge but `types`.
@@ -35,7 +36,7 @@ from toolbridge.parsing._events import (
     ToolCallStart,
 )
 from toolbridge.parsing._format import CallFormat
-from toolbridge.parsing._registry import available_formats, call_format
+from toolbridge.parsing._registry import available_formats, call_format, dialect_names, reading_format
 from toolbridge.parsing._stream import StreamParser, parse
 
 __all__ = [
@@ -54,5 +55,7 @@ __all__ = [
     "available_formats",
     "call_format",
     "decode_arguments",
+    "dialect_names",
     "parse",
+    "reading_format",
 ]
