@@ -259,6 +259,15 @@ def test_a_cut_off_call_is_an_error_with_its_text() -> None:
     assert "cut off" in error.message
 
 
+def test_a_function_without_a_name_is_an_error_with_its_text() -> None:
+    text = "<tool_call>\n<function=>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
+    result = parse(text + "after", "qwen3_xml")
+    assert (result.content, result.tool_calls) == ("after", ())
+    [error] = result.errors
+    assert error.raw == text.replace("<tool_call>\n", "<tool_call>")
+    assert "no tool name" in error.message
+
+
 def test_a_value_that_is_unfit_is_an_error() -> None:
     text = call("write", data="[" * 200 + "]" * 200)  # nested too deeply to use
     result = parse(text, "qwen3_xml", schemas={"write": {"properties": {"data": {"type": "array"}}}})

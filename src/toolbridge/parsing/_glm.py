@@ -62,8 +62,8 @@ class GlmReader(TaggedBodyReader):
     def __init__(self, opening_marker: str, context: ReadContext) -> None:
         super().__init__(opening_marker, context)
         self._state = _State.NAME
-        self._text: list[str] = []
-        """The name or key being read."""
+        self._key_parts: list[str] = []
+        """The key being read."""
         self._key = ""
         self._value = ValueReader(VALUE_CLOSE, _AFTER_VALUE)
 
@@ -91,13 +91,13 @@ class GlmReader(TaggedBodyReader):
                 while index >= 0 and match_marker(text, index, KEY_CLOSE) is MarkerMatch.NONE:
                     index = text.find("<", index + 1)
                 if index < 0:
-                    self._text.append(text[pos:])
+                    self._key_parts.append(text[pos:])
                     return n
-                self._text.append(text[pos:index])
+                self._key_parts.append(text[pos:index])
                 if match_marker(text, index, KEY_CLOSE) is MarkerMatch.PARTIAL:
                     return index
-                self._key = "".join(self._text).strip()
-                self._text.clear()
+                self._key = "".join(self._key_parts).strip()
+                self._key_parts.clear()
                 self._free_text_from(None)
                 self._state = _State.BEFORE_VALUE
                 pos = index + len(KEY_CLOSE)
@@ -132,9 +132,10 @@ class GlmReader(TaggedBodyReader):
                 self._free_text_from(pos)
                 self._state = _State.VALUE
             else:  # </tool_call>, or a new <tool_call> when this one's end was left out
-                self._end_call(events)
+                end = pos if found == CLOSE else index
+                self._end_call(events, end)
                 self.finished = True
-                return pos if found == CLOSE else index
+                return end
         return pos
 
     def _where(self) -> str:

@@ -127,7 +127,7 @@ class Qwen3XmlReader(TaggedBodyReader):
             elif found == FUNCTION_CLOSE:
                 self._state = _State.AFTER_FUNCTION
             else:  # another function in the same block
-                self._end_call(events)
+                self._end_call(events, index)
                 self._next_call()
                 self._state = _State.FUNCTION_NAME
         return pos
@@ -169,7 +169,7 @@ class Qwen3XmlReader(TaggedBodyReader):
         return self._add_argument(self._key, text, events)
 
     def _end(self, events: list[Event], index: int) -> int:
-        self._end_call(events)
+        self._end_call(events, index)
         self.finished = True
         return index
 

@@ -205,11 +205,6 @@ class ValueReader:
         self.parts.append(char)
         return True
 
-    @property
-    def closed(self) -> bool:
-        """The closing tag was read, and nothing after it but white space (the output may end here)."""
-        return self._after_close is not None
-
     def text(self) -> str:
         return "".join(self.parts)
 
@@ -230,7 +225,9 @@ class TaggedBodyReader(CallReader):
         self._context = context
         self._raw: list[str] = []
         self._raw_length = 0
+        self._text = ""
         self._read_start = 0
+        """The text being read, and where this read began in it: the raw text not yet in `_raw`."""
         self._name: str | None = None
         self._arguments: dict[str, Any] = {}
         self._problem: str | None = None
@@ -238,6 +235,7 @@ class TaggedBodyReader(CallReader):
         """Where in the raw body text began that only a closing tag ends (a value, a key)."""
 
     def read(self, text: str, pos: int, events: list[Event]) -> int:
+        self._text = text
         self._read_start = pos
         end = self._skip(text, pos, events) if self._problem is not None else self._read(text, pos, events)
         self._raw.append(text[pos:end])
@@ -274,10 +272,11 @@ class TaggedBodyReader(CallReader):
         """Text from `index` (in the text being read) on is free text; None: it ended."""
         self._free_text_start = None if index is None else self._raw_length + index - self._read_start
 
-    def _end_call(self, events: list[Event]) -> None:
-        """The call is complete: emit it, or the error that makes it none."""
+    def _end_call(self, events: list[Event], end: int | None = None) -> None:
+        """The call is complete (up to `end` in the text being read; None: all read): emit it, or the
+        error that makes it none."""
         self._arguments_text("}" if self._arguments else "{}", events)
-        raw = self._opening_marker + "".join(self._raw)
+        raw = self._current_raw(end)
         try:
             call = call_from_fields(self._name, self._arguments, None, None, self.format_name)
         except CallProblem as problem:
@@ -300,7 +299,7 @@ class TaggedBodyReader(CallReader):
         index = text.find(CLOSE, pos)
         if index >= 0:
             end = index + len(CLOSE)
-            self._report(self._current_raw(text, end), events)
+            self._report(self._current_raw(end), events)
             self.finished = True
             return end
         n = len(text)
@@ -309,8 +308,9 @@ class TaggedBodyReader(CallReader):
                 return n - size  # held back: might be the start of </tool_call>
         return n
 
-    def _current_raw(self, text: str, end: int) -> str:
-        return self._opening_marker + "".join(self._raw) + text[self._read_start : end]
+    def _current_raw(self, end: int | None) -> str:
+        current = "" if end is None else self._text[self._read_start : end]
+        return self._opening_marker + "".join(self._raw) + current
 
     def _report(self, raw: str, events: list[Event]) -> None:
         events.append(ParseError(f"Could not read the {self.format_name} tool call: {self._problem}.", raw))
