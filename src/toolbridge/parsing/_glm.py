@@ -42,8 +42,8 @@ VALUE_OPEN = "<arg_value>"
 VALUE_CLOSE = "</arg_value>"
 END_OF_TURN = ("<|observation|>", "<|user|>", "<|endoftext|>")
 
-_BETWEEN = (KEY_OPEN, CLOSE, OPEN)
-_AFTER_VALUE = (KEY_OPEN, CLOSE, OPEN)
+_NEXT = (KEY_OPEN, CLOSE, OPEN)
+"""What may follow the name or a value (a new `<tool_call>`: this one's end was left out)."""
 _NAME_END = re.compile(r"[\s<]")
 
 
@@ -65,7 +65,7 @@ class GlmReader(TaggedBodyReader):
         self._key_parts: list[str] = []
         """The key being read."""
         self._key = ""
-        self._value = ValueReader(VALUE_CLOSE, _AFTER_VALUE)
+        self._value = ValueReader(VALUE_CLOSE, _NEXT)
 
     def read_char(self, char: str) -> list[Event] | None:
         if self._state is not _State.VALUE or not self._value.read_char(char):
@@ -115,7 +115,7 @@ class GlmReader(TaggedBodyReader):
             index = skip_space(text, pos)
             if index == n:
                 return n
-            expected = (VALUE_OPEN,) if state is _State.BEFORE_VALUE else _BETWEEN
+            expected = (VALUE_OPEN,) if state is _State.BEFORE_VALUE else _NEXT
             found = match_any(text, index, expected)
             if found is MarkerMatch.PARTIAL:
                 return index
@@ -128,7 +128,7 @@ class GlmReader(TaggedBodyReader):
                 self._state = _State.KEY
                 self._free_text_from(pos)
             elif found == VALUE_OPEN:
-                self._value = ValueReader(VALUE_CLOSE, _AFTER_VALUE)
+                self._value = ValueReader(VALUE_CLOSE, _NEXT)
                 self._free_text_from(pos)
                 self._state = _State.VALUE
             else:  # </tool_call>, or a new <tool_call> when this one's end was left out
