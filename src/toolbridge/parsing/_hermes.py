@@ -176,7 +176,7 @@ class HermesReader(CallReader):
 class HermesFormat(CallFormat):
     name = "hermes"
     opening_markers = (OPEN,)
-    stray_markers = (CLOSE,)
+    stray_markers = (CLOSE, "<|im_end|>", "<|endoftext|>")  # end-of-turn tokens a server let through
     call_noun = "<tool_call> block"
     call_instructions = (
         'a <tool_call> block holding one JSON object with the tool\'s "name" and its "arguments" '
