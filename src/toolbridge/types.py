@@ -207,6 +207,9 @@ class SystemMessage(_Model):
 class UserMessage(_Model):
     role: Literal["user"] = "user"
     content: str
+    attachments: list[ContentPart] = Field(default_factory=list)
+    """What the user attached to the message (resources read from a server, images): each model
+    adapter sends them as content parts its API takes (see `models/_attachments.py`)."""
 
 
 class AssistantMessage(_Model):

@@ -3,9 +3,29 @@
 - `ServerPool`: all servers of a config; owns their sessions and shuts them down on exit.
 - `ServerConnection`: one server, one kept session; converts SDK types to `ToolSpec`/`ToolResult`.
 - `ConnectionState`: what `ServerConnection.state` says.
+- `ServerContent` (`connection.content`): the server's resources and prompts, as `ResourceInfo`,
+  `ResourceTemplateInfo`, `PromptInfo` and `PromptMessages`.
 """
 
 from toolbridge.mcp.connection import ConnectionState, ServerConnection
+from toolbridge.mcp.content import (
+    PromptArgumentInfo,
+    PromptInfo,
+    PromptMessages,
+    ResourceInfo,
+    ResourceTemplateInfo,
+    ServerContent,
+)
 from toolbridge.mcp.pool import ServerPool
 
-__all__ = ["ConnectionState", "ServerConnection", "ServerPool"]
+__all__ = [
+    "ConnectionState",
+    "PromptArgumentInfo",
+    "PromptInfo",
+    "PromptMessages",
+    "ResourceInfo",
+    "ResourceTemplateInfo",
+    "ServerConnection",
+    "ServerContent",
+    "ServerPool",
+]

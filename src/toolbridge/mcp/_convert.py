@@ -17,7 +17,7 @@ from toolbridge.types import (
     ToolSpec,
 )
 
-__all__ = ["tool_result_from_mcp", "tool_spec_from_mcp"]
+__all__ = ["content_part_from_mcp", "tool_result_from_mcp", "tool_spec_from_mcp"]
 
 
 def tool_spec_from_mcp(tool: mcp.Tool, *, source: str) -> ToolSpec:
@@ -49,7 +49,7 @@ def tool_result_from_mcp(
 ) -> ToolResult:
     return ToolResult(
         call_id=call_id,
-        content=[_content_part(block) for block in result.content],
+        content=[content_part_from_mcp(block) for block in result.content],
         structured_content=_structured(result.structured_content),
         is_error=bool(result.is_error),
         server=server,
@@ -58,7 +58,7 @@ def tool_result_from_mcp(
     )
 
 
-def _content_part(block: mcp.ContentBlock) -> ContentPart:
+def content_part_from_mcp(block: mcp.ContentBlock) -> ContentPart:
     match block:
         case mcp.TextContent():
             return TextPart(text=block.text)

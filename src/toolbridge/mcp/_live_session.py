@@ -19,6 +19,7 @@ from toolbridge.errors import ConnectionLostError, ServerError
 from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
 from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
+from toolbridge.mcp._listings import Listings
 from toolbridge.mcp._log_limit import RateLimitedLog
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
@@ -69,6 +70,8 @@ class LiveSession:
         self._on_tools_changed = on_tools_changed
         self._tools: list[ToolSpec] | None = None
         self._tools_generation = 0
+        self.listings = Listings()
+        """Resources and prompts listed in this session, and where resource updates go."""
         # One scope for the whole life: a timeout scope around only the handshake would be exited
         # before the transport's task groups entered inside it, which anyio forbids.
         self._scope = anyio.CancelScope()
@@ -174,6 +177,8 @@ class LiveSession:
         if isinstance(message, mcp.ToolListChangedNotification):
             self.forget_tools()
             self._on_tools_changed()
+        elif self.listings.notice(message):
+            pass
         elif isinstance(message, Exception):
             # The SDK hands over lines it could not parse instead of failing the session.
             self.ignored_messages += 1

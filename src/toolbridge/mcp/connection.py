@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, TypeVar
 
 import anyio
 import anyio.abc
@@ -28,9 +28,12 @@ from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
+from toolbridge.mcp.content import ServerContent
 from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
 
 __all__ = ["ConnectionState", "ServerConnection"]
+
+T = TypeVar("T")
 
 ConnectionState = Literal["disabled", "disconnected", "connecting", "connected", "failed", "closed"]
 
@@ -83,10 +86,17 @@ class ServerConnection:
         self._live: LiveSession | None = None
         self._connect_lock = anyio.Lock()
         self._closed = False
+        self.content = ServerContent(self)
+        """The server's resources and prompts: list, read, subscribe, get, complete."""
 
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def task_group(self) -> anyio.abc.TaskGroup | None:
+        """Where this connection's sessions (and handlers of their notifications) run."""
+        return self._task_group
 
     @property
     def state(self) -> ConnectionState:
@@ -235,6 +245,19 @@ class ServerConnection:
             duration=time.perf_counter() - started,
         )
 
+    async def request(self, what: str, send: Callable[[LiveSession], Awaitable[T]]) -> T:
+        """Send one request other than a tool call (for `ServerContent`), within the server's timeout.
+
+        A session that died under it is replaced and the request sent once more (these requests only
+        read). Failures raise a `ServerError` naming `what` ("reading 'file:///a'").
+        """
+        live = await self._connected()
+        try:
+            return await self._request_once(live, what, send)
+        except ConnectionLostError:
+            await self._retire(live)
+            return await self._request_once(await self._connected(), what, send)
+
     async def close(self) -> None:
         """End the session and stop the server process. The connection cannot be used afterwards."""
         self._closed = True
@@ -268,6 +291,7 @@ class ServerConnection:
             self._check_usable()
             assert self._task_group is not None
             live = LiveSession(self.config, on_tools_changed=self._tools_changed, features=self.features)
+            live.listings.on_resource_updated = self.content.resource_updated
             self._live = live
             self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
             await live.ready.wait()
@@ -377,6 +401,40 @@ class ServerConnection:
         return tool_result_from_mcp(
             raw, call_id=call_id, server=self.name, duration=time.perf_counter() - started
         )
+
+    async def _request_once(
+        self, live: LiveSession, what: str, send: Callable[[LiveSession], Awaitable[T]]
+    ) -> T:
+        if live.session is None:
+            raise ConnectionLostError(f"The session with server {self.name!r} has ended.", server=self.name)
+        try:
+            with anyio.fail_after(self.config.timeout):
+                return await send(live)
+        except TimeoutError:
+            raise ServerTimeoutError(
+                f"Server {self.name!r} did not finish {what} within {self.config.timeout:g} s. "
+                "Check the server, or raise 'timeout' in its config.",
+                server=self.name,
+                timeout=self.config.timeout,
+            ) from None
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                raise ConnectionLostError(
+                    f"The connection to server {self.name!r} was lost while {what}.", server=self.name
+                ) from exc
+            if exc.error.data == INVALID_REPLY:
+                raise ServerError(
+                    invalid_reply_message(self.name, exc.error.message, answering=f"while {what}"),
+                    server=self.name,
+                ) from exc
+            raise ServerError(
+                f"Server {self.name!r} failed {what}: {exc.error.message} (JSON-RPC error {exc.code}).",
+                server=self.name,
+            ) from exc
+        except (RuntimeError, ValidationError) as exc:
+            raise ServerError(
+                f"Server {self.name!r} sent a wrong answer while {what}: {exc}", server=self.name
+            ) from exc
 
     def _tools_changed(self) -> None:
         if self._on_tools_changed is not None:

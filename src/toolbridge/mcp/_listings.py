@@ -1,0 +1,57 @@
+"""What one session remembers of its server's resources and prompts, until the server says they changed.
+
+`resources/list_changed` and `prompts/list_changed` drop the listing they concern, as `tools/list_changed`
+drops the tool list; `resources/updated` goes to whoever subscribed to that resource.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import mcp_types as mcp
+
+__all__ = ["ListingKind", "Listings"]
+
+ListingKind = Literal["resources", "templates", "prompts"]
+
+_DROPPED_BY: dict[type[Any], tuple[ListingKind, ...]] = {
+    mcp.ResourceListChangedNotification: ("resources", "templates"),
+    mcp.PromptListChangedNotification: ("prompts",),
+}
+
+
+class Listings:
+    """The cached listings of one session, each with a generation so a listing that raced a change is
+    not kept."""
+
+    def __init__(self) -> None:
+        self._cached: dict[ListingKind, list[Any]] = {}
+        self._generation: dict[ListingKind, int] = {"resources": 0, "templates": 0, "prompts": 0}
+        self.on_resource_updated: Callable[[str], None] | None = None
+        """Called with the URI of a subscribed resource the server says has changed."""
+
+    def cached(self, kind: ListingKind) -> list[Any] | None:
+        return self._cached.get(kind)
+
+    def generation(self, kind: ListingKind) -> int:
+        return self._generation[kind]
+
+    def keep(self, kind: ListingKind, items: list[Any], generation: int) -> None:
+        if generation == self._generation[kind]:
+            self._cached[kind] = items
+
+    def forget(self, kind: ListingKind) -> None:
+        self._cached.pop(kind, None)
+        self._generation[kind] += 1
+
+    def notice(self, message: object) -> bool:
+        """Act on a notification about resources or prompts; False if `message` is none of those."""
+        if isinstance(message, mcp.ResourceUpdatedNotification):
+            if self.on_resource_updated is not None:
+                self.on_resource_updated(str(message.params.uri))
+            return True
+        kinds = _DROPPED_BY.get(type(message))
+        for kind in kinds or ():
+            self.forget(kind)
+        return kinds is not None

@@ -1,0 +1,266 @@
+"""A server's resources and prompts, as toolbridge's own typed values.
+
+```python
+async with ServerPool(config.servers) as pool:
+    docs = pool.connection("docs").content
+    for resource in await docs.list_resources():
+        print(resource.uri, resource.mime_type)
+    parts = await docs.read_resource("file:///notes.md")        # -> [ResourcePart(...)]
+    prompt = await docs.get_prompt("review", {"file": "a.py"})  # -> PromptMessages (neutral messages)
+```
+Listings cover every page and are kept for the session until the server says they changed
+(`resources/list_changed`, `prompts/list_changed`). A server that does not offer resources (or prompts,
+or completions) lists none, without being asked.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as mcp
+from mcp.shared.exceptions import MCPDeprecationWarning
+
+from toolbridge.errors import ServerError
+from toolbridge.mcp._content_convert import (
+    prompt_from_mcp,
+    prompt_messages_from_mcp,
+    resource_from_mcp,
+    resource_part_from_mcp,
+    template_from_mcp,
+)
+from toolbridge.mcp._content_types import (
+    PromptArgumentInfo,
+    PromptInfo,
+    PromptMessages,
+    ResourceInfo,
+    ResourceTemplateInfo,
+)
+from toolbridge.mcp._listings import ListingKind
+from toolbridge.types import ResourcePart
+
+if TYPE_CHECKING:
+    from toolbridge.mcp._live_session import LiveSession
+    from toolbridge.mcp.connection import ServerConnection
+
+__all__ = [
+    "PromptArgumentInfo",
+    "PromptInfo",
+    "PromptMessages",
+    "ResourceInfo",
+    "ResourceTemplateInfo",
+    "ResourceUpdateHandler",
+    "ServerContent",
+]
+
+ResourceUpdateHandler = Callable[[str, str], Awaitable[None]]
+"""(server name, URI) -> None: a subscribed resource changed; read it again to see how."""
+
+
+class ServerContent:
+    """The resources and prompts of one `ServerConnection` (it is `connection.content`)."""
+
+    def __init__(self, connection: ServerConnection) -> None:
+        self._connection = connection
+        self._subscribers: dict[str, list[ResourceUpdateHandler]] = {}
+
+    @property
+    def _server(self) -> str:
+        return self._connection.name
+
+    # -- resources ----------------------------------------------------------------------------------
+
+    async def list_resources(self, *, refresh: bool = False) -> list[ResourceInfo]:
+        """Every resource the server lists (all pages)."""
+
+        async def fetch(session: Any, cursor: str | None) -> tuple[list[Any], str | None]:
+            page = await session.list_resources(params=_page(cursor))
+            return [resource_from_mcp(item, server=self._server) for item in page.resources], page.next_cursor
+
+        return await self._listing("resources", "listing its resources", fetch, refresh=refresh)
+
+    async def list_resource_templates(self, *, refresh: bool = False) -> list[ResourceTemplateInfo]:
+        """Every resource template the server lists (all pages)."""
+
+        async def fetch(session: Any, cursor: str | None) -> tuple[list[Any], str | None]:
+            page = await session.list_resource_templates(params=_page(cursor))
+            items = [template_from_mcp(item, server=self._server) for item in page.resource_templates]
+            return items, page.next_cursor
+
+        return await self._listing("templates", "listing its resource templates", fetch, refresh=refresh)
+
+    async def read_resource(self, uri: str) -> list[ResourcePart]:
+        """The resource's contents: text, or base64 `blob` for binary ones (a resource may have several)."""
+
+        async def read(live: LiveSession) -> list[ResourcePart]:
+            assert live.session is not None
+            result = await live.session.read_resource(uri)
+            return [resource_part_from_mcp(contents) for contents in result.contents]
+
+        return await self._connection.request(f"reading {uri!r}", read)
+
+    async def subscribe(self, uri: str, on_update: ResourceUpdateHandler) -> None:
+        """Have `on_update(server, uri)` called whenever the server says the resource changed.
+
+        Raises `ServerError` when the server does not offer subscriptions.
+        """
+
+        async def subscribe(live: LiveSession) -> None:
+            assert live.session is not None
+            capabilities = live.session.server_capabilities
+            resources = capabilities.resources if capabilities is not None else None
+            if resources is None or not resources.subscribe:
+                raise ServerError(
+                    f"Server {self._server!r} does not offer resource subscriptions; read {uri!r} "
+                    "again to see changes.",
+                    server=self._server,
+                )
+            with warnings.catch_warnings():  # deprecated only for the 2026 revision, which we do not speak
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await live.session.subscribe_resource(uri)
+
+        self._subscribers.setdefault(uri, []).append(on_update)
+        try:
+            await self._connection.request(f"subscribing to {uri!r}", subscribe)
+        except BaseException:
+            self._drop(uri, on_update)
+            raise
+
+    async def unsubscribe(self, uri: str, on_update: ResourceUpdateHandler | None = None) -> None:
+        """Stop calling `on_update` (None: every handler) for `uri`; the last one unsubscribes at the server."""
+        self._drop(uri, on_update)
+        if uri in self._subscribers:
+            return
+
+        async def unsubscribe(live: LiveSession) -> None:
+            assert live.session is not None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await live.session.unsubscribe_resource(uri)
+
+        await self._connection.request(f"unsubscribing from {uri!r}", unsubscribe)
+
+    def resource_updated(self, uri: str) -> None:
+        """Called by the session for `notifications/resources/updated`: the handlers run in the background."""
+        handlers = list(self._subscribers.get(uri, ()))
+        group = self._connection.task_group
+        if group is None:
+            return
+        for handler in handlers:
+            group.start_soon(_deliver, handler, self._server, uri)
+
+    # -- prompts ------------------------------------------------------------------------------------
+
+    async def list_prompts(self, *, refresh: bool = False) -> list[PromptInfo]:
+        """Every prompt the server lists (all pages), with its arguments."""
+
+        async def fetch(session: Any, cursor: str | None) -> tuple[list[Any], str | None]:
+            page = await session.list_prompts(params=_page(cursor))
+            return [prompt_from_mcp(item, server=self._server) for item in page.prompts], page.next_cursor
+
+        return await self._listing("prompts", "listing its prompts", fetch, refresh=refresh)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> PromptMessages:
+        """The prompt's messages, its arguments filled in by the server."""
+
+        async def get(live: LiveSession) -> PromptMessages:
+            assert live.session is not None
+            result = await live.session.get_prompt(name, arguments or {})
+            return PromptMessages(
+                server=self._server,
+                name=name,
+                description=result.description,
+                messages=prompt_messages_from_mcp(result.messages),
+            )
+
+        return await self._connection.request(f"getting the prompt {name!r}", get)
+
+    # -- completion ---------------------------------------------------------------------------------
+
+    async def complete_template_argument(
+        self, uri_template: str, argument: str, value: str, *, context: dict[str, str] | None = None
+    ) -> list[str]:
+        """Values the server suggests for `argument` of a resource template, given what is typed so far."""
+        ref = mcp.ResourceTemplateReference(type="ref/resource", uri=uri_template)
+        return await self._complete(ref, argument, value, context)
+
+    async def complete_prompt_argument(
+        self, prompt: str, argument: str, value: str, *, context: dict[str, str] | None = None
+    ) -> list[str]:
+        """Values the server suggests for `argument` of a prompt, given what is typed so far."""
+        return await self._complete(
+            mcp.PromptReference(type="ref/prompt", name=prompt), argument, value, context
+        )
+
+    async def _complete(
+        self,
+        ref: mcp.ResourceTemplateReference | mcp.PromptReference,
+        argument: str,
+        value: str,
+        context: dict[str, str] | None,
+    ) -> list[str]:
+        async def complete(live: LiveSession) -> list[str]:
+            assert live.session is not None
+            capabilities = live.session.server_capabilities
+            if capabilities is None or capabilities.completions is None:
+                return []
+            result = await live.session.complete(ref, {"name": argument, "value": value}, context)
+            return list(result.completion.values)
+
+        return await self._connection.request(f"completing {argument!r}", complete)
+
+    # -- internals ----------------------------------------------------------------------------------
+
+    async def _listing(
+        self,
+        kind: ListingKind,
+        what: str,
+        fetch: Callable[[Any, str | None], Awaitable[tuple[list[Any], str | None]]],
+        *,
+        refresh: bool,
+    ) -> list[Any]:
+        async def list_all(live: LiveSession) -> list[Any]:
+            session = live.session
+            assert session is not None
+            if refresh:
+                live.listings.forget(kind)
+            if (cached := live.listings.cached(kind)) is not None:
+                return cached
+            if not _offers(session.server_capabilities, kind):
+                return []
+            generation = live.listings.generation(kind)
+            items: list[Any] = []
+            cursor: str | None = None
+            while True:
+                page, cursor = await fetch(session, cursor)
+                items.extend(page)
+                if not cursor:
+                    break
+            live.listings.keep(kind, items, generation)
+            return items
+
+        return await self._connection.request(what, list_all)
+
+    def _drop(self, uri: str, handler: ResourceUpdateHandler | None) -> None:
+        handlers = self._subscribers.get(uri, [])
+        if handler is None:
+            handlers.clear()
+        elif handler in handlers:
+            handlers.remove(handler)
+        if not handlers:
+            self._subscribers.pop(uri, None)
+
+
+async def _deliver(handler: ResourceUpdateHandler, server: str, uri: str) -> None:
+    await handler(server, uri)
+
+
+def _page(cursor: str | None) -> mcp.PaginatedRequestParams | None:
+    return mcp.PaginatedRequestParams(cursor=cursor) if cursor else None
+
+
+def _offers(capabilities: mcp.ServerCapabilities | None, kind: ListingKind) -> bool:
+    if capabilities is None:
+        return False
+    return (capabilities.prompts if kind == "prompts" else capabilities.resources) is not None
