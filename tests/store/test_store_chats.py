@@ -24,6 +24,13 @@ from toolbridge.types import (
 EVERY_KIND: list[Message] = [
     SystemMessage(content="You are terse."),
     UserMessage(content="What is 15 + 27, and what's in notes.txt?\nThanks! ünïcödé 🙂"),
+    UserMessage(
+        content="And these?",
+        attachments=[
+            ResourcePart(uri="note://readme", mime_type="text/plain", text="Read me."),
+            ResourcePart(uri="image://dot.png", mime_type="image/png", blob="iVBORw0K"),
+        ],
+    ),
     AssistantMessage(
         content="Let me check.",
         reasoning="Two calls: add, then read.",

@@ -34,7 +34,7 @@ from toolbridge.config.model import Config
 from toolbridge.errors import UsageError
 from toolbridge.models import Model, ModelSettings, resolve_model_async
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
-from toolbridge.types import Message
+from toolbridge.types import ContentPart, Message
 
 __all__ = ["Agent", "AgentStream"]
 
@@ -123,15 +123,23 @@ class Agent:
 
     # -- running --------------------------------------------------------------------------------
 
-    async def run(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
+    async def run(
+        self, prompt: str, *, history: Sequence[Message] = (), attachments: Sequence[ContentPart] = ()
+    ) -> RunResult:
         """Run the loop until the model answers (or a stop condition) and return the result.
+
+        `attachments` go with the prompt: resources read from a server (`ResourcePart`, e.g. from
+        `toolbox.read_resource(...)`), images (`ImagePart`) or text. The model gets text inline, images
+        as images where it takes them, and other content described by name, type and size.
 
         Cancelling the surrounding scope cancels the run, including tools still running; use
         `stream()` to keep the (cancelled) result in that case.
         """
-        return await self._new_run(prompt, history).run()
+        return await self._new_run(prompt, history, attachments=attachments).run()
 
-    def stream(self, prompt: str, *, history: Sequence[Message] = ()) -> AgentStream:
+    def stream(
+        self, prompt: str, *, history: Sequence[Message] = (), attachments: Sequence[ContentPart] = ()
+    ) -> AgentStream:
         """The run as typed events, ending with a `FinalEvent`. Use it as an async context manager:
 
         ```python
@@ -142,14 +150,16 @@ class Agent:
         ```
         Leaving the block early, or `events.cancel()`, cancels the run (its tools too).
         """
-        return AgentStream(lambda emit: self._new_run(prompt, history, emit))
+        return AgentStream(lambda emit: self._new_run(prompt, history, emit, attachments=attachments))
 
-    def run_sync(self, prompt: str, *, history: Sequence[Message] = ()) -> RunResult:
+    def run_sync(
+        self, prompt: str, *, history: Sequence[Message] = (), attachments: Sequence[ContentPart] = ()
+    ) -> RunResult:
         """`run()` for scripts without an event loop. Opens the agent's toolbox for the call if needed."""
 
         async def run_once() -> RunResult:
             try:
-                return await self.run(prompt, history=history)
+                return await self.run(prompt, history=history, attachments=attachments)
             finally:
                 await self._close_model_if_any()  # HTTP clients belong to the loop that opened them
 
@@ -161,13 +171,21 @@ class Agent:
 
         return anyio.run(run_on_a_loop_of_its_own)
 
-    def _new_run(self, prompt: str, history: Sequence[Message], emit: Emit | None = None) -> AgentRun:
+    def _new_run(
+        self,
+        prompt: str,
+        history: Sequence[Message],
+        emit: Emit | None = None,
+        *,
+        attachments: Sequence[ContentPart] = (),
+    ) -> AgentRun:
         return AgentRun(
             self.model,
             self.registry,
             self.definition,
             prompt,
             history=history,
+            attachments=attachments,
             approve=self.approve,
             emit=emit,
             settings=self.settings,

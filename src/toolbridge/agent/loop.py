@@ -44,6 +44,7 @@ from toolbridge.prompting import Persona, build_system_prompt
 from toolbridge.tools.registry import ToolRegistry
 from toolbridge.types import (
     AssistantMessage,
+    ContentPart,
     Message,
     SystemMessage,
     ToolCall,
@@ -107,6 +108,7 @@ class AgentRun:
         prompt: str,
         *,
         history: Sequence[Message] = (),
+        attachments: Sequence[ContentPart] = (),
         approve: Approver | None = None,
         emit: Emit | None = None,
         settings: ModelSettings | None = None,
@@ -121,7 +123,7 @@ class AgentRun:
         self._settings = settings or ModelSettings()
         self._messages: list[Message] = [
             *well_formed(m for m in history if not isinstance(m, SystemMessage)),
-            UserMessage(content=prompt),
+            UserMessage(content=prompt, attachments=list(attachments)),
         ]
         self._new_message_index = len(self._messages) - 1
         self._published = self._new_message_index

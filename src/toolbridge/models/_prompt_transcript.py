@@ -58,7 +58,13 @@ class PromptTranscript:
         def flush(then: UserMessage | None = None) -> None:
             sources = (*results, then) if then is not None else tuple(results)
             if sources:
-                add(sources, lambda: UserMessage(content="\n".join(map(self._user_text, sources))))
+                attachments = then.attachments if then is not None else []
+                add(
+                    sources,
+                    lambda: UserMessage(
+                        content="\n".join(map(self._user_text, sources)), attachments=attachments
+                    ),
+                )
             results.clear()
 
         for message in messages:

@@ -18,6 +18,7 @@ from anthropic.types import Message as AnthropicMessage
 from anthropic.types import RawMessageStreamEvent
 
 from toolbridge.errors import ConfigError, ModelError
+from toolbridge.models._attachments import user_parts
 from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
 from toolbridge.models._wire_cache import WireCache, encode, join_body
@@ -40,6 +41,7 @@ from toolbridge.types import (
     ImagePart,
     Message,
     SystemMessage,
+    TextPart,
     ToolMessage,
     ToolResult,
     ToolSpec,
@@ -252,6 +254,9 @@ def _merged(run: list[_WireTurn]) -> bytes:
 
 def _wire_turn(message: Message, profile: ProviderProfile) -> _WireTurn:
     """A message's role and its content blocks, encoded (not for system messages: those go apart)."""
+    if isinstance(message, UserMessage) and message.attachments:
+        parts = user_parts(message, takes_images=profile.tool_result_images)
+        return _WireTurn("user", tuple(encode(_content_block(part)) for part in parts))
     if isinstance(message, UserMessage):
         return _WireTurn("user", (encode({"type": "text", "text": message.content}),))
     if isinstance(message, AssistantMessage):
@@ -267,6 +272,14 @@ def _wire_turn(message: Message, profile: ProviderProfile) -> _WireTurn:
         return _WireTurn("assistant", tuple(encode(block) for block in blocks))
     assert isinstance(message, ToolMessage), "system messages are gathered apart"
     return _WireTurn("user", (encode(_tool_result(message.result, profile)),))
+
+
+def _content_block(part: TextPart | ImagePart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if part.mime_type not in _IMAGE_TYPES:
+        return {"type": "text", "text": f"[an image of type {part.mime_type}, which Claude does not take]"}
+    return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": part.data}}
 
 
 def _tool_result(result: ToolResult, profile: ProviderProfile) -> dict[str, Any]:

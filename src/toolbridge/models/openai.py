@@ -21,6 +21,7 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from toolbridge.errors import ConfigError, ModelError
+from toolbridge.models._attachments import user_parts
 from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
 from toolbridge.models._wire_cache import WireCache, encode, join_body
@@ -43,6 +44,7 @@ from toolbridge.types import (
     ImagePart,
     Message,
     SystemMessage,
+    TextPart,
     ToolMessage,
     ToolResult,
     ToolSpec,
@@ -231,6 +233,9 @@ class _WireMessage:
 
 
 def _wire_message(message: Message, profile: ProviderProfile) -> _WireMessage:
+    if isinstance(message, UserMessage) and message.attachments:
+        parts = user_parts(message, takes_images=profile.tool_result_images)
+        return _WireMessage(encode({"role": "user", "content": [_content_part(part) for part in parts]}))
     if isinstance(message, SystemMessage | UserMessage):
         return _WireMessage(encode({"role": message.role, "content": message.content}))
     if isinstance(message, AssistantMessage):
@@ -248,6 +253,12 @@ def _wire_message(message: Message, profile: ProviderProfile) -> _WireMessage:
             if isinstance(part, ImagePart)
         )
     return _WireMessage(encode(tool_message), images)
+
+
+def _content_part(part: TextPart | ImagePart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    return {"type": "image_url", "image_url": {"url": f"data:{part.mime_type};base64,{part.data}"}}
 
 
 def _assistant_message(message: AssistantMessage, profile: ProviderProfile) -> dict[str, Any]:

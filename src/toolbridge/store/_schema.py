@@ -91,8 +91,9 @@ class ChatRow(Base):
 
 
 class MessageRow(Base):
-    """One neutral message. `tool_calls` (assistant) and `tool_result` (tool) hold the typed parts as JSON;
-    `content` holds the readable text of every kind, the tool result's text included."""
+    """One neutral message. `tool_calls` (assistant) and `tool_result` (tool) hold the typed parts as JSON
+    (for a user message, `tool_result` holds `{"attachments": [...]}`); `content` holds the readable text
+    of every kind, the tool result's text included."""
 
     __tablename__ = "messages"
     __table_args__ = (UniqueConstraint("chat_id", "position", name="uq_messages_chat_id_position"),)

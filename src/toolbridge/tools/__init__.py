@@ -1,5 +1,7 @@
-"""Tools: the registry and routing, argument validation, native tools, and Python functions as tools."""
+"""Tools: the registry and routing, argument validation, native tools, Python functions as tools, and
+the servers' resources and prompts (`ContentCatalog`)."""
 
+from toolbridge.tools.content import ContentCatalog, Listing
 from toolbridge.tools.function import FunctionTool, tool
 from toolbridge.tools.native import native_tools
 from toolbridge.tools.registry import ToolRegistry
@@ -7,7 +9,9 @@ from toolbridge.tools.toolbox import ServerStatus, Toolbox
 from toolbridge.tools.validation import validate_arguments
 
 __all__ = [
+    "ContentCatalog",
     "FunctionTool",
+    "Listing",
     "ServerStatus",
     "ToolRegistry",
     "Toolbox",

@@ -13,6 +13,7 @@ from toolbridge.config.model import Config
 from toolbridge.mcp import ServerPool
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.tools.cache import cache_from_config
+from toolbridge.tools.content import ContentCatalog
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.native import native_tools
 from toolbridge.tools.registry import ToolRegistry
@@ -63,6 +64,8 @@ class Toolbox:
             cache=cache_from_config(self.config),
             any_source=self.config.routing.any_source,
         )
+        self.content = ContentCatalog(self._pool)
+        """The servers' resources and prompts."""
         self._stack = AsyncExitStack()
 
     def _tools_changed(self, server: str) -> None:

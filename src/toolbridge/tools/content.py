@@ -1,0 +1,131 @@
+"""`ContentCatalog`: the resources and prompts of every server of a toolbox, found by URI or name.
+
+```python
+async with Toolbox(load_config()) as toolbox:
+    listing = await toolbox.content.resources()          # every enabled server's, with errors apart
+    parts = await toolbox.content.read("note://readme")  # the server is found from the listings
+    prompt = await toolbox.content.get_prompt("review", {"code": "x = 1"})
+    result = await agent.run("Summarize it.", attachments=parts)
+```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+import anyio
+
+from toolbridge.errors import ServerError, UsageError
+from toolbridge.mcp import (
+    PromptInfo,
+    PromptMessages,
+    ResourceInfo,
+    ResourceTemplateInfo,
+    ServerContent,
+    ServerPool,
+)
+from toolbridge.types import ResourcePart
+
+__all__ = ["ContentCatalog", "Listing", "template_pattern"]
+
+T = TypeVar("T")
+
+
+@dataclass
+class Listing(Generic[T]):
+    """Items from several servers, in config order; servers that could not be asked are in `errors`."""
+
+    items: list[T] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+class ContentCatalog:
+    """The resources and prompts of a pool's enabled servers (it is `toolbox.content`)."""
+
+    def __init__(self, pool: ServerPool) -> None:
+        self._pool = pool
+
+    def server(self, name: str) -> ServerContent:
+        return self._pool.connection(name).content
+
+    async def resources(self, server: str | None = None) -> Listing[ResourceInfo]:
+        return await self._gather(server, lambda content: content.list_resources())
+
+    async def templates(self, server: str | None = None) -> Listing[ResourceTemplateInfo]:
+        return await self._gather(server, lambda content: content.list_resource_templates())
+
+    async def prompts(self, server: str | None = None) -> Listing[PromptInfo]:
+        return await self._gather(server, lambda content: content.list_prompts())
+
+    async def read(self, uri: str, *, server: str | None = None) -> list[ResourcePart]:
+        """Read `uri` from `server`, or from the server that lists it (or has a template it matches)."""
+        return await self.server(server or await self.server_of(uri)).read_resource(uri)
+
+    async def server_of(self, uri: str) -> str:
+        """The server that lists `uri`, else the one whose template matches it, else the only server."""
+        listed = await self.resources()
+        for resource in listed.items:
+            if resource.uri == uri:
+                return resource.server
+        templates = await self.templates()
+        for template in templates.items:
+            if template_pattern(template.uri_template).fullmatch(uri):
+                return template.server
+        enabled = self._pool.enabled_names
+        if len(enabled) == 1:
+            return enabled[0]
+        unreachable = sorted({*listed.errors, *templates.errors})
+        why = f" (could not ask {', '.join(unreachable)})" if unreachable else ""
+        raise UsageError(
+            f"No server lists the resource {uri!r}{why}; name the server (--server S, or @server:uri in chat)."
+        )
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, server: str | None = None
+    ) -> PromptMessages:
+        """The prompt's messages, from `server` or from the server that lists a prompt of that name."""
+        if server is None:
+            listing = await self.prompts()
+            owners = [prompt.server for prompt in listing.items if prompt.name == name]
+            if not owners:
+                known = ", ".join(sorted({p.name for p in listing.items})) or "none"
+                raise UsageError(f"No server has a prompt named {name!r} (prompts: {known}).")
+            if len(owners) > 1:
+                raise UsageError(
+                    f"Several servers have a prompt named {name!r} ({', '.join(owners)}); name the server."
+                )
+            server = owners[0]
+        return await self.server(server).get_prompt(name, arguments)
+
+    async def _gather(
+        self, server: str | None, fetch: Callable[[ServerContent], Awaitable[list[T]]]
+    ) -> Listing[T]:
+        names = [server] if server else self._pool.enabled_names
+        found: dict[str, list[T]] = {}
+        errors: dict[str, str] = {}
+
+        async def one(name: str) -> None:
+            try:
+                found[name] = await fetch(self.server(name))
+            except ServerError as exc:
+                errors[name] = str(exc)
+
+        async with anyio.create_task_group() as group:
+            for name in names:
+                group.start_soon(one, name)
+        return Listing([item for name in names for item in found.get(name, [])], errors)
+
+
+def template_pattern(uri_template: str) -> re.Pattern[str]:
+    """A regex for the URIs an RFC 6570 template makes: `{x}` is one path segment, `{+x}` anything."""
+    pieces: list[str] = []
+    position = 0
+    for match in re.finditer(r"\{([+#./;?&]?)[^}]*\}", uri_template):
+        pieces.append(re.escape(uri_template[position : match.start()]))
+        pieces.append(".+" if match.group(1) in ("+", "#") else "[^/]+")
+        position = match.end()
+    pieces.append(re.escape(uri_template[position:]))
+    return re.compile("".join(pieces))
