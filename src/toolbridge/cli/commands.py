@@ -1,6 +1,20 @@
 """Imports every command module so that each registers its commands on the app."""
 
-from toolbridge.cli import agents, ask, call, chat, history, models, parse, serve, servers, stats, tools
+from toolbridge.cli import (
+    agents,
+    ask,
+    call,
+    chat,
+    history,
+    models,
+    parse,
+    prompts,
+    resources,
+    serve,
+    servers,
+    stats,
+    tools,
+)
 
 __all__ = [
     "agents",
@@ -10,6 +24,8 @@ __all__ = [
     "history",
     "models",
     "parse",
+    "prompts",
+    "resources",
     "serve",
     "servers",
     "stats",
