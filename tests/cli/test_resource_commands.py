@@ -47,7 +47,7 @@ def test_resources_lists_every_servers_resources_and_templates(config_file: Path
         "image://dot.png",
         "data://table.bin",
     ]
-    assert found["templates"][0]["uri_template"] == "note://{name}"
+    assert [t["uri_template"] for t in found["templates"]] == ["note://{name}", "shelf://{book}"]
     lines = table.stdout.decode().splitlines()
     assert "library  image://dot.png (image/png)  dot.png" in lines
     assert "library  note://{name} (template, text/plain)  A note by name." in lines

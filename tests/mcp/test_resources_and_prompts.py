@@ -38,7 +38,10 @@ async def test_resources_are_listed_over_every_page_and_read_as_text_or_blob(
     ]
     assert resources[2].mime_type == "image/png"
     assert resources[0].server == "library"
-    assert [(t.uri_template, t.name) for t in templates] == [("note://{name}", "note")]
+    assert [(t.uri_template, t.name) for t in templates] == [
+        ("note://{name}", "note"),
+        ("shelf://{book}", "book"),
+    ]
     assert note == [ResourcePart(uri="note://readme", mime_type="text/plain", text="Read me first.")]
     assert image[0].mime_type == "image/png"
     assert image[0].text is None
@@ -80,8 +83,10 @@ async def test_prompts_are_listed_with_arguments_and_got_as_messages(stdio_serve
 async def test_template_and_prompt_arguments_complete(stdio_server: StdioServer) -> None:
     async with ServerConnection(stdio_server("library")) as library:
         names = await library.content.complete_template_argument("note://{name}", "name", "re")
+        books = await library.content.complete_template_argument("shelf://{book}", "book", "")
         languages = await library.content.complete_prompt_argument("review", "language", "r")
     assert names == ["readme"]
+    assert books == ["dune", "emma"]
     assert languages == ["rust"]
 
 

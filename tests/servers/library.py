@@ -43,6 +43,11 @@ def note(name: str) -> str:
     return notes.get(name, f"No note named {name}.")
 
 
+@server.resource("shelf://{book}", name="book", description="A book on the shelf.", mime_type="text/plain")
+def book(book: str) -> str:
+    return f"The book {book}."
+
+
 @server.completion()
 async def complete(
     ref: mcp.PromptReference | mcp.ResourceTemplateReference,
@@ -51,6 +56,8 @@ async def complete(
 ) -> mcp.Completion | None:
     if argument.name == "name":
         return mcp.Completion(values=sorted(n for n in notes if n.startswith(argument.value)))
+    if argument.name == "book":
+        return mcp.Completion(values=[b for b in ("dune", "emma") if b.startswith(argument.value)])
     if argument.name == "language":
         return mcp.Completion(values=[lang for lang in ("python", "rust") if lang.startswith(argument.value)])
     return None

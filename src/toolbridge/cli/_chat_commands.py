@@ -1,4 +1,5 @@
-"""The commands a chat understands between questions: /help, /tools, /model, /clear, /exit."""
+"""The commands a chat understands between questions: /help, /tools, /model, /clear, /prompts, /prompt,
+/exit."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ from collections.abc import Callable
 
 from rich.markup import escape
 
+from toolbridge.cli._chat_content import list_prompts, send_prompt
 from toolbridge.cli._common import stderr, stdout
 from toolbridge.cli._session import TerminalSession
 from toolbridge.errors import ToolbridgeError
 
-__all__ = ["EXIT", "is_chat_command", "run_chat_command"]
+__all__ = ["COMMANDS", "EXIT", "is_chat_command", "run_chat_command"]
 
 EXIT = "exit"
 """What `run_chat_command` returns when the chat should end."""
@@ -20,8 +22,15 @@ _HELP = {
     "/tools": "the tools the agent can use",
     "/model [NAME]": "the model answering; with NAME, switch to it (as --model takes it)",
     "/clear": "start a new conversation (a new stored chat)",
+    "/prompts": "the servers' prompts and their arguments",
+    "/prompt NAME [key=value ...]": "send a server's prompt (its messages start or continue the chat)",
+    "@server:uri": "in a message: attach that resource (Tab completes servers, URIs and prompts)",
     "/exit": "end the chat (also /quit or Ctrl-D)",
 }
+
+
+COMMANDS = ["/help", "/tools", "/model", "/clear", "/prompts", "/prompt", "/exit", "/quit"]
+"""Every command, for Tab completion."""
 
 
 def is_chat_command(line: str) -> bool:
@@ -38,6 +47,8 @@ def run_chat_command(session: TerminalSession, line: str) -> str | None:
         "/tools": _tools,
         "/model": _model,
         "/clear": _clear,
+        "/prompts": list_prompts,
+        "/prompt": send_prompt,
         "/exit": _exit,
         "/quit": _exit,
     }

@@ -7,9 +7,9 @@ or the MCP servers it keeps open between turns.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -17,11 +17,15 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from toolbridge.agent import Agent, AgentStream, ApprovalRequest, RunResult, approve_all
 from toolbridge.cli._render import EventPrinter
 from toolbridge.config import Config
+from toolbridge.errors import ToolbridgeError
 from toolbridge.models import resolve_model
 from toolbridge.store import RunRecorder, Store, find_agent, resolve_agent_model
-from toolbridge.types import NATIVE_SOURCE, Message, ToolSpec
+from toolbridge.tools import ContentCatalog
+from toolbridge.types import NATIVE_SOURCE, ContentPart, Message, ToolSpec
 
 __all__ = ["TerminalSession"]
+
+T = TypeVar("T")
 
 
 class TerminalSession:
@@ -54,6 +58,7 @@ class TerminalSession:
         self._agent_cm: AbstractContextManager[Agent] | None = None
         self._agent: Agent | None = None
         self._current: AgentStream | None = None
+        self._waiting_opening: list[Message] = []
 
     def __enter__(self) -> TerminalSession:
         self._portal_cm = start_blocking_portal()
@@ -131,6 +136,7 @@ class TerminalSession:
     def clear(self) -> None:
         """Start over: the next turn opens a new stored chat with no history."""
         self.history = []
+        self._waiting_opening = []
         self.chat_id = None
 
     @property
@@ -141,10 +147,37 @@ class TerminalSession:
     async def _ask(self, request: ApprovalRequest) -> bool:
         return await self.printer.ask_approval(request)
 
-    def turn(self, prompt: str) -> RunResult | None:
-        """Run one turn to its end. Ctrl-C cancels it; the result then says `cancelled`."""
+    def open_with(self, messages: Sequence[Message]) -> None:
+        """Messages (a server prompt's, ending with the assistant's) that the next turn follows."""
+        self._waiting_opening += messages
+
+    @property
+    def servers(self) -> list[str]:
+        """The MCP servers this chat's agent may use (for resources and prompts too)."""
+        toolbox = self.agent.toolbox
+        if toolbox is None:
+            return []
+        allowed = self.agent.definition.servers
+        return [name for name in toolbox.pool.enabled_names if allowed is None or name in allowed]
+
+    def with_content(self, use: Callable[[ContentCatalog], Awaitable[T]]) -> T:
+        """Run `use` on the servers' resources and prompts, from the main thread."""
         assert self._portal is not None
-        future = self._portal.start_task_soon(self._run_turn, prompt)
+        toolbox = self.agent.toolbox
+        if toolbox is None:
+            raise ToolbridgeError("this chat has no MCP servers, so no resources or prompts")
+        return self._portal.call(use, toolbox.content)
+
+    def turn(
+        self, prompt: str, *, attachments: Sequence[ContentPart] = (), opening: Sequence[Message] = ()
+    ) -> RunResult | None:
+        """Run one turn to its end. Ctrl-C cancels it; the result then says `cancelled`.
+
+        `opening`: messages that come before the prompt (a server prompt's), stored with the chat.
+        """
+        assert self._portal is not None
+        opening, self._waiting_opening = [*self._waiting_opening, *opening], []
+        future = self._portal.start_task_soon(self._run_turn, prompt, attachments, opening)
         try:
             return future.result()
         except KeyboardInterrupt:
@@ -153,9 +186,16 @@ class TerminalSession:
         finally:
             self.printer.close()
 
-    async def _run_turn(self, prompt: str) -> RunResult | None:
+    async def _run_turn(
+        self, prompt: str, attachments: Sequence[ContentPart] = (), opening: Sequence[Message] = ()
+    ) -> RunResult | None:
         recorder = await self._recorder()
-        async with self.agent.stream(prompt, history=self.history) as events:
+        if opening:
+            self.history = [*self.history, *opening]
+            if recorder is not None:
+                recorder = await self._store_opening(opening)
+        stream = self.agent.stream(prompt, history=self.history, attachments=attachments)
+        async with stream as events:
             self._current = events
             try:
                 async for event in events:
@@ -177,6 +217,18 @@ class TerminalSession:
             chat = await anyio.to_thread.run_sync(lambda: store.create_chat(agent=self.agent.definition.name))
             self.chat_id = chat.id
         return RunRecorder(store, chat_id=self.chat_id, written=len(self.history))
+
+    async def _store_opening(self, opening: Sequence[Message]) -> RunRecorder:
+        store, chat_id = self.store, self.chat_id
+        assert store is not None
+        assert chat_id is not None
+
+        def append() -> None:
+            for message in opening:
+                store.append_message(chat_id, message)
+
+        await anyio.to_thread.run_sync(append)
+        return RunRecorder(store, chat_id=chat_id, written=len(self.history))
 
     async def _cancel_turn(self) -> None:
         if self._current is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -27,6 +28,7 @@ from toolbridge.cli.ask import make_printer
 from toolbridge.errors import ToolbridgeError
 
 if TYPE_CHECKING:
+    from toolbridge.cli._chat_content import ChatCompleter
     from toolbridge.cli._session import TerminalSession
     from toolbridge.store import Store
 
@@ -100,6 +102,19 @@ def resume_command(chat_id: int, *, db: str | None, config: Path | None) -> str:
     return shlex.join(words)
 
 
+def _complete_with(completer: ChatCompleter) -> None:
+    """Tab completion where the terminal has readline; words are split at spaces only (`@s:uri` is one)."""
+    if not sys.stdin.isatty():
+        return
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - e.g. Windows without pyreadline
+        return
+    readline.set_completer_delims(" \t\n")
+    readline.set_completer(completer.complete)
+    readline.parse_and_bind("tab: complete")
+
+
 def _chat_to_resume(store: Store, chat_id: int | None, agent: str | None) -> tuple[int, str | None]:
     """The chat to continue and the agent to continue it with (the chat's own unless --agent says)."""
     if chat_id is None:
@@ -113,8 +128,10 @@ def _chat_to_resume(store: Store, chat_id: int | None, agent: str | None) -> tup
 
 
 def _converse(session: TerminalSession, json: bool) -> None:
-    from toolbridge.cli._chat_commands import EXIT, is_chat_command, run_chat_command
+    from toolbridge.cli._chat_commands import COMMANDS, EXIT, is_chat_command, run_chat_command
+    from toolbridge.cli._chat_content import ChatCompleter, send_message
 
+    _complete_with(ChatCompleter(session, COMMANDS))
     while True:
         try:
             line = stdout.input("[bold]you>[/] " if not json else "")
@@ -126,4 +143,4 @@ def _converse(session: TerminalSession, json: bool) -> None:
             if run_chat_command(session, line) == EXIT:
                 return
         elif line.strip():
-            session.turn(line)
+            send_message(session, line)  # with the resources it names (@server:uri) attached

@@ -1,7 +1,7 @@
 """Tools: the registry and routing, argument validation, native tools, Python functions as tools, and
 the servers' resources and prompts (`ContentCatalog`)."""
 
-from toolbridge.tools.content import ContentCatalog, Listing
+from toolbridge.tools.content import ContentCatalog, Listing, template_pattern
 from toolbridge.tools.function import FunctionTool, tool
 from toolbridge.tools.native import native_tools
 from toolbridge.tools.registry import ToolRegistry
@@ -16,6 +16,7 @@ __all__ = [
     "ToolRegistry",
     "Toolbox",
     "native_tools",
+    "template_pattern",
     "tool",
     "validate_arguments",
 ]
