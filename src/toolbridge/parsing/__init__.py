@@ -13,7 +13,9 @@
 Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`), `fenced` (a ```` ```tool ```` block),
 `mistral` (`[TOOL_CALLS]NAME[ARGS]{json}`, or `[TOOL_CALLS]` and a JSON list), `deepseek`
 (`<｜tool▁calls▁begin｜>` V3/V3.1 and `<｜DSML｜function_calls>` V3.2 markup), `kimi`
-(`<|tool_calls_section_begin|>` ... `functions.NAME:IDX`);
+(`<|tool_calls_section_begin|>` ... `functions.NAME:IDX`), `llama3_json` (`{"name": ..., "parameters":
+{...}}`, bare or after `<|python_tag|>`), `llama_pythonic` (`[f(a=1), g(b="x")]`), `gemma`
+(`<|tool_call>call:NAME{key:<|"|>text<|"|>}<tool_call|>`);
 each one both writes and reads its calls. The parser is pure (no I/O), looks at each character a bounded
 number of times, and gives the same result however the output is split into chunks. `decode_arguments`
 is the one JSON-repair rule for call arguments. This package imports nothing of toolbridge but `types`.

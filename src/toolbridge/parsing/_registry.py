@@ -6,15 +6,28 @@ from toolbridge.errors import UsageError
 from toolbridge.parsing._deepseek import DeepSeekFormat
 from toolbridge.parsing._fenced import FencedFormat
 from toolbridge.parsing._format import CallFormat
+from toolbridge.parsing._gemma import GemmaFormat
 from toolbridge.parsing._hermes import HermesFormat
 from toolbridge.parsing._kimi import KimiFormat
+from toolbridge.parsing._llama_json import Llama3JsonFormat
+from toolbridge.parsing._llama_pythonic import LlamaPythonicFormat
 from toolbridge.parsing._mistral import MistralFormat
 
 __all__ = ["AUTO", "FORMATS", "available_formats", "call_format", "resolve_formats"]
 
 AUTO = "auto"
 FORMATS: dict[str, CallFormat] = {
-    fmt.name: fmt for fmt in (HermesFormat(), FencedFormat(), MistralFormat(), DeepSeekFormat(), KimiFormat())
+    fmt.name: fmt
+    for fmt in (
+        HermesFormat(),
+        FencedFormat(),
+        MistralFormat(),
+        DeepSeekFormat(),
+        KimiFormat(),
+        Llama3JsonFormat(),
+        LlamaPythonicFormat(),
+        GemmaFormat(),
+    )
 }
 
 
