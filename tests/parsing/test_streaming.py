@@ -21,10 +21,23 @@ from toolbridge.parsing import (
     ToolCallArgumentsDelta,
     ToolCallEnd,
     ToolCallStart,
+    call_format,
     parse,
 )
 
-MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>", "```tool")
+MARKERS = (
+    "<tool_call>",
+    "</tool_call>",
+    "<think>",
+    "</think>",
+    "```tool",
+    "<|python_tag|>",
+    "<|python_start|>",
+    "<|python_end|>",
+    "<|tool_call>",
+    "<tool_call|>",
+    '<|"|>',
+)
 
 
 def stream(text: str, cuts: Sequence[int], *, fmt: str = "auto", reasoning_open: bool = False) -> list[Event]:
@@ -103,12 +116,21 @@ GeneratedCall = tuple[str, str | None, dict[str, Any], str]
 
 @st.composite
 def tool_call(draw: st.DrawFn) -> GeneratedCall:
-    kind = draw(st.sampled_from(["hermes", "fenced", "invalid"]))
+    kind = draw(st.sampled_from(["hermes", "fenced", "invalid", "llama3_json", "llama_pythonic", "gemma"]))
     if kind == "invalid":
         return f"<tool_call>{draw(invalid_body)}</tool_call>", None, {}, ""
     name = draw(tool_name)
     args = draw(arguments)
     args_json = json.dumps(args, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 2])))
+    if kind in ("llama_pythonic", "gemma"):
+        # Written by the dialect itself; their argument deltas are JSON (pythonic) or the body as written.
+        markup = call_format(kind).format_call(name, args)
+        if kind == "llama_pythonic":
+            return f"<|python_start|>{markup}<|python_end|>", name, args, json.dumps(args, ensure_ascii=False)
+        return markup, name, args, markup[markup.index("{") : -len("<tool_call|>")]
+    if kind == "llama3_json":
+        body = '{"name": ' + json.dumps(name) + ', "parameters": ' + args_json + "}"
+        return f"<|python_tag|>{body}", name, args, args_json
     if kind == "hermes":
         body = '{"name": ' + json.dumps(name) + ', "arguments": ' + args_json + "}"
         return f"<tool_call>{draw(st.sampled_from(['', chr(10)]))}{body}\n</tool_call>", name, args, args_json

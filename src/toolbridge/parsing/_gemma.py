@@ -35,6 +35,7 @@ THOUGHT_CLOSE = "<channel|>"
 FORMAT_NAME = "gemma"
 
 _HEADER = re.compile(r"\s*(?:call\s*:)?\s*([^\s{}:]+)\s*")
+_IN_HEADER = re.compile(r"[{<]")
 _OUTSIDE_STRING = re.compile(r"[<{}\[\]]")
 _NON_WHITESPACE = re.compile(r"\S")
 _BARE_KEY = re.compile(r"[A-Za-z_][\w.-]*")
@@ -96,30 +97,26 @@ class _GemmaReader(CallReader):
         return MarkerMatch.PARTIAL if partial else MarkerMatch.NONE
 
     def _read_header(self, text: str, pos: int, events: list[Event]) -> int:
-        while True:
-            brace = text.find("{", pos)
-            angle = text.find("<", pos, None if brace < 0 else brace)
-            if angle >= 0:
-                self._header.append(text[pos:angle])
-                ending = self._ending_at(text, angle)
-                if ending is MarkerMatch.PARTIAL:
-                    return angle
-                if isinstance(ending, str):
-                    self._end(events, closed=ending == CLOSE)
-                    return angle + len(CLOSE) if ending == CLOSE else angle
-                self._header.append("<")
-                pos = angle + 1
-                continue
-            if brace < 0:
-                self._header.append(text[pos:])
-                return len(text)
-            self._header.append(text[pos:brace])
-            header = _HEADER.fullmatch("".join(self._header))
-            if header is not None:
-                self._name = header.group(1)
-                self._announce(self._name, events)
-            self._state = _State.BODY
-            return brace
+        while (match := _IN_HEADER.search(text, pos)) is not None:
+            index = match.start()
+            self._header.append(text[pos:index])
+            if text[index] == "{":
+                header = _HEADER.fullmatch("".join(self._header))
+                if header is not None:
+                    self._name = header.group(1)
+                    self._announce(self._name, events)
+                self._state = _State.BODY
+                return index
+            ending = self._ending_at(text, index)
+            if ending is MarkerMatch.PARTIAL:
+                return index
+            if isinstance(ending, str):
+                self._end(events, closed=ending == CLOSE)
+                return index + len(CLOSE) if ending == CLOSE else index
+            self._header.append("<")
+            pos = index + 1
+        self._header.append(text[pos:])
+        return len(text)
 
     def _read_body(self, text: str, pos: int, events: list[Event]) -> int:
         n = len(text)

@@ -360,14 +360,12 @@ def python_literal(value: Any) -> str:
 
 
 def python_call(name: str, arguments: Mapping[str, Any]) -> str:
-    """`name(a=1, b="x")`; keys that are not names go in a trailing `**{...}`."""
-    named = [
-        f"{key}={python_literal(value)}" for key, value in arguments.items() if _IDENTIFIER.fullmatch(key)
-    ]
-    other = {key: value for key, value in arguments.items() if not _IDENTIFIER.fullmatch(key)}
-    if other:
-        named.append(f"**{python_literal(other)}")
-    return f"{name}({', '.join(named)})"
+    """`name(a=1, b="x")`; when a key is not a name, all of them go in one `**{...}` (keeping their order)."""
+    if all(_IDENTIFIER.fullmatch(key) for key in arguments):
+        written = ", ".join(f"{key}={python_literal(value)}" for key, value in arguments.items())
+    else:
+        written = f"**{python_literal(arguments)}"
+    return f"{name}({written})"
 
 
 class LlamaPythonicFormat(CallFormat):
