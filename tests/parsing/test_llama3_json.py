@@ -46,8 +46,10 @@ CASES = [
     ),
     Case(
         "no-call",
-        'The answer is {"city": "Paris"}, {"name": "Bob", "age": 3}; {x} and { "type": "object" }.<|eot_id|>',
-        'The answer is {"city": "Paris"}, {"name": "Bob", "age": 3}; {x} and { "type": "object" }.',
+        'The answer is {"city": "Paris"}, {"name": "Bob", "age": 3}; {x}, {"name": "Al", "arguments": 5}'
+        ' and { "type": "object" }.<|eot_id|>',
+        'The answer is {"city": "Paris"}, {"name": "Bob", "age": 3}; {x}, {"name": "Al", "arguments": 5}'
+        ' and { "type": "object" }.',
     ),
     Case(
         "text-before-and-after",

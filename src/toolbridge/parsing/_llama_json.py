@@ -102,6 +102,8 @@ class _LlamaJsonReader(CallReader):
         self._body: list[str] = []
         self._scanner = self._new_scanner()
         self._arguments_sent_to = 0
+        self._arguments_open = False
+        """The arguments value has begun, as an object (or a JSON string): a bare object is a call."""
         self._built_in: list[str] = []
         self._objects = 0
         """Objects begun after the first (each after a `;`)."""
@@ -186,6 +188,7 @@ class _LlamaJsonReader(CallReader):
         self._body = []
         self._scanner = self._new_scanner()
         self._arguments_sent_to = 0
+        self._arguments_open = False
         self._objects += 1
         self.between_calls = False
 
@@ -228,9 +231,12 @@ class _LlamaJsonReader(CallReader):
         scanner = self._scanner
         while True:
             before = scanner.offset
+            arguments_seen = scanner.arguments_start is not None
             end = scanner.scan(text, pos)
             self._body.append(text[pos:end])
-            if scanner.name is not None and (self._tagged or scanner.arguments_start is not None):
+            if not arguments_seen and scanner.arguments_start is not None:
+                self._arguments_open = text[pos + scanner.arguments_start - before] in '{"'
+            if scanner.name is not None and (self._tagged or self._arguments_open):
                 self._announce(scanner.name, events)
             self._stream_arguments(text, pos, before, events)
             if scanner.done:
