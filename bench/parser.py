@@ -2,7 +2,9 @@
 
 Streams 1 MB and 10 MB of mixed output (prose, Chinese, markdown with `<` and backticks, think blocks,
 hermes and fenced calls with nested JSON) through `StreamParser` in 1- and 64-character chunks and
-prints throughput. Then compares, on the same text and chunking, with the naive approach of seed 002:
+prints throughput. Then, per dialect, the same prose with calls written in that dialect (by its own
+`format_call`), read with that format: throughput, the 10 MB / 1 MB time ratio (1.0x per MB is linear),
+and the time against `hermes` (the target: no family more than 2x slower). Then compares, on the same text and chunking, with the naive approach of seed 002:
 append each chunk to the accumulated text and search all of it again (`contains_tool_call` +
 `extract_tool_calls`). The naive way is quadratic, so it runs on smaller prefixes.
 """
@@ -16,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from toolbridge.parsing import ParseResult, StreamParser, TextDelta, ToolCallEnd
+from toolbridge.parsing import ParseResult, StreamParser, TextDelta, ToolCallEnd, call_format, dialect_names
 
 MB = 1_000_000
 
@@ -62,6 +64,60 @@ def make_output(size: int, seed: int = 0) -> str:
         parts.append(piece)
         length += len(piece)
     return "".join(parts)[:size]
+
+
+def family_output(dialect: str, size: int, seed: int = 0) -> str:
+    """Prose with about one call in twenty pieces, each written as `dialect` writes calls."""
+    rng = random.Random(seed)
+    writer = call_format(dialect)
+    parts: list[str] = []
+    length = 0
+    while length < size:
+        if rng.random() < 0.05:
+            arguments = {
+                "filepath": f"data/{rng.randint(1, 999)}.xlsx",
+                "cells": [[rng.randint(0, 99) for _ in range(4)] for _ in range(3)],
+                "note": "braces } { and [brackets] inside a string, 中文",
+                "options": {"preview": rng.random() < 0.5, "range": {"start": "A1", "end": "Z100"}},
+            }
+            piece = "\n" + writer.format_call("read_data_from_excel", arguments) + "\n"
+        else:
+            piece = rng.choice(PROSE)
+        parts.append(piece)
+        length += len(piece)
+    return "".join(parts)[:size]
+
+
+def run_family(dialect: str) -> Callable[[list[str]], int]:
+    def run(chunks: list[str]) -> int:
+        parser = StreamParser(dialect)
+        feed = parser.feed
+        calls = 0
+        for chunk in chunks:
+            for event in feed(chunk):
+                if type(event) is ToolCallEnd:
+                    calls += 1
+        return calls + sum(type(e) is ToolCallEnd for e in parser.finish())
+
+    return run
+
+
+def families(sizes: list[int]) -> None:
+    small, big = sizes[0], sizes[-1]
+    print(f"\nper dialect, {small / MB:g}M and {big / MB:g}M characters (CPU seconds):")
+    print(f"{'dialect':<15} {'chunk':>5} {'calls':>6} {'Mchar/s':>8} {'big/small':>9} {'vs hermes':>9}")
+    baseline: dict[int, float] = {}
+    for dialect in ["hermes", *(name for name in dialect_names() if name != "hermes")]:
+        texts = {size: family_output(dialect, size) for size in (small, big)}
+        for chunk_size in (1, 64):
+            run = run_family(dialect)
+            calls = run(chunked(texts[small], 64))
+            took = {size: timed(run, chunked(texts[size], chunk_size)) for size in (small, big)}
+            baseline.setdefault(chunk_size, took[big])
+            print(
+                f"{dialect:<15} {chunk_size:>5} {calls:>6} {big / took[big] / MB:>8.2f} "
+                f"{took[big] / took[small]:>8.1f}x {took[big] / baseline[chunk_size]:>8.2f}x"
+            )
 
 
 def chunked(text: str, size: int) -> list[str]:
@@ -142,6 +198,8 @@ def main() -> None:
     for chunk_size in (1, 64):
         ratio = seconds[big, chunk_size] / seconds[small, chunk_size]
         print(f"{chunk_size}-char chunks: {big // small}x the text took {ratio:.1f}x the time")
+
+    families(sizes)
 
     print("\nnaive re-scan of the accumulated text (seed 002), same text and chunking:")
     print(f"{'size':>7} {'chunk':>6} {'naive s':>8} {'parser s':>9} {'naive/parser':>13}  (CPU seconds)")

@@ -121,6 +121,7 @@ class ToolCall(_Model):
 ToolErrorKind = Literal[
     "timeout",
     "invalid_arguments",
+    "cut_off",
     "unknown_tool",
     "server_error",
     "server_unavailable",
@@ -131,6 +132,7 @@ ToolErrorKind = Literal[
 
 - `timeout`: the tool did not answer in time and was stopped;
 - `invalid_arguments`: the arguments did not match the tool's schema (or could not be read);
+- `cut_off`: the model's reply ended at its token limit inside the call, so it never ran;
 - `unknown_tool`: no tool by that name (or an ambiguous name);
 - `server_error`: the tool or its server reported a failure (an MCP `isError` result, a JSON-RPC error);
 - `server_unavailable`: the server could not be reached, started, or its connection was lost;

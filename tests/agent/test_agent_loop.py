@@ -19,7 +19,7 @@ from agent_helpers import (
 
 from toolbridge.agent import AgentDefinition, RunResult
 from toolbridge.errors import ModelError
-from toolbridge.models import ModelRequest, PromptToolsModel, ToolCallDelta, ToolMode, UsageReport
+from toolbridge.models import Finish, ModelRequest, PromptToolsModel, ToolCallDelta, ToolMode, UsageReport
 from toolbridge.parsing import call_format
 from toolbridge.testing import FunctionModel, ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool
@@ -140,6 +140,33 @@ async def test_an_unparseable_call_in_prompt_mode_is_explained_to_the_model() ->
     assert invalid.raw == "<tool_call>calculate 1 + 2</tool_call>"
     assert stream.result is not None
     assert stream.result.output == "3"
+
+
+@pytest.mark.parametrize("mode", ["native", "prompt"])
+async def test_a_call_cut_off_at_the_token_limit_never_runs_and_the_model_is_told(mode: ToolMode) -> None:
+    saved: list[str] = []
+
+    def save(path: str, text: str) -> str:
+        """Save text to a file."""
+        saved.append(text)
+        return "saved"
+
+    # Repaired, this would be a valid call that saves half a document.
+    cut = '{"path": "/data/notes.txt", "text": "The first half of a long docu'
+    if mode == "native":
+        first: list[object] = [ToolCallDelta(0, id="call_1", name="save", arguments=cut), Finish("length")]
+    else:
+        first = ['<tool_call>{"name": "save", "arguments": ' + cut, Finish("length")]
+    model = FunctionModel.replying(first, "I will write it in parts.", tool_mode=mode)
+
+    result = await agent_for(model, tools=[FunctionTool.from_function(save)]).run("Save my notes.")
+
+    assert saved == []
+    told = results_sent(model.requests[1])[0].text if mode == "native" else last_text(model.requests[1])
+    assert "token limit" in told
+    assert result.output == "I will write it in parts."
+    if mode == "native":
+        assert result.tool_calls[0].result.error_kind == "cut_off"
 
 
 async def test_max_steps_stops_a_model_that_keeps_calling() -> None:

@@ -9,7 +9,7 @@ from parsing_cases import SEED_001_CALCULATE, SEED_002_OUTPUT
 from typer.testing import CliRunner
 
 from toolbridge.cli import app
-from toolbridge.parsing import parse
+from toolbridge.parsing import available_formats, parse
 
 runner = CliRunner()
 
@@ -36,8 +36,39 @@ def test_parse_shows_reasoning_and_errors() -> None:
     data = json.loads(result.stdout)
     assert (data["reasoning"], data["content"]) == ("plan", "ok")
     assert data["errors"][0]["raw"] == "<tool_call>oops</tool_call>"
-    result = runner.invoke(app, ["parse", "--starts-in-content"], input="plan</think>ok")
+    result = runner.invoke(app, ["parse", "--reasoning-closed"], input="plan</think>ok")
     assert json.loads(result.stdout)["content"] == "planok"
+    result = runner.invoke(app, ["parse", "--reasoning-open"], input="plan")
+    assert json.loads(result.stdout)["reasoning"] == "plan"
+
+
+def test_parse_truncated_reports_a_cut_off_call_and_runs_none() -> None:
+    cut = '<tool_call>{"name": "save", "arguments": {"text": "half'
+    result = runner.invoke(app, ["parse", "--truncated"], input=cut)
+    data = json.loads(result.stdout)
+    assert data["tool_calls"] == []
+    assert "token limit" in data["errors"][0]["message"]
+    assert json.loads(runner.invoke(app, ["parse"], input=cut).stdout)["tool_calls"] != []
+
+
+def test_parse_formats_lists_every_dialect_with_its_markers_and_models() -> None:
+    result = runner.invoke(app, ["parse", "--formats"])
+    assert result.exit_code == 0, result.output
+    names = [line.split()[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
+    assert names == available_formats()
+    assert "[TOOL_CALLS]" in result.stdout
+    assert "models: mistral*" in result.stdout
+
+
+def test_parse_types_values_by_the_tools_given(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "f", "inputSchema": {"type": "object"}}]), encoding="utf-8")
+    result = runner.invoke(app, ["parse", "--tools", str(tools)], input="hi")
+    assert result.exit_code == 0, result.output
+    tools.write_text("[1, 2]", encoding="utf-8")
+    result = runner.invoke(app, ["parse", "--tools", str(tools)], input="hi")
+    assert result.exit_code == 1
+    assert "inputSchema" in result.stderr
 
 
 def test_parse_refuses_an_unknown_format_and_a_missing_file(tmp_path: Path) -> None:

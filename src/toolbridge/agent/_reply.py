@@ -23,7 +23,7 @@ from toolbridge.models import (
     ToolModeChanged,
     UsageReport,
 )
-from toolbridge.types import ToolCall, ToolResult, Usage
+from toolbridge.types import ToolCall, ToolErrorKind, ToolResult, Usage
 
 __all__ = ["Emit", "Reply", "read_reply"]
 
@@ -79,10 +79,11 @@ async def read_reply(model: Model, request: ModelRequest, *, step: int, emit: Em
                 reply.closed_early = event.closed_early
             elif isinstance(event, UsageReport):
                 reply.usage = reply.usage + event.usage
-    for collected in collector.calls():
+    for collected in collector.calls(truncated=reply.finish_reason == "length"):
         reply.calls.append(collected.call)
         if collected.problem is not None:
-            failure = ToolResult.error(collected.call.id, collected.problem, kind="invalid_arguments")
+            kind: ToolErrorKind = "cut_off" if collected.cut_off else "invalid_arguments"
+            failure = ToolResult.error(collected.call.id, collected.problem, kind=kind)
             reply.failed_calls[collected.call.id] = failure
     joined = "".join(content)
     reply.content = joined.rstrip() if reply.made_calls else joined

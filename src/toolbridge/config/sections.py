@@ -41,6 +41,11 @@ class ModelConfig(_Section):
     base_url: str | None = None
     api_key: SecretStr | None = None
     tool_mode: ToolMode = "auto"
+    dialect: str | None = None
+    """The tool-call dialect the model writes in text; None: its model profile's (checked by the models
+    layer, which knows the dialects)."""
+    reasoning_open: bool | None = None
+    """Its chat template opens reasoning in the prompt; None: its model profile's."""
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, gt=0)
     max_retries: int | None = Field(default=None, ge=0)

@@ -3,6 +3,7 @@ text alike, with one JSON-repair rule (`toolbridge.parsing.decode_arguments`).""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from toolbridge._values import readable_text
@@ -21,6 +22,8 @@ class CollectedCall:
     call: ToolCall
     problem: str | None = None
     """Why the call cannot run, in words for the model; None when it can."""
+    cut_off: bool = False
+    """The reply ended at the token limit before the call was complete."""
 
 
 @dataclass
@@ -44,11 +47,20 @@ class ToolCallCollector:
         parts.source = parts.source or delta.source
         parts.arguments.append(delta.arguments)
 
-    def calls(self) -> list[CollectedCall]:
-        return [_collect(parts) for parts in self._parts.values()]
+    def calls(self, *, truncated: bool = False) -> list[CollectedCall]:
+        """`truncated`: the reply stopped at the token limit (finish reason `length`). A call whose
+        arguments are not yet a whole JSON object was cut off then, and is not repaired into one."""
+        return [_collect(parts, truncated=truncated) for parts in self._parts.values()]
 
 
-def _collect(parts: _Parts) -> CollectedCall:
+def _is_whole_object(raw: str) -> bool:
+    try:
+        return isinstance(json.loads(raw), dict)
+    except ValueError:
+        return False
+
+
+def _collect(parts: _Parts, *, truncated: bool) -> CollectedCall:
     # Names and ids go back to the provider in the next request: they must be text it can encode.
     name = readable_text((parts.name or "").strip()) or UNNAMED_TOOL
     raw = "".join(parts.arguments)
@@ -63,6 +75,13 @@ def _collect(parts: _Parts) -> CollectedCall:
     if not parts.name:
         return CollectedCall(
             call, "Your tool call had no tool name, so nothing ran. Call a tool by its exact name."
+        )
+    if truncated and not _is_whole_object(raw):
+        return CollectedCall(
+            call,
+            f"Your reply reached its token limit in the middle of this call to {name!r}, so it did not "
+            "run. Call it again; if its arguments are long, split the work into smaller calls.",
+            cut_off=True,
         )
     if problem is None:
         return CollectedCall(call)

@@ -122,6 +122,12 @@ class Model(ABC):
     name: str
     """How the user named it (`gpt-4o`, `ollama:qwen3`, `demo`)."""
     tool_mode: ToolMode = "auto"
+    dialect: str | None = None
+    """The tool-call dialect it writes in text (`toolbridge parse --formats`); None: its model profile's."""
+    reasoning_open: bool | None = None
+    """Whether its text starts inside reasoning opened by the prompt; None: its model profile's."""
+    model_id: str = ""
+    """The provider's id of the model, looked up in the model profiles; empty: the name is used."""
 
     @abstractmethod
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:

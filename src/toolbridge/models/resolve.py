@@ -39,6 +39,7 @@ from toolbridge.models.profiles import (
     ollama_host,
     provider_names,
 )
+from toolbridge.parsing import dialect_names
 
 if TYPE_CHECKING:
     from toolbridge.models.openai import OpenAIChatModel
@@ -78,14 +79,23 @@ _OLLAMA_TOOL_FAMILIES = (
 
 
 def model_configs(config: Config) -> dict[str, ModelConfig]:
-    """The config's `models` section, each entry's provider checked; errors name the file and the key."""
+    """The config's `models` section, each entry's provider and dialect checked; errors name the file
+    and the key."""
+    path = str(config.path) if config.path else None
     for name, entry in config.models.items():
         if entry.provider.strip().lower() != DEMO and find_profile(entry.provider) is None:
             providers = ", ".join([*provider_names(), DEMO])
             raise ConfigError(
                 f"model {name!r}: unknown provider {entry.provider!r}; use one of {providers}",
-                path=str(config.path) if config.path else None,
+                path=path,
                 key=f"models.{name}.provider",
+            )
+        if entry.dialect is not None and entry.dialect not in dialect_names():
+            raise ConfigError(
+                f"model {name!r}: unknown dialect {entry.dialect!r}; use one of {', '.join(dialect_names())} "
+                "(`toolbridge parse --formats` describes them)",
+                path=path,
+                key=f"models.{name}.dialect",
             )
     return dict(config.models)
 
@@ -95,6 +105,13 @@ def build_model(
 ) -> Model:
     """The model a config entry describes. `name` is how the user refers to it; errors name the entry's
     keys unless it was written inline (`from_config=False`)."""
+    model = _model_of(name, settings, path=path, from_config=from_config)
+    model.dialect = settings.dialect
+    model.reasoning_open = settings.reasoning_open
+    return model
+
+
+def _model_of(name: str, settings: ModelConfig, *, path: str | None, from_config: bool) -> Model:
     if settings.provider.strip().lower() == DEMO:
         return DemoModel(name=name, tool_mode=settings.tool_mode)
     profile = find_profile(settings.provider)

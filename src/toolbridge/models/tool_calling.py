@@ -5,7 +5,7 @@ the same native-style events, so the agent loop never knows which one it has:
 
 - `NativeToolsModel`: tools through the API; markup a server leaked into the text is still read as
   calls (Qwen and Hermes models behind vLLM or Ollama).
-- `PromptToolsModel(inner, dialect="hermes")`: the catalog and calling convention in the system prompt,
+- `PromptToolsModel(inner, dialect=None)`: the catalog and calling convention in the system prompt,
   earlier calls and results rewritten into the dialect's text, calls parsed from the streamed text, and
   the stream closed at a complete call.
 - `AutoToolsModel`: native; when the endpoint answers `ToolsNotSupportedError`, prompt mode from then
@@ -24,10 +24,11 @@ from typing import Literal
 
 from toolbridge.errors import ToolsNotSupportedError
 from toolbridge.models._prompt_transcript import PromptTranscript
-from toolbridge.models._text_calls import calls_from_text
+from toolbridge.models._text_calls import TextReading, calls_from_text
 from toolbridge.models.base import Model, ModelEvent, ModelRequest, ToolMode, ToolModeChanged, event_stream
+from toolbridge.models.model_profiles import model_profile
 from toolbridge.models.tool_modes import endpoint_of, remember_prompt_mode, remembered_tool_mode
-from toolbridge.parsing import CallFormat, call_format
+from toolbridge.parsing import CallFormat, call_format, reading_format
 from toolbridge.prompting import build_system_prompt
 from toolbridge.types import Message, SystemMessage, ToolSpec
 
@@ -50,12 +51,20 @@ class ToolCallingModel(Model):
     through the parser (which reads every dialect: models write what they were trained on), so calls
     written in text come out as `ToolCallDelta`s, and unreadable ones are explained in `dialect`. A
     request without tools goes through untouched: without tools, markup in the text is just text.
+
+    `dialect` (the one prompt mode asks for) and whether the text starts inside reasoning come from the
+    inner model's config (`"dialect"`, `"reasoning_open"`), else from its model profile, else Hermes.
     """
 
-    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
+    def __init__(self, inner: Model, *, dialect: str | CallFormat | None = None) -> None:
         self.inner = inner
         self.name = inner.name
-        self.dialect = call_format(dialect) if isinstance(dialect, str) else dialect
+        profile = model_profile(inner.model_id or inner.name)
+        chosen = dialect or inner.dialect or profile.dialect
+        self.call_format: CallFormat = call_format(chosen) if isinstance(chosen, str) else chosen
+        """The dialect in which prompt mode asks for calls, and in which unreadable ones are explained."""
+        self.dialect = self.call_format.name
+        self.reasoning_open = profile.reasoning_open if inner.reasoning_open is None else inner.reasoning_open
         self._tools: Sequence[ToolSpec] = ()
         self._tool_section = ""
         self._system: tuple[tuple[str, str], SystemMessage] | None = None
@@ -79,11 +88,19 @@ class ToolCallingModel(Model):
                     yield event
             return
         async with self.inner.stream(self._inner_request(request)) as events:
-            async for event in calls_from_text(events, self.dialect):
+            async for event in calls_from_text(events, self._reading(request)):
                 yield event
 
     @abstractmethod
     def _inner_request(self, request: ModelRequest) -> ModelRequest: ...
+
+    def _reading(self, request: ModelRequest) -> TextReading:
+        return TextReading(
+            dialect=self.call_format,
+            format=reading_format(self.call_format.name),
+            reasoning_open=bool(self.reasoning_open),
+            schemas={tool.name: tool.input_schema for tool in request.tools},
+        )
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -124,23 +141,24 @@ class NativeToolsModel(ToolCallingModel):
 
 class PromptToolsModel(ToolCallingModel):
     """Tools described in the system prompt, calls written and read in `dialect` (a call format of
-    `toolbridge.parsing`: `hermes` or `fenced`). The model behind it never sees native tools."""
+    `toolbridge.parsing`; by default the model's own, see `ToolCallingModel`). The model behind it never
+    sees native tools."""
 
     tool_mode: ToolMode = "prompt"
 
-    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
+    def __init__(self, inner: Model, *, dialect: str | CallFormat | None = None) -> None:
         super().__init__(inner, dialect=dialect)
-        self._transcript = PromptTranscript(self.dialect)
+        self._transcript = PromptTranscript(self.call_format)
 
     def __repr__(self) -> str:
-        return f"PromptToolsModel({self.inner!r}, dialect={self.dialect.name!r})"
+        return f"PromptToolsModel({self.inner!r}, dialect={self.dialect!r})"
 
     def _inner_request(self, request: ModelRequest) -> ModelRequest:
         messages = self._with_tool_section(self.transcript(request.messages), request.tools)
         return ModelRequest(messages=messages, tools=(), settings=request.settings)
 
     def _render_tool_section(self, tools: Sequence[ToolSpec]) -> str:
-        return build_system_prompt(None, tools, tool_mode="prompt", dialect=self.dialect)
+        return build_system_prompt(None, tools, tool_mode="prompt", dialect=self.call_format)
 
     def transcript(self, messages: Sequence[Message]) -> list[Message]:
         """The transcript as an endpoint without function calling can take it: calls become the
@@ -152,10 +170,10 @@ class PromptToolsModel(ToolCallingModel):
 class AutoToolsModel(ToolCallingModel):
     """Native tools until the endpoint rejects them, then prompt mode for good (and remembered)."""
 
-    def __init__(self, inner: Model, *, dialect: str | CallFormat = "hermes") -> None:
+    def __init__(self, inner: Model, *, dialect: str | CallFormat | None = None) -> None:
         super().__init__(inner, dialect=dialect)
-        self.native = NativeToolsModel(inner, dialect=self.dialect)
-        self.prompt = PromptToolsModel(inner, dialect=self.dialect)
+        self.native = NativeToolsModel(inner, dialect=self.call_format)
+        self.prompt = PromptToolsModel(inner, dialect=self.call_format)
 
     def __repr__(self) -> str:
         return f"AutoToolsModel({self.inner!r}, now={self.active_tool_mode!r})"
@@ -200,7 +218,7 @@ class AutoToolsModel(ToolCallingModel):
 
 
 def tool_calling_model(
-    model: Model, mode: ToolMode | None = None, *, dialect: str | CallFormat = "hermes"
+    model: Model, mode: ToolMode | None = None, *, dialect: str | CallFormat | None = None
 ) -> ToolCallingModel:
     """`model` wrapped for `mode` (None: the model's own `tool_mode`). A wrapper is returned as it is."""
     if isinstance(model, ToolCallingModel):

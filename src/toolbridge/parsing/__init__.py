@@ -34,7 +34,7 @@ from toolbridge.parsing._events import (
     ToolCallStart,
 )
 from toolbridge.parsing._format import CallFormat
-from toolbridge.parsing._registry import available_formats, call_format
+from toolbridge.parsing._registry import available_formats, call_format, dialect_names, reading_format
 from toolbridge.parsing._stream import StreamParser, parse
 
 __all__ = [
@@ -53,5 +53,7 @@ __all__ = [
     "available_formats",
     "call_format",
     "decode_arguments",
+    "dialect_names",
     "parse",
+    "reading_format",
 ]

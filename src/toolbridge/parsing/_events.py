@@ -92,6 +92,8 @@ class ParseError:
 
     message: str
     raw: str
+    cut_off: bool = False
+    """The output ended (token limit) inside the call: nothing was wrong with it but its length."""
 
 
 Event = TextDelta | ReasoningDelta | ToolCallStart | ToolCallArgumentsDelta | ToolCallEnd | ParseError

@@ -13,7 +13,15 @@ from toolbridge.parsing._llama_json import Llama3JsonFormat
 from toolbridge.parsing._llama_pythonic import LlamaPythonicFormat
 from toolbridge.parsing._mistral import MistralFormat
 
-__all__ = ["AUTO", "FORMATS", "available_formats", "call_format", "resolve_formats"]
+__all__ = [
+    "AUTO",
+    "FORMATS",
+    "available_formats",
+    "call_format",
+    "dialect_names",
+    "reading_format",
+    "resolve_formats",
+]
 
 AUTO = "auto"
 FORMATS: dict[str, CallFormat] = {
@@ -36,6 +44,17 @@ def available_formats() -> list[str]:
     return [AUTO, *FORMATS]
 
 
+def dialect_names() -> list[str]:
+    """The formats a model can write in (every one but `auto`)."""
+    return list(FORMATS)
+
+
+def reading_format(dialect: str) -> str:
+    """The parser format for output in `dialect`: `auto` when it covers the dialect (then calls a model
+    writes in another dialect are read too), else the dialect alone."""
+    return AUTO if call_format(dialect) in resolve_formats(AUTO) else dialect
+
+
 def resolve_formats(name: str) -> tuple[CallFormat, ...]:
     if name == AUTO:
         return tuple(FORMATS.values())
@@ -43,7 +62,7 @@ def resolve_formats(name: str) -> tuple[CallFormat, ...]:
 
 
 def call_format(name: str) -> CallFormat:
-    """The format (dialect) named `name`: `hermes` or `fenced`."""
+    """The format (dialect) named `name` (see `available_formats()`)."""
     try:
         return FORMATS[name]
     except KeyError:

@@ -146,16 +146,16 @@ class StreamParser:
         self._held_space = ""
         self._space_before_call = ""
         """Dropped when the call is one; shown again if its reader rejects it as not a call."""
-        self._started: dict[_PlainMode, bool] = {self._content_mode: False, self._reasoning_mode: False}
-        """Whether a mode has shown anything yet: until then, leading white space is dropped."""
-        self._event_caches: dict[_PlainMode, dict[str, Event]] = {
-            self._content_mode: {},
-            self._reasoning_mode: {},
-        }
+        # Per kind of text (content, reasoning).
+        self._started: dict[type[Event], bool] = {TextDelta: False, ReasoningDelta: False}
+        """Whether content and reasoning have shown anything yet: until then, leading white space is dropped."""
+        self._event_caches: dict[type[Event], dict[str, Event]] = {TextDelta: {}, ReasoningDelta: {}}
         # The fast path: a one-character delta that cannot start a marker becomes one event directly.
         # `_fast_cache` is None while it does not apply (inside a call, with text or space held back,
         # or before a mode has shown anything).
         self._fast_cache: dict[str, Event] | None = None
+        self._cache_after_space: dict[str, Event] | None = None
+        """Set while only white space is held on the fast path: the cache to go back to."""
 
     def feed(self, delta: str) -> list[Event]:
         cache = self._fast_cache
@@ -164,14 +164,23 @@ class StreamParser:
             if event is not None:
                 return [event]
             if len(delta) == 1 and delta not in self._mode.triggers:
-                if delta.isspace():
+                if delta.isspace():  # held until the next character shows it is not before a marker
                     self._held_space = delta
                     self._fast_cache = None
+                    self._cache_after_space = cache
                     return []
                 event = self._mode.delta_type(delta)
                 if len(cache) < _EVENT_CACHE_LIMIT:
                     cache[delta] = event
                 return [event]
+        elif self._cache_after_space is not None and len(delta) == 1 and delta not in self._mode.triggers:
+            # The same fast path with white space held: a word after a space.
+            if delta.isspace():
+                self._held_space += delta
+                return []
+            text, self._held_space = self._held_space + delta, ""
+            self._fast_cache, self._cache_after_space = self._cache_after_space, None
+            return [self._mode.delta_type(text)]
         reader = self._reader
         if reader is not None and len(delta) == 1 and not self._pending:
             events = reader.read_char(delta)
@@ -194,7 +203,7 @@ class StreamParser:
                     "The output was cut off (the model reached its token limit) in the middle of this "
                     "tool call, so it did not run. Write the call again, shorter if it was long."
                 )
-                events.append(ParseError(message, raw))
+                events.append(ParseError(message, raw, cut_off=True))
             elif reader is not None:
                 leftover = reader.finish(pending, events)
                 if reader.rejected_text is not None:
@@ -206,10 +215,11 @@ class StreamParser:
                 self._emit(pending, events)
             break
         self._held_space = ""  # white space at the end of the output
-        self._fast_cache = None
+        self._fast_cache = self._cache_after_space = None
         return events
 
     def _feed(self, delta: str) -> list[Event]:
+        self._cache_after_space = None
         text = self._pending + delta if self._pending else delta
         self._pending = ""
         events: list[Event] = []
@@ -233,8 +243,9 @@ class StreamParser:
                     new_pos = n
             pos = new_pos
         mode = self._mode
-        plain = self._reader is None and not self._pending and not self._held_space and self._started[mode]
-        self._fast_cache = self._event_caches[mode] if plain else None
+        kind = mode.delta_type
+        plain = self._reader is None and not self._pending and not self._held_space and self._started[kind]
+        self._fast_cache = self._event_caches[kind] if plain else None
         return events
 
     def _emit_rejected(self, text: str, events: list[Event]) -> None:
@@ -245,7 +256,7 @@ class StreamParser:
     def _emit(self, text: str, events: list[Event]) -> None:
         """Show plain text in the current mode, holding back its trailing white space."""
         mode = self._mode
-        if not self._started[mode]:
+        if not self._started[mode.delta_type]:
             text = text.lstrip()
             if not text:
                 return
@@ -254,7 +265,7 @@ class StreamParser:
         visible = text.rstrip()
         self._held_space = text[len(visible) :]
         if visible:
-            self._started[mode] = True
+            self._started[mode.delta_type] = True
             events.append(mode.delta_type(visible))
 
     def _read_plain(self, text: str, pos: int, events: list[Event]) -> int:
