@@ -45,6 +45,7 @@ _NAME_END = re.compile(r"[^\w.-]")
 _ARGUMENT_NAME = re.compile(r"\s*([^\W\d][\w.-]*)\s*")
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _OUTSIDE_STRING = re.compile(r"[\"'()\[\]{},<]")
+_OUTSIDE_STRING_NESTED = re.compile(r"[\"'()\[\]{}<]")  # below the call's own level commas don't matter
 _INSIDE_STRING = {'"': re.compile(r'["\\]'), "'": re.compile(r"['\\]")}
 _JSON_NAMES = {"true": True, "false": False, "null": None}
 
@@ -179,7 +180,7 @@ class _PythonicReader(CallReader):
                     self._quote = None
                 pos = index + 1
                 continue
-            match = _OUTSIDE_STRING.search(text, pos)
+            match = (_OUTSIDE_STRING if self._depth == 1 else _OUTSIDE_STRING_NESTED).search(text, pos)
             if match is None:
                 self._add(text[pos:])
                 return n
