@@ -51,8 +51,10 @@ def dialect_names() -> list[str]:
 
 def reading_format(dialect: str) -> str:
     """The parser format for output in `dialect`: `auto` when it covers the dialect (then calls a model
-    writes in another dialect are read too), else the dialect alone."""
-    return AUTO if call_format(dialect) in resolve_formats(AUTO) else dialect
+    writes in another dialect are read too), else the dialect alone: also when some of its calls have
+    markers `auto` does not look for (a bare `{` of `llama3_json`, a bare `[` of `llama_pythonic`)."""
+    fmt = call_format(dialect)
+    return AUTO if fmt in resolve_formats(AUTO) and not fmt.named_markers else dialect
 
 
 def resolve_formats(name: str) -> tuple[CallFormat, ...]:
