@@ -68,3 +68,18 @@ def check_no_markers(events: Sequence[Event], markers: Sequence[str]) -> None:
 
 def random_cuts(text: str) -> st.SearchStrategy[list[int]]:
     return st.lists(st.integers(0, len(text)), max_size=max(1, len(text) // 3))
+
+
+def fragment_text(pieces: Sequence[str]) -> st.SearchStrategy[str]:
+    """Text made of a dialect's markers, their fragments and the characters its bodies are made of:
+    mostly not calls, and full of near-misses."""
+    return st.lists(st.sampled_from(pieces), max_size=30).map("".join)
+
+
+def check_fragments(text: str, fmt: str, cuts: Sequence[int], markers: Sequence[str]) -> None:
+    """Any chunking reads as the whole does, and no marker is ever content."""
+    for truncated in (False, True):
+        whole = parse(text, fmt, reasoning_open=False, truncated=truncated)
+        assert ParseResult.from_events(stream(text, cuts, fmt, truncated=truncated)) == whole
+        assert ParseResult.from_events(stream(text, range(len(text)), fmt, truncated=truncated)) == whole
+        assert not any(marker in whole.content for marker in markers), whole

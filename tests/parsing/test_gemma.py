@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from family_checks import Case, check_chunks, check_whole, random_cuts, stream
+from family_checks import Case, check_chunks, check_fragments, check_whole, fragment_text, random_cuts, stream
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -178,3 +178,36 @@ def test_writes_its_own_dialect() -> None:
     assert fmt.format_call("f", {"a": "x", "n": 1, "l": [True, None]}) == (
         f"<|tool_call>call:f{{a:{Q}x{Q},n:1,l:[true,null]}}<tool_call|>"
     )
+
+
+FRAGMENTS = [
+    "<|tool_call>",
+    "<tool_call|>",
+    "call:",
+    "f",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    Q,
+    "<turn|>",
+    "<|channel>thought",
+    "<channel|>",
+    "<|",
+    " ",
+    "\n",
+    "a",
+    "1",
+    "true",
+    '"',
+    "<",
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_any_text_of_its_fragments_reads_the_same_in_any_chunks(data: st.DataObject) -> None:
+    text = data.draw(fragment_text(FRAGMENTS))
+    check_fragments(text, FAMILY, data.draw(random_cuts(text)), MARKERS)

@@ -7,7 +7,16 @@ import json
 from typing import Any
 
 import pytest
-from family_checks import Case, check_chunks, check_no_markers, check_whole, random_cuts, stream
+from family_checks import (
+    Case,
+    check_chunks,
+    check_fragments,
+    check_no_markers,
+    check_whole,
+    fragment_text,
+    random_cuts,
+    stream,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -195,3 +204,37 @@ def test_writes_its_own_dialect() -> None:
     fmt = call_format(FAMILY)
     assert fmt.format_call("get_time", {"tz": "CET"}) == '{"name": "get_time", "parameters": {"tz": "CET"}}'
     assert '"parameters"' in fmt.call_instructions
+
+
+FRAGMENTS = [
+    "{",
+    "}",
+    '"name"',
+    '"parameters"',
+    '"type"',
+    ": ",
+    '"f"',
+    ", ",
+    ";",
+    " ",
+    "\n",
+    TAG,
+    "<|eom_id|>",
+    "<|eot_id|>",
+    "<|",
+    '"',
+    "\\",
+    "a",
+    "1",
+    "<think>",
+    "</think>",
+    "f(x=1)",
+    ".call(",
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_any_text_of_its_fragments_reads_the_same_in_any_chunks(data: st.DataObject) -> None:
+    text = data.draw(fragment_text(FRAGMENTS))
+    check_fragments(text, FAMILY, data.draw(random_cuts(text)), (*MARKERS, "<think>", "</think>"))

@@ -7,7 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from family_checks import Case, check_chunks, check_no_markers, check_whole, random_cuts, stream
+from family_checks import (
+    Case,
+    check_chunks,
+    check_fragments,
+    check_no_markers,
+    check_whole,
+    fragment_text,
+    random_cuts,
+    stream,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -165,3 +174,39 @@ def test_format_call_round_trips(name: str, arguments: dict[str, Any]) -> None:
 def test_writes_its_own_dialect() -> None:
     fmt = call_format(FAMILY)
     assert fmt.format_call("f", {"a": 1, "b": "x", "c": None}) == '[f(a=1, b="x", c=None)]'
+
+
+FRAGMENTS = [
+    "[",
+    "]",
+    "(",
+    ")",
+    "f",
+    "=",
+    "1",
+    "'",
+    '"',
+    "\\",
+    ",",
+    " ",
+    "\n",
+    START,
+    END,
+    "<|eot|>",
+    "<|",
+    "{",
+    "}",
+    ":",
+    "True",
+    "**",
+    "<think>",
+    "</think>",
+    "x-y",
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_any_text_of_its_fragments_reads_the_same_in_any_chunks(data: st.DataObject) -> None:
+    text = data.draw(fragment_text(FRAGMENTS))
+    check_fragments(text, FAMILY, data.draw(random_cuts(text)), (*MARKERS, "<think>", "</think>"))

@@ -8,7 +8,8 @@ bare value is kept as a string. JSON strings in `"` are taken too. Parallel call
 blocks. A call is reported when `<tool_call|>` arrives; without it, where its braces balance.
 
 Reasoning is the thought channel `<|channel>thought` ... `<channel|>` (the parser's per-format
-reasoning markers); `<turn|>` (end of turn) and a stray `<tool_call|>` are dropped. No call id.
+reasoning markers); `<turn|>` (end of turn), a stray `<tool_call|>` and a `<|"|>` outside a call are
+dropped. No call id.
 """
 
 from __future__ import annotations
@@ -349,7 +350,7 @@ def _gemma_key(key: str) -> str:
 class GemmaFormat(CallFormat):
     name = FORMAT_NAME
     opening_markers = (OPEN,)
-    stray_markers = (CLOSE, END_OF_TURN)
+    stray_markers = (CLOSE, END_OF_TURN, QUOTE)
     reasoning_markers = ((THOUGHT_OPEN, THOUGHT_CLOSE),)
     call_noun = "<|tool_call> block"
     call_instructions = (

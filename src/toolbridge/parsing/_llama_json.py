@@ -244,6 +244,10 @@ class _LlamaJsonReader(CallReader):
                 return end
             if not scanner.stopped:
                 return end
+            if not self._committed:
+                # No JSON has '<' outside strings: prose (or markup) with braces, shown as it was.
+                self.rejected_text = "".join(self._separator) + "".join(self._body)
+                return end
             marker = _end_of_turn(text, end)
             if marker is MarkerMatch.PARTIAL:
                 return end
@@ -344,7 +348,7 @@ class _LlamaJsonReader(CallReader):
     def finish(self, tail: str, events: list[Event]) -> str:
         state = self._state
         if state is _State.PROBE:
-            self.rejected_text = "".join(self._separator) + "".join(self._probe) + tail
+            return self._reject_at_end("".join(self._probe) + tail)
         elif state is _State.START:
             events.append(ParseError(f"Could not read the {FORMAT_NAME} tool call: it is empty.", PYTHON_TAG))
         elif state is _State.BUILT_IN:
@@ -361,8 +365,16 @@ class _LlamaJsonReader(CallReader):
             if self._committed:  # the last brace is missing: repaired, as for any call
                 self._report(lambda: call_from_object(decode_json(body), FORMAT_NAME), body, events)
             else:
-                self.rejected_text = "".join(self._separator) + body + tail
+                return self._reject_at_end(body + tail)
         return ""
+
+    def _reject_at_end(self, text: str) -> str:
+        """An object still open at the end is text; from its first '<' (in a string, perhaps a marker
+        the string swallowed) it is read again."""
+        cut = text.find("<")
+        cut = len(text) if cut < 0 else cut
+        self.rejected_text = "".join(self._separator) + text[:cut]
+        return text[cut:]
 
 
 class Llama3JsonFormat(CallFormat):

@@ -259,7 +259,11 @@ class _PythonicReader(CallReader):
             return ""  # every call is complete: only the closing `]` is missing
         raw = "".join(self._raw) + tail
         if self._bare and self._calls == 0:
-            self.rejected_text = raw
+            # Text; from its first '<' (in a string, perhaps a marker the string swallowed) read again.
+            cut = raw.find("<")
+            cut = len(raw) if cut < 0 else cut
+            self.rejected_text = raw[:cut]
+            return raw[cut:]
         else:
             message = f"Could not read the {FORMAT_NAME} tool call: the output ended inside it."
             events.append(ParseError(message, raw))
