@@ -103,6 +103,11 @@ CASES = [
         [("get_weather", {"city": "Paris", "days": 3})],
         errors=1,
     ),
+    Case(
+        "json-object-between-the-markers",
+        '<|tool_call>{"name": "f", "arguments": {"a": 1}}<tool_call|>',
+        calls=[("f", {"a": 1})],
+    ),
     Case("no-body", "a <|tool_call>call:f<tool_call|> b", "a b", errors=1),
     Case(
         "unterminated-string",

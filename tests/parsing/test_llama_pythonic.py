@@ -69,6 +69,11 @@ CASES = [
     ),
     Case("empty-arguments", "[now()]", calls=[("now", {})]),
     Case(
+        "raw-line-break-in-a-string",
+        "[write(path='a.txt', content=\"line 1\nline 2\\n\")]",
+        calls=[("write", {"path": "a.txt", "content": "line 1\nline 2\n"})],
+    ),
+    Case(
         "marker-in-string",
         "[say(text=\"<|python_end|>], g(x=1) ) <|eot|>\", other='[a(b=1)]')] after",
         "after",

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolbridge._values import MAX_NESTING
-from toolbridge.parsing._calls import CallProblem, call_from_fields
+from toolbridge.parsing._calls import CallProblem, call_from_fields, call_from_object, decode_json
 from toolbridge.parsing._events import Event, ParsedToolCall
 from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext, match_marker
 
@@ -171,6 +171,11 @@ class _GemmaReader(CallReader):
 
         def build() -> ParsedToolCall:
             if not self._name:
+                if not header.strip() and body.lstrip().startswith("{"):
+                    try:  # a model that wrote a JSON call object between Gemma's markers
+                        return call_from_object(decode_json(body), FORMAT_NAME)
+                    except CallProblem:
+                        pass
                 raise CallProblem("it does not start with call:NAME{")
             arguments = read_gemma_object(body)
             return call_from_fields(self._name, arguments, None, None, FORMAT_NAME)

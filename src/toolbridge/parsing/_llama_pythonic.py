@@ -306,11 +306,38 @@ def _top_level_commas(text: str) -> list[int]:
 
 
 def _literal_text(text: str) -> Any:
+    text = text.strip()
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise CallProblem(f"the value {_short(text)} is not a Python literal") from None
+        # Models write line breaks into one-line strings as they are; Python wants them escaped.
+        escaped = _escape_line_breaks_in_strings(text)
+        try:
+            tree = ast.parse(escaped, mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            raise CallProblem(f"the value {_short(text)} is not a Python literal") from None
     return _literal(tree.body)
+
+
+def _escape_line_breaks_in_strings(text: str) -> str:
+    """`text` with each raw line break inside a quoted string written as an escape."""
+    out: list[str] = []
+    quote: str | None = None
+    escaped = False
+    for char in text:
+        if quote is not None and not escaped and char in "\n\r":
+            out.append("\\n" if char == "\n" else "\\r")
+            continue
+        out.append(char)
+        if escaped:
+            escaped = False
+        elif quote is not None and char == "\\":
+            escaped = True
+        elif char == quote:
+            quote = None
+        elif quote is None and char in "\"'":
+            quote = char
+    return "".join(out)
 
 
 def _short(text: str) -> str:
