@@ -360,8 +360,7 @@ class GemmaFormat(CallFormat):
     call_noun = "<|tool_call> block"
     call_instructions = (
         f"{OPEN}call:NAME{{key:value,...}}{CLOSE} with the tool's name and its arguments in object "
-        f"notation: bare keys, every string value between {QUOTE} and {QUOTE} (such as "
-        f"{OPEN}call:get_weather{{city:{QUOTE}Paris{QUOTE},days:3}}{CLOSE}), numbers, true, false and "
+        f"notation: bare keys, every string value between {QUOTE} and {QUOTE}, numbers, true, false and "
         "null bare, [...] for lists and {...} for objects"
     )
 

@@ -385,8 +385,7 @@ class Llama3JsonFormat(CallFormat):
     call_noun = "JSON call"
     call_instructions = (
         'one JSON object {"name": NAME, "parameters": {...}} with the tool\'s name and its arguments (an '
-        'object matching the tool\'s parameters), such as {"name": "get_weather", "parameters": {"city": '
-        '"Paris"}}; separate several calls with ";"'
+        'object matching the tool\'s parameters); separate several calls with ";"'
     )
 
     def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:

@@ -405,11 +405,11 @@ class LlamaPythonicFormat(CallFormat):
     opening_markers = (OPEN,)
     named_markers = (LIST_OPEN,)
     stray_markers = (CLOSE, *END_OF_TURN)
-    call_noun = "call list"
+    call_noun = "call"
     call_instructions = (
-        'a Python list of calls, [NAME(ARGUMENT=value, ...)], such as [get_weather(city="Paris", days=3)], '
-        "with keyword arguments only and Python literal values (strings, numbers, True/False/None, "
-        "lists, dicts); several calls go in one list, separated by commas"
+        "a Python list of calls, [NAME(ARGUMENT=value, ...)], with keyword arguments only and Python "
+        "literal values (strings, numbers, True/False/None, lists, dicts); several calls go in one list, "
+        "separated by commas"
     )
 
     def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:
