@@ -166,3 +166,28 @@ def test_native_arguments_cut_off_at_the_token_limit_are_not_repaired_into_a_cal
     assert "token limit" in cut.problem
     # Without the limit, the same text is repaired, as any slightly broken JSON is.
     assert collector.calls()[1].problem is None
+
+
+async def test_bare_text_values_are_typed_by_the_requests_tool_schemas() -> None:
+    # Qwen3-Coder writes every value as text; the tool's schema says which are numbers.
+    forecast = ToolSpec(
+        name="forecast",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer"},
+                "zip": {"type": "string"},
+            },
+        },
+    )
+    written = "<tool_call>\n<function=forecast>\n<parameter=city>\nParis\n</parameter>\n"
+    written += (
+        "<parameter=days>\n3\n</parameter>\n<parameter=zip>\n75001\n</parameter>\n</function>\n</tool_call>"
+    )
+    inner = FunctionModel.replying(written)
+    inner.model_id = "qwen3-coder:30b"
+
+    events = await drain(PromptToolsModel(inner), tools=(forecast,))
+
+    assert calls_of(events) == [("forecast", {"city": "Paris", "days": 3, "zip": "75001"})]

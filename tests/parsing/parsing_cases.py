@@ -170,8 +170,16 @@ CASES: list[Case] = [
     Case("hermes-not-json", "<tool_call>get_weather(city=Paris)</tool_call>", errors=1),
     Case("hermes-array-body", "<tool_call>[1, 2]</tool_call>", errors=1),
     Case(
-        "hermes-tags-in-a-body-that-is-not-json",
+        "tool-call-body-decides-the-dialect",
         "A <tool_call>\n<function=get>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+        ' B <tool_call>{"name": "f", "arguments": {"a": "<b>"}}</tool_call> C'
+        " <tool_call>g\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>\n</tool_call>",
+        content="A B C",
+        calls=[("get", {"city": "Paris"}), ("f", {"a": "<b>"}), ("g", {"k": "v"})],
+    ),
+    Case(
+        "hermes-tags-in-a-body-that-is-not-json",
+        "A <tool_call>\n<fn=get>\n<parameter=city>\nParis\n</parameter>\n</fn>\n</tool_call>"
         ' B <tool_call>{"name": "f", "arguments": {"a": "<b>"}}</tool_call> C',
         content="A B C",
         calls=[("f", {"a": "<b>"})],

@@ -32,10 +32,10 @@ def test_parse_reads_stdin_and_honours_the_format() -> None:
 
 
 def test_parse_shows_reasoning_and_errors() -> None:
-    result = runner.invoke(app, ["parse"], input="plan</think>ok<tool_call>oops</tool_call>")
+    result = runner.invoke(app, ["parse"], input="plan</think>ok<tool_call>oops!</tool_call>")
     data = json.loads(result.stdout)
     assert (data["reasoning"], data["content"]) == ("plan", "ok")
-    assert data["errors"][0]["raw"] == "<tool_call>oops</tool_call>"
+    assert data["errors"][0]["raw"] == "<tool_call>oops!</tool_call>"
     result = runner.invoke(app, ["parse", "--reasoning-closed"], input="plan</think>ok")
     assert json.loads(result.stdout)["content"] == "planok"
     result = runner.invoke(app, ["parse", "--reasoning-open"], input="plan")
@@ -62,9 +62,14 @@ def test_parse_formats_lists_every_dialect_with_its_markers_and_models() -> None
 
 def test_parse_types_values_by_the_tools_given(tmp_path: Path) -> None:
     tools = tmp_path / "tools.json"
-    tools.write_text(json.dumps([{"name": "f", "inputSchema": {"type": "object"}}]), encoding="utf-8")
-    result = runner.invoke(app, ["parse", "--tools", str(tools)], input="hi")
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    tools.write_text(json.dumps([{"name": "f", "inputSchema": schema}]), encoding="utf-8")
+    call = "<tool_call>\n<function=f>\n<parameter=n>\n3\n</parameter>\n</function>\n</tool_call>"
+    result = runner.invoke(app, ["parse", "--tools", str(tools)], input=call)
     assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["tool_calls"][0]["arguments"] == {"n": 3}
+    result = runner.invoke(app, ["parse"], input=call)
+    assert json.loads(result.stdout)["tool_calls"][0]["arguments"] == {"n": "3"}
     tools.write_text("[1, 2]", encoding="utf-8")
     result = runner.invoke(app, ["parse", "--tools", str(tools)], input="hi")
     assert result.exit_code == 1

@@ -16,6 +16,7 @@ from toolbridge.parsing import (
     ParseResult,
     StreamParser,
     TextDelta,
+    ToolCallArgumentsDelta,
     ToolCallEnd,
     ToolCallStart,
     available_formats,
@@ -225,7 +226,47 @@ def test_each_case_reads_the_same_in_one_chunk_and_one_character_at_a_time(
 def test_random_chunks_read_the_same(output: str, data: st.DataObject) -> None:
     cuts = sorted(data.draw(st.lists(st.integers(0, len(output)), max_size=12)))
     chunks = [output[a:b] for a, b in zip([0, *cuts], [*cuts, len(output)], strict=True)]
-    assert ParseResult.from_events(stream(chunks)) == ParseResult.from_events(stream([output]))
+    events, whole = stream(chunks), stream([output])
+    assert ParseResult.from_events(events) == ParseResult.from_events(whole)
+    assert arguments_per_call(events) == arguments_per_call(whole)
+
+
+def arguments_per_call(events: list[Event]) -> list[str]:
+    """The argument deltas of each call that started, joined."""
+    found: list[str] = []
+    for event in events:
+        if isinstance(event, ToolCallStart):
+            found.append("")
+        elif isinstance(event, ToolCallArgumentsDelta):
+            found[-1] += event.text
+    return found
+
+
+@pytest.mark.parametrize(
+    ("output", "arguments"),
+    [
+        (f"{B}{v3('f', NESTED)}\n{v3('g', '{}')}{E}", [NESTED, "{}"]),
+        (f"{B}{v31('f', MARKERS)}{v31('g', ' ' + PARIS + ' ')}{E}", [MARKERS, PARIS]),
+        (f'{DB}<｜DSML｜invoke name="f">{CET}</｜DSML｜invoke>{DE}', [CET]),
+        # DSML parameters are not JSON text: the arguments come as JSON in one piece, at the end.
+        (
+            f"{DB}{invoke('f', ('city', 'true', 'Paris'), ('days', 'false', '3'))}{DE}",
+            ['{"city": "Paris", "days": 3}'],
+        ),
+    ],
+    ids=["v3-fenced", "v3.1", "dsml-json-body", "dsml-parameters"],
+)
+def test_arguments_stream_as_the_json_arrives(output: str, arguments: list[str]) -> None:
+    assert arguments_per_call(stream([output])) == arguments
+    assert arguments_per_call(stream(list(output))) == arguments
+
+
+def test_arguments_stream_before_the_call_ends() -> None:
+    parser = StreamParser("deepseek")
+    events = parser.feed(f"{B}{CB}function{SEP}f\n```json\n" + '{"a": "x')
+    assert events == [ToolCallStart("f"), ToolCallArgumentsDelta('{"a": "x')]
+    assert parser.feed('y"}\n``') == [ToolCallArgumentsDelta('y"}')]
+    assert parser.feed("`") == []
 
 
 @pytest.mark.parametrize(
@@ -245,7 +286,7 @@ def test_tool_call_end_comes_on_the_feed_that_delivers_each_call_end() -> None:
     parser = StreamParser("deepseek")
     assert parser.feed(f"{B}{CB}get_weather") == []
     assert parser.feed(SEP) == [ToolCallStart("get_weather")]
-    assert parser.feed('{"city": "Paris"}') == []
+    assert parser.feed('{"city": "Paris"}') == [ToolCallArgumentsDelta('{"city": "Paris"}')]
     (end,) = parser.feed(CE)
     assert isinstance(end, ToolCallEnd)
     assert end.call.arguments == WEATHER

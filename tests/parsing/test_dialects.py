@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from toolbridge.errors import UsageError
-from toolbridge.parsing import CallProblem, available_formats, call_format, decode_arguments, parse
+from toolbridge.parsing import (
+    CallProblem,
+    available_formats,
+    call_format,
+    decode_arguments,
+    parse,
+    reading_format,
+)
 
 ARGUMENTS: list[dict[str, Any]] = [
     {},
@@ -52,3 +59,31 @@ def test_arguments_are_decoded_and_repaired(text: str, expected: dict[str, Any])
 def test_arguments_that_are_not_an_object_are_a_problem_for_the_model(text: str) -> None:
     with pytest.raises(CallProblem):
         decode_arguments(text)
+
+
+def _texts_around_calls(dialect: str) -> list[tuple[str, str]]:
+    """(a marker, text with it outside any call) for each end-of-turn and reasoning marker of `dialect`."""
+    fmt = call_format(dialect)
+    call = fmt.format_call("f", {"a": "x"})
+    texts = [(marker, f"Before {marker} after. {call} {marker}") for marker in fmt.stray_markers]
+    for open_, close in fmt.reasoning_markers:
+        text = f"Before {open_}thinking{close} after. {call} {close}"
+        texts += [(open_, text), (close, text)]
+    return texts
+
+
+@pytest.mark.parametrize(
+    ("dialect", "marker", "text"),
+    [(dialect, marker, text) for dialect in DIALECTS for marker, text in _texts_around_calls(dialect)],
+)
+@pytest.mark.parametrize("read_as", ["own", "auto"])
+def test_no_end_or_reasoning_marker_of_a_dialect_is_ever_shown(
+    dialect: str, marker: str, text: str, read_as: str
+) -> None:
+    # `reading_format`: `auto`, except for dialects whose bare calls auto does not look for (llama).
+    result = parse(text, dialect if read_as == "own" else reading_format(dialect), reasoning_open=False)
+    shown = result.content + result.reasoning
+    assert marker not in shown
+    assert "Before" in result.content
+    assert "after." in result.content
+    assert [(call.name, call.arguments) for call in result.tool_calls] == [("f", {"a": "x"})]

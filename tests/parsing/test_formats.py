@@ -96,10 +96,10 @@ def test_formats_are_listed_and_unknown_ones_refused() -> None:
 
 
 def test_result_serialises_to_plain_json_data() -> None:
-    result = parse('hi<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call><tool_call>x</tool_call>')
+    result = parse('hi<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call><tool_call>x()</tool_call>')
     data = result.to_dict()
     assert data["content"] == "hi"
     assert data["tool_calls"] == [
         {"name": "f", "arguments": {"a": 1}, "id": None, "source": None, "format": "hermes"}
     ]
-    assert data["errors"][0]["raw"] == "<tool_call>x</tool_call>"
+    assert data["errors"][0]["raw"] == "<tool_call>x()</tool_call>"

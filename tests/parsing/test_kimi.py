@@ -13,7 +13,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbridge.parsing import Event, ParseResult, StreamParser, call_format, parse
+from toolbridge.parsing import (
+    Event,
+    ParseResult,
+    ReasoningDelta,
+    StreamParser,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    call_format,
+    parse,
+)
 
 SECTION_OPEN = "<|tool_calls_section_begin|>"
 SECTION_CLOSE = "<|tool_calls_section_end|>"
@@ -224,3 +235,167 @@ def test_kimi_instructions_mention_the_markers() -> None:
     fmt = call_format("kimi")
     assert "<|tool_call_begin|>" in fmt.call_noun
     assert "<|tool_call_argument_begin|>" in fmt.call_instructions
+
+
+# Kimi K3 ("XTML") channel markup: the `think` channel is prompt-opened, calls sit in a `tools` channel.
+def k3_call(tool: str, index: int | None, *arguments: tuple[str, str | None, str]) -> str:
+    index_attribute = f' index="{index}"' if index is not None else ""
+    elements = "".join(
+        f'<|open|>argument key="{key}"{f" type={chr(34)}{kind}{chr(34)}" if kind else ""}<|sep|>'
+        f"{value}<|close|>argument<|sep|>\n"
+        for key, kind, value in arguments
+    )
+    return f'<|open|>call tool="{tool}"{index_attribute}<|sep|>\n{elements}<|close|>call<|sep|>\n'
+
+
+def tools(*calls: str) -> str:
+    return "<|open|>tools<|sep|>\n" + "".join(calls) + "<|close|>tools<|sep|>"
+
+
+def response(text: str) -> str:
+    return f"<|open|>response<|sep|>{text}<|close|>response<|sep|>\n"
+
+
+WEATHER_K3 = k3_call("get_weather", 1, ("city", "string", "Paris"), ("days", "integer", "3"))
+
+K3_CASES = [
+    Case(
+        "k3_single",
+        tools(WEATHER_K3),
+        calls=[("get_weather", {"city": "Paris", "days": 3}, "functions.get_weather:1")],
+    ),
+    Case(
+        "k3_parallel",
+        tools(WEATHER_K3, k3_call("get_time", 2, ("tz", "string", "CET"))),
+        calls=[
+            ("get_weather", {"city": "Paris", "days": 3}, "functions.get_weather:1"),
+            ("get_time", {"tz": "CET"}, "functions.get_time:2"),
+        ],
+    ),
+    Case(
+        "k3_no_call",
+        response("It is sunny. 1 < 2 and <|other|> stay.") + "<|im_end|>",
+        "It is sunny. 1 < 2 and <|other|> stay.",
+    ),
+    Case(
+        "k3_text_before_and_after",
+        response("Checking.") + tools(k3_call("f", 0)) + "\n" + response("Done."),
+        "Checking.Done.",
+        [("f", {}, "functions.f:0")],
+    ),
+    Case(
+        "k3_nested_unicode_escaped",
+        tools(
+            k3_call(
+                "write",
+                3,
+                ("path", "string", "/tmp/é 日本.txt\n  keep  "),
+                ("data", "object", '{"l": [1, 2.5, null, true], "s": "q\\" }"}'),
+                ("flag", "boolean", "true"),
+                ("note", None, "plain"),
+                ("a&quot;b&amp;c", "string", "x"),
+            )
+        ),
+        calls=[
+            (
+                "write",
+                {
+                    "path": "/tmp/é 日本.txt\n  keep  ",
+                    "data": {"l": [1, 2.5, None, True], "s": 'q" }'},
+                    "flag": True,
+                    "note": "plain",
+                    'a"b&c': "x",
+                },
+                "functions.write:3",
+            )
+        ],
+    ),
+    Case(
+        "k3_marker_inside_a_value",
+        tools(k3_call("echo", 1, ("text", "string", "<tool_call> <|tool_call_end|> <|open|x </think>"))),
+        calls=[("echo", {"text": "<tool_call> <|tool_call_end|> <|open|x </think>"}, "functions.echo:1")],
+    ),
+    Case(
+        "k3_prompt_opened_reasoning_then_call",
+        "Need the weather.<|close|>think<|sep|>\n" + tools(WEATHER_K3),
+        calls=[("get_weather", {"city": "Paris", "days": 3}, "functions.get_weather:1")],
+        reasoning="Need the weather.",
+    ),
+    Case(
+        "k3_reasoning_opened_by_the_model",
+        "<|open|>think<|sep|>Hmm.<|close|>think<|sep|>" + response("Hi."),
+        "Hi.",
+        reasoning="Hmm.",
+    ),
+    Case(
+        "k3_no_index_no_id",
+        tools(k3_call("f", None, ("n", "number", "2.5"))),
+        calls=[("f", {"n": 2.5}, None)],
+    ),
+    Case(
+        "k3_malformed_then_text_and_a_call",
+        tools('<|open|>call tool="f" index="1"<|sep|>oops', k3_call("g", 2, ("x", "integer", "1"))) + "after",
+        "oopsafter",
+        [("g", {"x": 1}, "functions.g:2")],
+        errors=1,
+    ),
+    Case(
+        "k3_unknown_element",
+        tools('<|open|>call tool="f"<|sep|><|open|>what<|sep|>x<|close|>call<|sep|>') + "after",
+        "xafter",
+        errors=1,
+    ),
+    Case(
+        "k3_truncated_mid_call",
+        response("Checking.") + '<|open|>tools<|sep|>\n<|open|>call tool="f" index="1"<|sep|>\n'
+        '<|open|>argument key="a" type="string"<|sep|>Par',
+        "Checking.",
+        errors=1,
+    ),
+    Case("k3_ends_with_a_marker_that_could_have_grown", "Hi<|close|>", "Hi"),
+    Case(
+        "k3_stray_tags_dropped",
+        "x<|close|>tools<|sep|>y<|open|>message<|sep|>z<|close|>message<|sep|><|open|>other<|sep|>w<|close|>other<|sep|>",
+        "xyzw",
+    ),
+]
+
+
+@pytest.mark.parametrize("fmt", ["kimi", "auto"])
+@pytest.mark.parametrize("case", K3_CASES, ids=[case.id for case in K3_CASES])
+def test_k3_whole_output(case: Case, fmt: str) -> None:
+    check(parse(case.text, fmt), case)
+
+
+@pytest.mark.parametrize("case", K3_CASES, ids=[case.id for case in K3_CASES])
+def test_k3_one_character_at_a_time_and_prompt_opened(case: Case) -> None:
+    opened = case.text.find("<|close|>think<|sep|>") >= 0 and not case.text.startswith("<|open|>think")
+    parser = StreamParser("kimi", reasoning_open=opened)
+    events = [event for char in case.text for event in parser.feed(char)] + parser.finish()
+    check(ParseResult.from_events(events), case)
+    assert ParseResult.from_events(events) == parse(case.text, "kimi", reasoning_open=opened)
+    for event in events:
+        if isinstance(event, TextDelta | ReasoningDelta):
+            assert not any(tag in event.text for tag in ("<|open|>", "<|close|>", "<|sep|>"))
+
+
+@settings(max_examples=40, deadline=None)
+@pytest.mark.parametrize("case", K3_CASES, ids=[case.id for case in K3_CASES])
+@given(data=st.data())
+def test_k3_random_chunks_agree_with_whole(case: Case, data: st.DataObject) -> None:
+    cuts = data.draw(st.lists(st.integers(0, len(case.text)), max_size=max(1, len(case.text) // 3)))
+    assert ParseResult.from_events(stream(case.text, cuts)) == parse(case.text, "kimi", reasoning_open=False)
+
+
+def test_k3_truncated_call_is_no_call() -> None:
+    result = parse(tools(WEATHER_K3).removesuffix("<|close|>tools<|sep|>")[:-12], "kimi", truncated=True)
+    assert (result.tool_calls, len(result.errors)) == ((), 1)
+
+
+def test_k3_call_ends_on_the_feed_that_completes_it() -> None:
+    parser = StreamParser("kimi")
+    text = tools(WEATHER_K3)
+    cut = text.index("<|close|>call<|sep|>") + len("<|close|>call<|se")
+    early = parser.feed(text[:cut])
+    assert [type(e) for e in early] == [ToolCallStart]
+    assert [type(e) for e in parser.feed("p|>")] == [ToolCallArgumentsDelta, ToolCallEnd]

@@ -168,3 +168,84 @@ def test_writes_its_own_dialect() -> None:
     assert fmt.format_call("get_time", {"tz": "CET"}) == '[TOOL_CALLS]get_time[ARGS]{"tz": "CET"}'
     assert "[TOOL_CALLS]" in fmt.call_noun
     assert "[ARGS]" in fmt.call_instructions
+
+
+# Magistral (v13+ reasoning models): [THINK]...[/THINK], written by the model or opened by the prompt.
+THINK_CASES: list[tuple[str, str, bool, str, str, list[tuple[str, dict[str, Any], str | None]]]] = [
+    (
+        "think-then-call",
+        '[THINK]Need the weather [of] Paris.[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>',
+        False,
+        "Need the weather [of] Paris.",
+        "",
+        [("get_weather", {"city": "Paris"}, None)],
+    ),
+    (
+        "think-then-answer",
+        "[THINK]\nEasy.\n[/THINK]\n\nIt is sunny.</s>",
+        False,
+        "Easy.",
+        "It is sunny.",
+        [],
+    ),
+    (
+        "prompt-opened-then-call",
+        'Need the time.[/THINK]Checking.[TOOL_CALLS]get_time[ARGS]{"tz": "CET"}',
+        True,
+        "Need the time.",
+        "Checking.",
+        [("get_time", {"tz": "CET"}, None)],
+    ),
+    (
+        "markers-in-reasoning-are-not-calls",
+        "[THINK]Write [TOOL_CALLS]f[ARGS]{} later.[/THINK]Done.",
+        False,
+        "Write [TOOL_CALLS]f[ARGS]{} later.",
+        "Done.",
+        [],
+    ),
+    ("stray-close-dropped", "Hi[/THINK] there", False, "", "Hi there", []),
+]
+
+
+def stream_open(text: str, cuts: Sequence[int], reasoning_open: bool) -> ParseResult:
+    parser = StreamParser("mistral", reasoning_open=reasoning_open)
+    bounds = [0, *sorted(set(cuts)), len(text)]
+    events: list[Event] = []
+    for start, end in itertools.pairwise(bounds):
+        events += parser.feed(text[start:end])
+    return ParseResult.from_events(events + parser.finish())
+
+
+@pytest.mark.parametrize(
+    ("text", "opened", "reasoning", "content", "expected"),
+    [c[1:] for c in THINK_CASES],
+    ids=[c[0] for c in THINK_CASES],
+)
+@pytest.mark.parametrize("fmt", ["mistral", "auto"])
+def test_think_reasoning_is_separated(
+    fmt: str,
+    text: str,
+    opened: bool,
+    reasoning: str,
+    content: str,
+    expected: list[tuple[str, dict[str, Any], str | None]],
+) -> None:
+    result = parse(text, fmt, reasoning_open=opened)
+    assert (result.reasoning, result.content, calls(result), result.errors) == (
+        reasoning,
+        content,
+        expected,
+        (),
+    )
+    assert stream_open(text, range(len(text)), opened) == parse(text, "mistral", reasoning_open=opened)
+    if opened:  # parse() works a prompt-opened block out itself from the lone [/THINK]
+        assert parse(text, fmt) == result
+
+
+@settings(max_examples=40, deadline=None)
+@pytest.mark.parametrize(("text", "opened"), [c[1:3] for c in THINK_CASES], ids=[c[0] for c in THINK_CASES])
+@given(data=st.data())
+def test_think_random_chunks_give_the_same_result(text: str, opened: bool, data: st.DataObject) -> None:
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
+    assert stream_open(text, cuts, opened) == parse(text, "mistral", reasoning_open=opened)

@@ -31,6 +31,15 @@ MARKERS = (
     "<think>",
     "</think>",
     "```tool",
+    "<function=",
+    "</function>",
+    "<parameter=",
+    "</parameter>",
+    "<arg_key>",
+    "</arg_value>",
+    "<|channel|>",
+    "<|call|>",
+    "<|end|>",
     "<|python_tag|>",
     "<|python_start|>",
     "<|python_end|>",
@@ -102,13 +111,22 @@ arguments = st.dictionaries(
 tool_name = st.text(alphabet="abcdefgh_", min_size=1, max_size=8)
 
 
-# A body that is not valid for its dialect: another dialect's tags, a pythonic call, loose '<'s. Its
-# alphabet cannot spell a marker, and it does not start with `{` or `[`, so it is never read as JSON.
+# A body that is not valid for any `<tool_call>` dialect: another dialect's tags, a pythonic call, loose
+# '<'s. Its alphabet cannot spell a marker, and it starts neither with `{` or `[` (JSON), `<function=`
+# (Qwen3 XML) nor a name followed by white space or `<` (GLM), so the body decides for no dialect.
 # (Whitespace before a body is not kept in its raw text, so a non-empty body starts with something else.)
 invalid_body = st.just("") | st.tuples(
-    st.sampled_from(["<function=f>", "<parameter=a>", "f(", "<", "<b>", "=", "a"]),
+    st.sampled_from(["<parameter=a>", "f(", "<", "<b>", "=", "a="]),
     st.text(alphabet='ab <>/=_\n中"{}', max_size=16),
 ).map("".join)
+# Bare-text values (qwen3_xml, glm) read without a schema: text stays text, JSON arrays are decoded.
+bare_text_value = st.one_of(
+    st.text(alphabet='a}{"\\\n<>/`é😀 ', max_size=8).filter(lambda text: text.strip()[:1] not in "{["),
+    st.lists(json_scalar, max_size=3),
+)
+bare_text_arguments = st.dictionaries(
+    st.text(alphabet="abc{", min_size=1, max_size=3), bare_text_value, max_size=3
+)
 
 GeneratedCall = tuple[str, str | None, dict[str, Any], str]
 """(markup, name, arguments, arguments JSON as written); name None: an invalid call, a parse error."""
@@ -116,10 +134,27 @@ GeneratedCall = tuple[str, str | None, dict[str, Any], str]
 
 @st.composite
 def tool_call(draw: st.DrawFn) -> GeneratedCall:
-    kind = draw(st.sampled_from(["hermes", "fenced", "invalid", "llama3_json", "llama_pythonic", "gemma"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "hermes",
+                "fenced",
+                "harmony",
+                "invalid",
+                "qwen3_xml",
+                "glm",
+                "llama3_json",
+                "llama_pythonic",
+                "gemma",
+            ]
+        )
+    )
     if kind == "invalid":
         return f"<tool_call>{draw(invalid_body)}</tool_call>", None, {}, ""
     name = draw(tool_name)
+    if kind in ("qwen3_xml", "glm"):
+        args = draw(bare_text_arguments)
+        return call_format(kind).format_call(name, args), name, args, json.dumps(args, ensure_ascii=False)
     args = draw(arguments)
     args_json = json.dumps(args, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 2])))
     if kind in ("llama_pythonic", "gemma"):
@@ -134,6 +169,10 @@ def tool_call(draw: st.DrawFn) -> GeneratedCall:
     if kind == "hermes":
         body = '{"name": ' + json.dumps(name) + ', "arguments": ' + args_json + "}"
         return f"<tool_call>{draw(st.sampled_from(['', chr(10)]))}{body}\n</tool_call>", name, args, args_json
+    if kind == "harmony":
+        header = draw(st.sampled_from(["<|channel|>commentary to=functions.", "<|start|>assistant to="]))
+        rest = " <|constrain|>json" if header.startswith("<|channel|>") else "<|channel|>commentary json"
+        return f"{header}{name}{rest}<|message|>{args_json}<|call|>", name, args, args_json
     label = draw(st.sampled_from(["工具名称: ", "name: "]))
     args_label = draw(st.sampled_from(["参数: ", "arguments: "]))
     return f"```tool\n{label}{name}\n{args_label}{args_json}\n```", name, args, args_json
@@ -187,7 +226,7 @@ def content_between_calls(texts: list[str]) -> str:
 
 
 INVALID_THEN_VALID = (
-    "Let me look. <tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+    "Let me look. <tool_call>\nget_weather(city=<Paris>)\n<parameter=city>\nParis\n</parameter>\n"
     "</function>\n</tool_call>\nOops, again: "
     '<tool_call>{"name": "get_weather", "arguments": {"city": "<Paris>"}}</tool_call> Done.'
 )
@@ -208,7 +247,7 @@ def test_a_body_that_is_not_json_swallows_nothing_after_it(chunk_size: int) -> N
     assert result.content == "Let me look.\nOops, again: Done."
     [error] = result.errors
     assert error.raw == (
-        "<tool_call><function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+        "<tool_call>get_weather(city=<Paris>)\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
     )  # whole, but for the whitespace before the body, which is never kept
     assert "not a JSON object" in error.message
     assert [(call.name, call.arguments) for call in result.tool_calls] == [

@@ -12,9 +12,13 @@
 
 Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`), `fenced` (a ```` ```tool ```` block),
 `mistral` (`[TOOL_CALLS]NAME[ARGS]{json}`, or `[TOOL_CALLS]` and a JSON list), `deepseek`
-(`<｜tool▁calls▁begin｜>` V3/V3.1 and `<｜DSML｜function_calls>` V3.2 markup), `kimi`
-(`<|tool_calls_section_begin|>` ... `functions.NAME:IDX`), `llama3_json` (`{"name": ..., "parameters":
-{...}}`, bare or after `<|python_tag|>`), `llama_pythonic` (`[f(a=1), g(b="x")]`), `gemma`
+(`<｜tool▁calls▁begin｜>` V3/V3.1 and `<｜DSML｜function_calls>` V3.2 markup), `kimi` (K2's
+`<|tool_calls_section_begin|>` ... `functions.NAME:IDX`, K3's `<|open|>call tool="NAME"<|sep|>`),
+`qwen3_xml` (`<tool_call><function=NAME><parameter=KEY>value</parameter>...`), `glm`
+(`<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...`; the `<tool_call>` body decides
+between hermes, qwen3_xml and glm), `harmony` (gpt-oss's `<|channel|>commentary to=functions.NAME`
+messages, `analysis` as reasoning), `llama3_json` (`{"name": ..., "parameters": {...}}`, bare or after
+`<|python_tag|>`), `llama_pythonic` (`[f(a=1), g(b="x")]`), `gemma`
 (`<|tool_call>call:NAME{key:<|"|>text<|"|>}<tool_call|>`);
 each one both writes and reads its calls. The parser is pure (no I/O), looks at each character a bounded
 number of times, and gives the same result however the output is split into chunks. `decode_arguments`

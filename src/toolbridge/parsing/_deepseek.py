@@ -13,8 +13,9 @@
               </｜DSML｜function_calls>
 
 The bars are U+FF5C and `▁` is U+2581. A section holds one or more calls; each call is reported when its
-own end marker arrives. A call cut off by the end of the output is an error, never a call. Text in a
-section that begins no call ends the section early: it is ordinary output again. A string parameter
+own end marker arrives, and its JSON arguments stream as they arrive (DSML parameters, which are no
+JSON text, come as one JSON delta with the call). A call cut off by the end of the output is an error,
+never a call. Text in a section that begins no call ends the section early: it is ordinary output again. A string parameter
 (`string="true"`) is kept exactly; `string="false"` is JSON, and its raw text when it is not. DeepSeek
 gives no call id. Its `<think>` reasoning is the stream parser's own; `<｜end▁of▁sentence｜>` is dropped.
 """
@@ -27,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from toolbridge.parsing._calls import CallProblem, call_from_fields, decode_arguments, decode_json
-from toolbridge.parsing._events import Event, ParsedToolCall, ParseError, ToolCallEnd
+from toolbridge.parsing._events import Event, ParsedToolCall, ParseError, ToolCallArgumentsDelta, ToolCallEnd
 from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext, match_marker
 
 __all__ = ["DeepSeekFormat"]
@@ -55,6 +56,11 @@ _PARAMETER = re.compile(
 )
 _FENCE = re.compile(r"\s*```[a-zA-Z]*\s*\n?(.*?)\s*```\s*", re.DOTALL)
 _NON_WHITESPACE = re.compile(r"\S")
+# Between a call's header and its JSON arguments: white space, and in V3 the opening ```json line.
+_ARGUMENTS_START = re.compile(r"\s*(?:```[a-zA-Z]*\s*)?\{")
+_BEFORE_ARGUMENTS = re.compile(r"\s*(?:`{0,3}|```[a-zA-Z]*\s*)")
+_BEFORE_ARGUMENTS_LIMIT = 64
+_ARGUMENTS_TAIL = " \t\r\n`"
 
 
 class _Variant:
@@ -98,6 +104,11 @@ class _DeepSeekReader(CallReader):
         self._calls = 0
         self._in_parameter = False
         """Inside a DSML parameter's value, where only its own end marker counts."""
+        self._before_arguments: str | None = ""
+        """The call's text after its header, until it shows where (or whether) a JSON object starts."""
+        self._in_arguments = False
+        self._held: list[str] = []
+        self._streamed = False
 
     def read(self, text: str, pos: int, events: list[Event]) -> int:
         variant = self._variant
@@ -150,26 +161,72 @@ class _DeepSeekReader(CallReader):
         if not text:
             return
         self._body.append(text)
+        if self._started:
+            self._stream_arguments(text, events)
         # Only a separator, newline or `>` can complete the name: no joining on other text.
-        if not self._started and ("｜" in text or "\n" in text or ">" in text):
-            name = self._name_so_far()
-            if name is not None:
+        elif "｜" in text or "\n" in text or ">" in text:
+            header = self._header_so_far()
+            if header is not None:
+                name, header_end = header
                 self._announce(name, events)
+                self._stream_arguments("".join(self._body)[header_end:], events)
 
-    def _name_so_far(self) -> str | None:
-        """The call's name once its text shows it (before the arguments), so ToolCallStart comes early."""
+    def _stream_arguments(self, text: str, events: list[Event]) -> None:
+        """Send the arguments' JSON text as it arrives: from its `{` (after V3's ```` ```json ```` line)
+        to the call's end, less the white space and closing fence before it, which are held back until
+        more text shows they are inside. DSML parameters are no JSON text: they come whole at the end."""
+        if not self._in_arguments:
+            if self._before_arguments is None:
+                return  # no JSON object here
+            text = self._before_arguments + text
+            start = _ARGUMENTS_START.match(text[:_BEFORE_ARGUMENTS_LIMIT])
+            if start is None:
+                before = text[:_BEFORE_ARGUMENTS_LIMIT]
+                waiting = len(text) < _BEFORE_ARGUMENTS_LIMIT and _BEFORE_ARGUMENTS.fullmatch(before)
+                self._before_arguments = text if waiting else None
+                return
+            text = text[start.end() - 1 :]
+            self._before_arguments = None
+            self._in_arguments = True
+        visible = text.rstrip(_ARGUMENTS_TAIL)
+        if not visible:
+            self._held.append(text)
+            return
+        tail = text[len(visible) :]
+        if self._held:
+            self._held.append(visible)
+            visible = "".join(self._held)
+            self._held.clear()
+        if tail:
+            self._held.append(tail)
+        self._streamed = True
+        self._arguments_text(visible, events)
+
+    def read_char(self, char: str) -> list[Event] | None:
+        if not self._in_arguments or self._held or char == "<" or char in _ARGUMENTS_TAIL:
+            return None
+        self._body.append(char)
+        return [ToolCallArgumentsDelta(char)]
+
+    def _header_so_far(self) -> tuple[str, int] | None:
+        """The call's name once its text shows it, and where the header ends in the body, so that
+        ToolCallStart comes early and the arguments can stream."""
         body = "".join(self._body)
         if self._variant is _DSML:
             header = _INVOKE_HEADER.match(body)
-            return header.group(1).strip() or None if header else None
+            if header is None or not header.group(1).strip():
+                return None
+            return header.group(1).strip(), header.end()
         before, sep, after = body.partition(SEP)
         if not sep:
             return None
         stripped = after.lstrip()
         if before.strip() != "function" or stripped.startswith("{"):
-            return before.strip() or None
+            return (before.strip(), len(before) + len(sep)) if before.strip() else None
         name, newline, _ = after.partition("\n")  # V3: the name runs to the newline
-        return name.strip() or None if newline else None
+        if not newline or not name.strip():
+            return None
+        return name.strip(), len(before) + len(sep) + len(name) + 1
 
     def _end_call(self, events: list[Event], *, closed: bool) -> None:
         body = "".join(self._body)
@@ -184,8 +241,12 @@ class _DeepSeekReader(CallReader):
             events.append(ParseError(f"Could not read the deepseek tool call: {problem}.", raw))
         else:
             self._announce(call.name, events)
+            if not self._streamed:  # DSML parameters: the arguments as JSON, in one piece
+                self._arguments_text(json.dumps(call.arguments, ensure_ascii=False), events)
             events.append(ToolCallEnd(call))
-        self._started = False
+        self._started = self._streamed = self._in_arguments = False
+        self._before_arguments = ""
+        self._held.clear()
 
     def _end_section(self, events: list[Event], index: int) -> int:
         if self._calls == 0:

@@ -2,7 +2,8 @@
 
 Also accepted: the seeds' `tool_name`, `id` and `source` keys, `parameters` for `arguments`, arguments
 given as a JSON string, and a missing `</tool_call>` (the call then ends at the JSON's last brace).
-A `</tool_call>` outside any JSON string ends the call even when braces are missing.
+A `</tool_call>` outside any JSON string ends the call even when braces are missing. `<tool_call>` also
+opens Qwen3 XML and GLM calls: the body decides which dialect reads it (`_tool_call_tag`).
 """
 
 from __future__ import annotations
@@ -24,11 +25,10 @@ from toolbridge.parsing._format import (
     read_to_marker,
 )
 from toolbridge.parsing._json_scan import JsonScanner
+from toolbridge.parsing._tool_call_tag import CLOSE, OPEN, ToolCallTagReader
 
-__all__ = ["HermesFormat"]
+__all__ = ["HermesFormat", "HermesReader"]
 
-OPEN = "<tool_call>"
-CLOSE = "</tool_call>"
 _NON_WHITESPACE = re.compile(r"\S")
 _FENCED_JSON = re.compile(r"\s*```[a-z]*\s*(\{.*\})\s*```\s*", re.DOTALL)
 
@@ -41,7 +41,7 @@ class _State(enum.Enum):
     """The body does not start with `{`: kept until `</tool_call>` and reported as an error."""
 
 
-class _HermesReader(CallReader):
+class HermesReader(CallReader):
     format_name = "hermes"
 
     def __init__(self, opening_marker: str) -> None:
@@ -176,7 +176,7 @@ class _HermesReader(CallReader):
 class HermesFormat(CallFormat):
     name = "hermes"
     opening_markers = (OPEN,)
-    stray_markers = (CLOSE,)
+    stray_markers = (CLOSE, "<|im_end|>", "<|endoftext|>")  # end-of-turn tokens a server let through
     call_noun = "<tool_call> block"
     call_instructions = (
         'a <tool_call> block holding one JSON object with the tool\'s "name" and its "arguments" '
@@ -188,4 +188,4 @@ class HermesFormat(CallFormat):
         return f"{OPEN}{body}{CLOSE}"
 
     def start_call(self, marker: str, context: ReadContext) -> CallReader:
-        return _HermesReader(marker)
+        return ToolCallTagReader(marker, context)  # the body decides: JSON, or Qwen3 XML or GLM

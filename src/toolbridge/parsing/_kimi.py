@@ -9,8 +9,9 @@ end marker (`<|tool_call_end|>`, `<|im_end|>`). The header `functions.NAME:IDX` 
 whole so that it round-trips into the history; the name is the part between `functions.` (optional) and
 the last `:`. The arguments are one JSON object; the end marker inside a JSON string is data.
 
-A call cut off before its JSON is complete is reported as an error, never repaired into a call. K3's
-channel markup (`<|open|>tools<|sep|>...`) is not read yet; K2-Thinking's `<think>` is the parser's own.
+A call cut off before its JSON is complete is reported as an error, never repaired into a call.
+K2-Thinking's `<think>` is the parser's own. K3's channel markup (`<|open|>call tool="NAME" index="1"<|sep|>`
+... in a `tools` channel, `think` as reasoning) is read by `_kimi_k3`; calls are still written in K2's.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from toolbridge.parsing._format import (
     read_to_marker,
 )
 from toolbridge.parsing._json_scan import JsonScanner
+from toolbridge.parsing._kimi_k3 import K3_CLOSE, K3_OPEN, K3_REASONING, K3_SEP, K3_WRAPPERS, K3Reader
 
 __all__ = ["KimiFormat"]
 
@@ -215,8 +217,11 @@ class _KimiReader(CallReader):
 
 class KimiFormat(CallFormat):
     name = "kimi"
-    opening_markers = (OPEN,)
+    opening_markers = (OPEN, K3_OPEN, K3_CLOSE)
+    reasoning_markers = (K3_REASONING,)
     stray_markers = (
+        *K3_WRAPPERS,
+        K3_SEP,
         SECTION_OPEN,
         SECTION_CLOSE,
         "<|tool_call_section_begin|>",
@@ -237,4 +242,4 @@ class KimiFormat(CallFormat):
         return f"{SECTION_OPEN}{OPEN}functions.{name}:0{ARGUMENTS}{body}{CLOSE}{SECTION_CLOSE}"
 
     def start_call(self, marker: str, context: ReadContext) -> CallReader:
-        return _KimiReader(marker)
+        return _KimiReader(marker) if marker == OPEN else K3Reader(marker)

@@ -77,6 +77,16 @@ def _end_of_turn(text: str, index: int) -> str | MarkerMatch:
     return MarkerMatch.PARTIAL if partial else MarkerMatch.NONE
 
 
+def _as_text(text: str) -> str:
+    """An object that is no call, shown as text: without this dialect's tokens, which its strings may
+    hold, since those are never content."""
+    if "<|" not in text:
+        return text
+    for token in (PYTHON_TAG, *END_OF_TURN):
+        text = text.replace(token, "")
+    return text
+
+
 def _is_call(value: Any) -> bool:
     """An object with a string name and arguments, the test a bare JSON object must pass."""
     if not isinstance(value, dict):
@@ -246,7 +256,7 @@ class _LlamaJsonReader(CallReader):
                 return end
             if not self._committed:
                 # No JSON has '<' outside strings: prose (or markup) with braces, shown as it was.
-                self.rejected_text = "".join(self._separator) + "".join(self._body)
+                self.rejected_text = _as_text("".join(self._separator) + "".join(self._body))
                 return end
             marker = _end_of_turn(text, end)
             if marker is MarkerMatch.PARTIAL:
@@ -281,14 +291,14 @@ class _LlamaJsonReader(CallReader):
         except CallProblem:
             value = None
         if not _is_call(value):
-            self.rejected_text = "".join(self._separator) + body
+            self.rejected_text = _as_text("".join(self._separator) + body)
             return
         self._report(lambda: call_from_object(value, FORMAT_NAME), body, events)
 
     def _cut_off(self, body: str, events: list[Event]) -> None:
         """The turn ended inside the object."""
         if not self._committed:
-            self.rejected_text = "".join(self._separator) + body
+            self.rejected_text = _as_text("".join(self._separator) + body)
             return
         self.finished = True
         message = f"Could not read the {FORMAT_NAME} tool call: the turn ended before its JSON was complete."

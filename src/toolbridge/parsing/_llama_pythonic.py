@@ -60,6 +60,16 @@ class _State(enum.Enum):
     AFTER_CALL = enum.auto()
 
 
+def _as_text(text: str) -> str:
+    """A bracket that is no call list, shown as text: without this dialect's tokens, which its strings
+    may hold, since those are never content."""
+    if "<|" not in text:
+        return text
+    for token in (OPEN, CLOSE, *END_OF_TURN):
+        text = text.replace(token, "")
+    return text
+
+
 def _starts_name(char: str) -> bool:
     return char.isalpha() or char == "_"
 
@@ -106,7 +116,7 @@ class _PythonicReader(CallReader):
                     break
                 pos = self._decide(text, match.start(), events)
         if self._rejecting:
-            self.rejected_text = self._consumed(text, pos)
+            self.rejected_text = _as_text(self._consumed(text, pos))
         else:
             self._raw.append(text[self._read_from : pos])
         return pos

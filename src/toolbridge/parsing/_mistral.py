@@ -8,7 +8,8 @@ There is no closing marker: a call ends where its JSON balances, and `</s>` (end
 `NAME{json}` with `[ARGS]` missing is accepted directly after `[TOOL_CALLS]`. An `"id"` in a list item or
 the `[CALL_ID]` is the model's own call id. A body that is not one of these shapes is a `ParseError`, and
 reading goes on right after the part that was understood, so later text and calls are still found.
-`[THINK]...[/THINK]` reasoning is not separated yet: it shows as content.
+Reasoning: `[THINK]...[/THINK]` (Magistral-2509 and later v13+ reasoning models write it themselves;
+with `reasoning_open=True` the output may start inside it); older Magistral's `<think>` is the parser's own.
 """
 
 from __future__ import annotations
@@ -247,6 +248,7 @@ class MistralFormat(CallFormat):
     name = "mistral"
     opening_markers = (OPEN,)
     stray_markers = (END_OF_TURN,)
+    reasoning_markers = (("[THINK]", "[/THINK]"),)
     call_noun = "[TOOL_CALLS] call"
     call_instructions = (
         f"{OPEN} directly followed by the tool's name, then {ARGS}, then one JSON object with its "

@@ -7,11 +7,14 @@ from toolbridge.parsing._deepseek import DeepSeekFormat
 from toolbridge.parsing._fenced import FencedFormat
 from toolbridge.parsing._format import CallFormat
 from toolbridge.parsing._gemma import GemmaFormat
+from toolbridge.parsing._glm import GlmFormat
+from toolbridge.parsing._harmony import HarmonyFormat
 from toolbridge.parsing._hermes import HermesFormat
 from toolbridge.parsing._kimi import KimiFormat
 from toolbridge.parsing._llama_json import Llama3JsonFormat
 from toolbridge.parsing._llama_pythonic import LlamaPythonicFormat
 from toolbridge.parsing._mistral import MistralFormat
+from toolbridge.parsing._qwen3_xml import Qwen3XmlFormat
 
 __all__ = [
     "AUTO",
@@ -32,6 +35,9 @@ FORMATS: dict[str, CallFormat] = {
         MistralFormat(),
         DeepSeekFormat(),
         KimiFormat(),
+        Qwen3XmlFormat(),
+        GlmFormat(),
+        HarmonyFormat(),
         Llama3JsonFormat(),
         LlamaPythonicFormat(),
         GemmaFormat(),

@@ -88,6 +88,15 @@ class _PlainMode:
                 return True
         return False
 
+    def whole_marker(self, text: str) -> _Marker | None:
+        """The longest marker `text` starts with. At the end of the output, text held back because it
+        could still grow into a longer marker (`<|channel|>` of `<|channel|>analysis<|message|>`) is
+        the shorter marker it already is."""
+        for marker in self._by_first_char.get(text[0], ()):
+            if text.startswith(marker.text):
+                return marker
+        return None
+
 
 def _reasoning_pairs(formats: Sequence[CallFormat]) -> list[tuple[str, str]]:
     pairs = [(THINK_OPEN, THINK_CLOSE)]
@@ -211,6 +220,13 @@ class StreamParser:
                 if leftover:
                     events += self._feed(leftover)
                     continue
+            elif pending and (marker := self._mode.whole_marker(pending)) is not None:
+                if marker.action is _Action.START_CALL:
+                    self._space_before_call = self._held_space
+                self._held_space = ""
+                self._enter(marker)
+                events += self._feed(pending[len(marker.text) :])
+                continue
             elif pending:
                 self._emit(pending, events)
             break
