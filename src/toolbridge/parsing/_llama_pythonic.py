@@ -170,20 +170,18 @@ class _PythonicReader(CallReader):
     def _read_arguments(self, text: str, pos: int, events: list[Event]) -> int:
         """Up to the `)` that closes the call, following strings and brackets."""
         n = len(text)
+        start = pos  # text[start:pos] is read, and kept when the loop ends
         while pos < n:
-            quote = self._quote
-            if quote is not None:
+            if self._quote is not None:
                 if self._escaped:  # the character after a backslash, perhaps a quote
                     self._escaped = False
-                    self._add(text[pos])
                     pos += 1
                     continue
-                match = _INSIDE_STRING[quote].search(text, pos)
+                match = _INSIDE_STRING[self._quote].search(text, pos)
                 if match is None:
-                    self._add(text[pos:])
-                    return n
+                    pos = n
+                    break
                 index = match.start()
-                self._add(text[pos : index + 1])
                 if text[index] == "\\":
                     self._escaped = True
                 else:
@@ -192,11 +190,10 @@ class _PythonicReader(CallReader):
                 continue
             match = (_OUTSIDE_STRING if self._depth == 1 else _OUTSIDE_STRING_NESTED).search(text, pos)
             if match is None:
-                self._add(text[pos:])
-                return n
+                pos = n
+                break
             index = match.start()
             char = text[index]
-            self._add(text[pos:index])
             pos = index + 1
             if char in "\"'":
                 self._quote = char
@@ -205,15 +202,17 @@ class _PythonicReader(CallReader):
             elif char in ")]}":
                 self._depth -= 1
                 if self._depth == 0:
+                    self._add(text[start:index])
                     if char != ")":
                         return self._fail(text, index, events, "its brackets do not match")
                     return self._end_call(text, pos, events)
             elif char == ",":
                 if self._depth == 1:
-                    self._splits.append(self._length)
+                    self._splits.append(self._length + index - start)
             else:  # '<': a marker (or stray markup) before the call was complete
+                self._add(text[start:index])
                 return self._fail(text, index, events, "the call is not complete")
-            self._add(char)
+        self._add(text[start:pos])
         return n
 
     def _add(self, piece: str) -> None:
@@ -283,6 +282,9 @@ class _PythonicReader(CallReader):
 def read_python_arguments(text: str, splits: list[int] | None = None) -> dict[str, Any]:
     """Keyword arguments `a=1, b="x"` (the text between a call's parentheses) as a dict.
     `splits`: where its top-level commas are, if known; found here otherwise."""
+    whole = _read_whole(text)
+    if whole is not None:
+        return whole
     if splits is None:
         splits = _top_level_commas(text)
     bounds = [-1, *splits, len(text)]
@@ -304,6 +306,28 @@ def read_python_arguments(text: str, splits: list[int] | None = None) -> dict[st
         if not equals or name is None:
             raise CallProblem("write every argument as NAME=value (it has a positional argument)")
         arguments[name.group(1)] = _literal_text(value_text)
+    return arguments
+
+
+def _read_whole(text: str) -> dict[str, Any] | None:
+    """The arguments in one parse when they are plain Python (most calls); None when they are not
+    (argument names that are keywords or hold `-`, raw line breaks in strings, ...)."""
+    try:
+        tree = ast.parse(f"_({text}\n)", mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    call = tree.body
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.args:
+        return None
+    arguments: dict[str, Any] = {}
+    for keyword in call.keywords:
+        value = _literal(keyword.value)
+        if keyword.arg is not None:
+            arguments[keyword.arg] = value
+        elif isinstance(value, dict):
+            arguments.update(value)
+        else:
+            raise CallProblem("only a dict can follow **")
     return arguments
 
 
