@@ -366,16 +366,16 @@ class _LlamaJsonReader(CallReader):
             self._end_built_in(events)
         elif state is _State.JSON:
             body = "".join(self._body)
+            if not self._committed:
+                return self._reject_at_end(body + tail)
             if self._scanner.in_string:
                 cuts = [index for marker in END_OF_TURN if (index := body.find(marker)) >= 0]
                 if cuts:
                     # An unterminated string swallowed the end of the turn: cut there, read the rest again.
                     self._cut_off(body[: min(cuts)], events)
                     return body[min(cuts) :] + tail
-            if self._committed:  # the last brace is missing: repaired, as for any call
-                self._report(lambda: call_from_object(decode_json(body), FORMAT_NAME), body, events)
-            else:
-                return self._reject_at_end(body + tail)
+            # The last brace is missing: repaired, as for any call.
+            self._report(lambda: call_from_object(decode_json(body), FORMAT_NAME), body, events)
         return ""
 
     def _reject_at_end(self, text: str) -> str:
