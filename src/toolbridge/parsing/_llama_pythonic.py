@@ -332,11 +332,28 @@ def _read_whole(text: str) -> dict[str, Any] | None:
 
 
 def _top_level_commas(text: str) -> list[int]:
-    reader = _PythonicReader(OPEN)
-    reader._state = _State.ARGUMENTS
-    reader._depth = 1
-    reader._read_arguments(text + ")", 0, [])
-    return reader._splits if reader._depth == 0 else []
+    """Where the commas between arguments are: outside strings and brackets."""
+    commas: list[int] = []
+    depth = 0
+    quote: str | None = None
+    escaped = False
+    for index, char in enumerate(text):
+        if quote is not None:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            commas.append(index)
+    return commas
 
 
 def _literal_text(text: str) -> Any:
