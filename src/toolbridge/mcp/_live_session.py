@@ -23,6 +23,7 @@ from toolbridge.mcp._log_limit import RateLimitedLog
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
 from toolbridge.mcp._transports._streams import ReadStream
+from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures, session_callbacks
 from toolbridge.types import ToolSpec
 
 __all__ = ["LiveSession"]
@@ -40,8 +41,15 @@ class LiveSession:
     ends. Callers in other tasks use `session` while `usable` is true.
     """
 
-    def __init__(self, config: ServerConfig, *, on_tools_changed: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        on_tools_changed: Callable[[], None],
+        features: ClientFeatures = NO_FEATURES,
+    ) -> None:
         self.config = config
+        self._callbacks = session_callbacks(features, config.name)
         self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
         self.error: ServerError | None = None
@@ -108,7 +116,11 @@ class LiveSession:
                 async with open_transport(self.config, self.stderr) as (read, write):
                     watched = _WatchedReadStream(read, server=self.config.name, on_end=self._stop.set)
                     async with ClientSession(
-                        watched, write, message_handler=self._on_message, client_info=CLIENT_INFO
+                        watched,
+                        write,
+                        message_handler=self._on_message,
+                        client_info=CLIENT_INFO,
+                        **self._callbacks,
                     ) as session:
                         await session.initialize()
                         handshake.deadline = math.inf

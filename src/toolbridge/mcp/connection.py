@@ -27,6 +27,7 @@ from toolbridge.mcp._failures import backing_off, call_lost_message, call_timed_
 from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._task_group import exit_task_group
+from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
 
 __all__ = ["ConnectionState", "ServerConnection"]
@@ -69,9 +70,12 @@ class ServerConnection:
         *,
         task_group: anyio.abc.TaskGroup | None = None,
         on_tools_changed: Callable[[str], None] | None = None,
+        features: ClientFeatures = NO_FEATURES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
+        self.features = features
+        """What this client offers the server (sampling, elicitation, roots, logs)."""
         self._backoff = StartBackoff(clock)
         self._task_group = task_group
         self._on_tools_changed = on_tools_changed
@@ -263,7 +267,7 @@ class ServerConnection:
                 live.close_stderr()
             self._check_usable()
             assert self._task_group is not None
-            live = LiveSession(self.config, on_tools_changed=self._tools_changed)
+            live = LiveSession(self.config, on_tools_changed=self._tools_changed, features=self.features)
             self._live = live
             self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
             await live.ready.wait()

@@ -12,6 +12,7 @@ import anyio.abc
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerError, UsageError
 from toolbridge.mcp._task_group import exit_task_group
+from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.mcp.connection import ServerConnection
 from toolbridge.types import ToolResult, ToolSpec
 
@@ -35,6 +36,7 @@ class ServerPool:
         configs: Mapping[str, ServerConfig],
         *,
         on_tools_changed: Callable[[str], None] | None = None,
+        features: ClientFeatures = NO_FEATURES,
     ) -> None:
         # The mapping key is the server's name everywhere, even if the config says otherwise.
         self._configs = {
@@ -42,6 +44,8 @@ class ServerPool:
             for name, config in configs.items()
         }
         self._on_tools_changed = on_tools_changed
+        self.features = features
+        """What every server gets from its client here (sampling, elicitation, roots, logs)."""
         self._connections: dict[str, ServerConnection] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
 
@@ -71,7 +75,9 @@ class ServerPool:
         await task_group.__aenter__()
         self._task_group = task_group
         self._connections = {
-            name: ServerConnection(config, task_group=task_group, on_tools_changed=self._on_tools_changed)
+            name: ServerConnection(
+                config, task_group=task_group, on_tools_changed=self._on_tools_changed, features=self.features
+            )
             for name, config in self._configs.items()
         }
         return self

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from toolbridge.config.model import Config
 from toolbridge.mcp import ServerPool
+from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.tools.cache import cache_from_config
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.native import native_tools
@@ -45,10 +46,16 @@ class Toolbox:
     """
 
     def __init__(
-        self, config: Config | None = None, *, native: bool = True, tools: Iterable[FunctionTool] = ()
+        self,
+        config: Config | None = None,
+        *,
+        native: bool = True,
+        tools: Iterable[FunctionTool] = (),
+        features: ClientFeatures = NO_FEATURES,
     ) -> None:
+        """`features`: what the servers get from their client (sampling, elicitation, roots, logs)."""
         self.config = config or Config()
-        self._pool = ServerPool(self.config.servers, on_tools_changed=self._tools_changed)
+        self._pool = ServerPool(self.config.servers, on_tools_changed=self._tools_changed, features=features)
         builtins = native_tools() if native else []
         self.registry = ToolRegistry(
             self._pool,

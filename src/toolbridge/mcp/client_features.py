@@ -1,0 +1,87 @@
+"""What toolbridge offers the servers it connects to, as their MCP client: answers to their requests
+(sampling, elicitation, roots) and a place for their notifications (log messages).
+
+One `ClientFeatures` is given to a `ServerPool` (or a `ServerConnection`) and reaches every session as
+the SDK's client callbacks, each told which server is asking. A feature left None is not offered: the
+capability is not declared, and the SDK answers such requests with its own "not supported" error.
+Who answers (the agent's model, a person in the CLI or on the web page, nobody in the OpenAI endpoint)
+is decided above this layer, by whoever builds the `ClientFeatures`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as mcp
+from mcp.client.context import ClientRequestContext
+
+__all__ = [
+    "ClientFeatures",
+    "ElicitationHandler",
+    "LogHandler",
+    "RootsProvider",
+    "SamplingHandler",
+    "session_callbacks",
+]
+
+SamplingHandler = Callable[
+    [str, mcp.CreateMessageRequestParams],
+    Awaitable[mcp.CreateMessageResult | mcp.CreateMessageResultWithTools | mcp.ErrorData],
+]
+"""(server name, request) -> the completion, or an error (declined, rate-limited, failed)."""
+
+ElicitationHandler = Callable[[str, mcp.ElicitRequestParams], Awaitable[mcp.ElicitResult | mcp.ErrorData]]
+"""(server name, request) -> accept (with content), decline or cancel."""
+
+RootsProvider = Callable[[str], Sequence[mcp.Root]]
+"""(server name) -> the roots that server may see."""
+
+LogHandler = Callable[[str, mcp.LoggingMessageNotificationParams], Awaitable[None]]
+"""(server name, a `notifications/message`)."""
+
+
+@dataclass(frozen=True)
+class ClientFeatures:
+    sampling: SamplingHandler | None = None
+    elicitation: ElicitationHandler | None = None
+    roots: RootsProvider | None = None
+    on_log: LogHandler | None = None
+
+
+NO_FEATURES = ClientFeatures()
+
+
+def session_callbacks(features: ClientFeatures, server: str) -> dict[str, Any]:
+    """The `ClientSession` keyword arguments that offer `features` to `server`."""
+    callbacks: dict[str, Any] = {}
+    if (sampling := features.sampling) is not None:
+
+        async def sample(
+            _context: ClientRequestContext, params: mcp.CreateMessageRequestParams
+        ) -> mcp.CreateMessageResult | mcp.CreateMessageResultWithTools | mcp.ErrorData:
+            return await sampling(server, params)
+
+        callbacks["sampling_callback"] = sample
+    if (elicitation := features.elicitation) is not None:
+
+        async def elicit(
+            _context: ClientRequestContext, params: mcp.ElicitRequestParams
+        ) -> mcp.ElicitResult | mcp.ErrorData:
+            return await elicitation(server, params)
+
+        callbacks["elicitation_callback"] = elicit
+    if (roots := features.roots) is not None:
+
+        async def list_roots(_context: ClientRequestContext) -> mcp.ListRootsResult | mcp.ErrorData:
+            return mcp.ListRootsResult(roots=list(roots(server)))
+
+        callbacks["list_roots_callback"] = list_roots
+    if (on_log := features.on_log) is not None:
+
+        async def log(params: mcp.LoggingMessageNotificationParams) -> None:
+            await on_log(server, params)
+
+        callbacks["logging_callback"] = log
+    return callbacks
