@@ -65,7 +65,13 @@ def _texts_around_calls(dialect: str) -> list[tuple[str, str]]:
     """(a marker, text with it outside any call) for each end-of-turn and reasoning marker of `dialect`."""
     fmt = call_format(dialect)
     call = fmt.format_call("f", {"a": "x"})
-    texts = [(marker, f"Before {marker} after. {call} {marker}") for marker in fmt.stray_markers]
+    texts = [
+        (marker, f"Before {marker} after. {call} {marker}")
+        for marker in fmt.stray_markers + fmt.end_of_turn_markers
+    ]
+    texts += [
+        (marker, f"Before <think>hm{marker}m</think> after. {call}") for marker in fmt.end_of_turn_markers
+    ]
     for open_, close in fmt.reasoning_markers:
         text = f"Before {open_}thinking{close} after. {call} {close}"
         texts += [(open_, text), (close, text)]

@@ -8,6 +8,9 @@
 
     parse(text) -> ParseResult(content, reasoning, tool_calls, errors)   # a whole output at once
 
+    StreamParser("qwen3_xml", reasoning_open=True, schemas={"forecast": {...}})
+    parser.finish(truncated=True)         # finish reason `length`: a call still open is an error
+
     call_format("hermes").format_call("calculate", {"expression": "2 + 2"})  # writing a call
 
 Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`), `fenced` (a ```` ```tool ```` block),

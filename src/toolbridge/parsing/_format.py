@@ -148,6 +148,8 @@ class CallFormat(ABC):
     opening_markers: ClassVar[tuple[str, ...]]
     stray_markers: ClassVar[tuple[str, ...]] = ()
     """Closing markers that are dropped when they appear outside a call (never shown as content)."""
+    end_of_turn_markers: ClassVar[tuple[str, ...]] = ()
+    """End-of-turn tokens a server let through: dropped in content and in reasoning alike."""
     named_markers: ClassVar[tuple[str, ...]] = ()
     """Opening markers looked for only when this format is asked for by name, never in `auto`: they
     also begin ordinary text (`{`, `[`), so only a caller who knows the model writes them may say so.

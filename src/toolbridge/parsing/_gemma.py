@@ -355,7 +355,8 @@ def _gemma_key(key: str) -> str:
 class GemmaFormat(CallFormat):
     name = FORMAT_NAME
     opening_markers = (OPEN,)
-    stray_markers = (CLOSE, END_OF_TURN, QUOTE)
+    stray_markers = (CLOSE, QUOTE)
+    end_of_turn_markers = (END_OF_TURN,)
     reasoning_markers = ((THOUGHT_OPEN, THOUGHT_CLOSE),)
     call_noun = "<|tool_call> block"
     call_instructions = (

@@ -391,7 +391,7 @@ class Llama3JsonFormat(CallFormat):
     name = FORMAT_NAME
     opening_markers = (PYTHON_TAG,)
     named_markers = (OBJECT_OPEN,)
-    stray_markers = END_OF_TURN
+    end_of_turn_markers = END_OF_TURN
     call_noun = "JSON call"
     call_instructions = (
         'one JSON object {"name": NAME, "parameters": {...}} with the tool\'s name and its arguments (an '

@@ -455,7 +455,8 @@ class LlamaPythonicFormat(CallFormat):
     name = FORMAT_NAME
     opening_markers = (OPEN,)
     named_markers = (LIST_OPEN,)
-    stray_markers = (CLOSE, *END_OF_TURN)
+    stray_markers = (CLOSE,)
+    end_of_turn_markers = END_OF_TURN
     call_noun = "call"
     call_instructions = (
         "a Python list of calls, [NAME(ARGUMENT=value, ...)], with keyword arguments only and Python "

@@ -114,9 +114,12 @@ def _plain_modes(format_name: str) -> tuple[_PlainMode, _PlainMode]:
     for fmt in formats:
         opening = fmt.opening_markers if format_name == AUTO else fmt.opening_markers + fmt.named_markers
         content_markers += [_Marker(text, _Action.START_CALL, fmt) for text in opening]
-        content_markers += [_Marker(text, _Action.DROP) for text in fmt.stray_markers]
+        content_markers += [
+            _Marker(text, _Action.DROP) for text in fmt.stray_markers + fmt.end_of_turn_markers
+        ]
     reasoning_markers = [_Marker(close, _Action.LEAVE_REASONING) for _, close in pairs]
     reasoning_markers += [_Marker(open_, _Action.DROP) for open_, _ in pairs]
+    reasoning_markers += [_Marker(text, _Action.DROP) for fmt in formats for text in fmt.end_of_turn_markers]
     return _PlainMode(_unique(content_markers), TextDelta), _PlainMode(
         _unique(reasoning_markers), ReasoningDelta
     )
