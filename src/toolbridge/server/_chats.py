@@ -11,7 +11,7 @@ import json
 import logging
 import math
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 import anyio
@@ -22,9 +22,10 @@ from toolbridge.agent import AgentStream, ApprovalDecidedEvent, ApprovalRequest,
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._errors import ApiError, describe_failure
+from toolbridge.server._opening import Opening
 from toolbridge.server._settings import ServerSettings
 from toolbridge.store import ChatNotFoundError, ChatSummary, RunRecorder, Store
-from toolbridge.types import UserMessage
+from toolbridge.types import Message, UserMessage
 
 __all__ = ["ChatHub", "event_stream"]
 
@@ -91,8 +92,18 @@ class ChatHub:
             for subscriber in list(channel.subscribers):
                 subscriber.close()
 
-    async def start_run(self, chat_id: int, content: str) -> str:
-        """Store the user's message and start the chat's agent on it; returns the run id."""
+    async def start_run(self, chat_id: int, opening: str | Opening) -> str | None:
+        """Store the user's message and start the chat's agent on it; returns the run id.
+
+        An `Opening` (text, attachments, a server prompt's messages) may end with the assistant's
+        turn: then its messages are stored and no run starts (None)."""
+        if isinstance(opening, str):
+            opening = Opening(prompt=opening)
+        if opening.prompt is None:
+            await self.get_chat(chat_id)
+            await anyio.to_thread.run_sync(self._append, chat_id, opening.before)
+            return None
+        content = opening.prompt
         chat = await self.get_chat(chat_id)
         channel = self._channel(chat_id)
         if channel.run_id is not None:
@@ -107,7 +118,9 @@ class ChatHub:
             except ToolbridgeError as error:
                 raise ApiError(503, f"agent {definition.name!r} has no usable model: {error}") from error
             history = await anyio.to_thread.run_sync(self._store.get_history, chat_id)
-            await anyio.to_thread.run_sync(self._store.append_message, chat_id, UserMessage(content=content))
+            asked = UserMessage(content=content, attachments=opening.attachments)
+            await anyio.to_thread.run_sync(self._append, chat_id, [*opening.before, asked])
+            history = [*history, *opening.before]
         except BaseException:
             channel.run_id = None
             raise
@@ -116,7 +129,7 @@ class ChatHub:
             return await self._wait_for_answer(channel, request)
 
         agent = self._catalog.agent(model, definition, approve=approve, cache_scope=f"chat {chat_id}")
-        events = agent.stream(content, history=history)
+        events = agent.stream(content, history=history, attachments=opening.attachments)
         channel.stream = events
         recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1)
         channel.backlog = []
@@ -125,6 +138,10 @@ class ChatHub:
             self._run, channel, run_id, events, recorder, name=f"chat {chat_id} run {run_id}"
         )
         return run_id
+
+    def _append(self, chat_id: int, messages: Sequence[Message]) -> None:
+        for message in messages:
+            self._store.append_message(chat_id, message)
 
     async def _run(self, channel: _Channel, run_id: str, stream: AgentStream, recorder: RunRecorder) -> None:
         try:

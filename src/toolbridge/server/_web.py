@@ -10,6 +10,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolbridge.server._content import AttachedResource, PromptChoice, opening_of
 from toolbridge.server._errors import ApiError, read_body
 from toolbridge.server._state import ServerState
 from toolbridge.store import ChatSummary, StoreError, parse_since
@@ -33,7 +34,11 @@ class NewChat(BaseModel):
 class NewMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1)
+    content: str = ""
+    attachments: list[AttachedResource] = Field(default_factory=list)
+    """Resources to read and send with the message."""
+    prompt: PromptChoice | None = None
+    """A server's prompt whose messages the message starts with."""
 
 
 class ApprovalAnswer(BaseModel):
@@ -90,9 +95,14 @@ async def chat_messages(chat_id: ChatId, request: Request) -> list[dict[str, Any
 
 
 @router.post("/chats/{chat_id}/messages", status_code=202)
-async def post_message(chat_id: ChatId, request: Request) -> dict[str, str]:
+async def post_message(chat_id: ChatId, request: Request) -> dict[str, str | None]:
     body = await read_body(request, NewMessage)
-    run_id = await ServerState.of(request).chats.start_run(chat_id, body.content)
+    if not body.content.strip() and body.prompt is None:
+        raise ApiError(400, "the message is empty: write some text or choose a prompt", param="content")
+    state = ServerState.of(request)
+    await state.chats.get_chat(chat_id)
+    opening = await opening_of(state.toolbox.content, body.content, body.attachments, body.prompt)
+    run_id = await state.chats.start_run(chat_id, opening)
     return {"run_id": run_id}
 
 

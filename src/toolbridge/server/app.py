@@ -16,7 +16,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from toolbridge.config import Config
-from toolbridge.server import _openai, _web
+from toolbridge.server import _content, _openai, _web
 from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._chats import ChatHub
 from toolbridge.server._errors import ApiError, install_error_handlers
@@ -64,6 +64,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     app.add_middleware(SecurityMiddleware, settings=settings)
     app.include_router(_openai.router)
     app.include_router(_web.router)
+    app.include_router(_content.router)
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:

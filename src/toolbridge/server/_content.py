@@ -1,0 +1,91 @@
+"""The servers' resources and prompts for the web page (see API.md), and what a message attaches or
+starts with: resources read and prompts got here, before the run starts."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolbridge.errors import ToolbridgeError
+from toolbridge.server._errors import ApiError
+from toolbridge.server._opening import Opening
+from toolbridge.server._state import ServerState
+from toolbridge.tools import ContentCatalog
+from toolbridge.types import AssistantMessage, ContentPart, UserMessage
+
+__all__ = ["AttachedResource", "Opening", "PromptChoice", "opening_of", "router"]
+
+router = APIRouter(prefix="/api")
+
+ServerQuery = Annotated[str | None, Query(description="Only this server's.")]
+
+
+class AttachedResource(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    uri: str = Field(min_length=1)
+    server: str | None = None
+    """None: the server that lists the URI."""
+
+
+class PromptChoice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    server: str | None = None
+    arguments: dict[str, str] = Field(default_factory=dict)
+
+
+@router.get("/resources")
+async def list_resources(request: Request, server: ServerQuery = None) -> dict[str, Any]:
+    content = _content(request, server)
+    resources = await content.resources(server)
+    templates = await content.templates(server)
+    return {
+        "resources": [item.model_dump(mode="json") for item in resources.items],
+        "templates": [item.model_dump(mode="json") for item in templates.items],
+        "errors": {**templates.errors, **resources.errors},
+    }
+
+
+@router.get("/prompts")
+async def list_prompts(request: Request, server: ServerQuery = None) -> dict[str, Any]:
+    listing = await _content(request, server).prompts(server)
+    return {"prompts": [item.model_dump(mode="json") for item in listing.items], "errors": listing.errors}
+
+
+async def opening_of(
+    content: ContentCatalog, text: str, attached: list[AttachedResource], prompt: PromptChoice | None
+) -> Opening:
+    """The message's text, resources and prompt as messages; a 422 naming what could not be read."""
+    attachments: list[ContentPart] = []
+    for resource in attached:
+        try:
+            attachments += await content.read(resource.uri, server=resource.server)
+        except ToolbridgeError as error:
+            raise ApiError(422, f"cannot attach {resource.uri!r}: {error}", param="attachments") from None
+    if prompt is None:
+        return Opening(prompt=text, attachments=attachments)
+    try:
+        got = await content.get_prompt(prompt.name, prompt.arguments, server=prompt.server)
+    except ToolbridgeError as error:
+        raise ApiError(422, f"cannot get the prompt {prompt.name!r}: {error}", param="prompt") from None
+    messages = list(got.messages)
+    if text.strip() or attachments or not messages:
+        # The person wrote something too: it follows the prompt's messages.
+        return Opening(before=messages, prompt=text, attachments=attachments)
+    last = messages[-1]
+    if isinstance(last, UserMessage):
+        return Opening(before=messages[:-1], prompt=last.content, attachments=last.attachments)
+    assert isinstance(last, AssistantMessage)
+    return Opening(before=messages)
+
+
+def _content(request: Request, server: str | None) -> ContentCatalog:
+    toolbox = ServerState.of(request).toolbox
+    if server is not None and server not in toolbox.pool.names:
+        known = ", ".join(toolbox.pool.names) or "none"
+        raise ApiError(404, f"no MCP server named {server!r} (configured: {known})", param="server")
+    return toolbox.content

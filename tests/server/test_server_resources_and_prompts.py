@@ -1,0 +1,91 @@
+"""The web page's JSON API for resources and prompts over real HTTP: listings, a message with resources
+attached, a message that starts with a server's prompt, and errors naming what could not be read."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from server_helpers import EventReader, serve_in_thread
+
+from toolbridge.testing import ScriptedModel, Turn
+
+LIBRARY = {
+    "library": {
+        "command": sys.executable,
+        "args": [str(Path(__file__).parent.parent / "servers" / "library.py")],
+    }
+}
+NO_TOOLS = {"default": {"tool_calling": False}}
+
+
+def test_resources_and_prompts_are_listed(tmp_path: Path) -> None:
+    with serve_in_thread(tmp_path, None, mcp_servers=LIBRARY) as server:
+        http = server.http()
+        resources = http.get("/api/resources").json()
+        prompts = http.get("/api/prompts", params={"server": "library"}).json()
+        unknown = http.get("/api/prompts", params={"server": "nope"})
+
+    assert [r["uri"] for r in resources["resources"]][:2] == ["note://readme", "note://todo"]
+    assert resources["templates"][0]["uri_template"] == "note://{name}"
+    assert resources["errors"] == {}
+    review = next(p for p in prompts["prompts"] if p["name"] == "review")
+    assert [a["name"] for a in review["arguments"]] == ["code", "language"]
+    assert unknown.status_code == 404
+    assert "no MCP server named 'nope'" in unknown.json()["error"]["message"]
+
+
+def test_a_message_carries_resources_and_a_prompt_starts_a_chat(tmp_path: Path) -> None:
+    turns = [
+        Turn.text("Read.").expecting(
+            lambda request: (
+                request.last_message["content"]
+                == [
+                    {"type": "text", "text": "What does it say?"},
+                    {"type": "text", "text": "Attached note://readme (text/plain):\nRead me first."},
+                ]
+            )
+        ),
+        Turn.text("Fine code.").expecting(
+            lambda request: (
+                request.last_message == {"role": "user", "content": "Review this python code:\nx = 1"}
+            )
+        ),
+    ]
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model, mcp_servers=LIBRARY, agents=NO_TOOLS) as server,
+    ):
+        http = server.http()
+        chat = http.post("/api/chats", json={"agent": "default"}).json()
+        path = f"/api/chats/{chat['id']}/messages"
+        with EventReader(http, chat["id"]) as events:
+            attached = http.post(
+                path, json={"content": "What does it say?", "attachments": [{"uri": "note://readme"}]}
+            )
+            assert attached.status_code == 202, attached.text
+            events.until("final")
+            prompted = http.post(path, json={"prompt": {"name": "review", "arguments": {"code": "x = 1"}}})
+            assert prompted.status_code == 202, prompted.text
+            events.until("final")
+        greeted = http.post(path, json={"prompt": {"name": "greet", "server": "library"}})
+        unreadable = http.post(
+            path, json={"content": "Hm", "attachments": [{"uri": "nothing://x", "server": "library"}]}
+        )
+        empty = http.post(path, json={"content": " "})
+        messages: list[dict[str, Any]] = http.get(path).json()
+
+    assert messages[0]["attachments"][0]["uri"] == "note://readme"
+    assert [m["content"] for m in messages[2:]] == [
+        "Review this python code:\nx = 1",
+        "Fine code.",
+        "Hello!",
+        "Hi, how can I help?",
+    ]
+    # A prompt that ends with the assistant's turn is stored and waits for the person's reply.
+    assert greeted.status_code == 202
+    assert greeted.json() == {"run_id": None}
+    assert unreadable.status_code == 422
+    assert "cannot attach 'nothing://x'" in unreadable.json()["error"]["message"]
+    assert empty.status_code == 400
