@@ -37,8 +37,17 @@ export class Api {
     return this.json("GET", `/api/chats/${encodeURIComponent(chatId)}/messages`);
   }
 
-  sendMessage(chatId, content) {
-    return this.json("POST", `/api/chats/${encodeURIComponent(chatId)}/messages`, { content });
+  /** `extra`: {attachments: [{server, uri}], prompt: {server, name, arguments}} */
+  sendMessage(chatId, content, extra = {}) {
+    return this.json("POST", `/api/chats/${encodeURIComponent(chatId)}/messages`, { content, ...extra });
+  }
+
+  resources() {
+    return this.json("GET", "/api/resources");
+  }
+
+  prompts() {
+    return this.json("GET", "/api/prompts");
   }
 
   stopRun(chatId) {

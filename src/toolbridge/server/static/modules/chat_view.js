@@ -6,6 +6,7 @@
 // replay announces the run's prompt (`message_added`, with its index), and the replay redraws it.
 // Sending to a new chat creates it first and waits for its event stream before posting.
 
+import { ComposerContent } from "./composer_content.js";
 import { LiveRun } from "./live_run.js";
 import { Transcript } from "./transcript.js";
 
@@ -26,6 +27,15 @@ export class ChatView {
     this.subscription = null;
     this.transcript = new Transcript(elements.transcript, {
       onDecision: (callId, approved) => this.api.decideApproval(this.chat.id, callId, approved),
+    });
+    this.content = new ComposerContent({
+      api,
+      input: elements.input,
+      attachButton: elements.attachButton,
+      picker: elements.resourcePicker,
+      menu: elements.promptMenu,
+      chips: elements.composerChips,
+      reportError,
     });
     this.bindComposer();
   }
@@ -69,18 +79,27 @@ export class ChatView {
   }
 
   async send(text) {
-    if (!text.trim() || this.running) return;
+    const prompt = this.content.prompt();
+    if ((!text.trim() && !prompt) || this.running) return;
+    const attachments = this.content.attachments();
     this.setRunning(true);
     try {
       if (!this.chat) await this.createChat();
       await this.streamOpened;
-      this.transcript.addUserMessage(text);
-      this.pendingPrompt = text;
+      if (!prompt) {
+        this.transcript.addUserMessage(text, attachments);
+        this.pendingPrompt = text;
+      }
       this.elements.input.value = "";
+      this.content.clear();
       this.resizeInput();
       this.scrollToEnd();
-      await this.api.sendMessage(this.chat.id, text);
+      const sent = await this.api.sendMessage(this.chat.id, text, { attachments, prompt });
       this.onChatChanged(this.chat.id); // the message is stored: the history shows the new title
+      if (prompt) {
+        // The prompt's messages are stored now: draw the chat again (a run going replays to the new stream).
+        await this.openChat(this.chat);
+      }
     } catch (error) {
       this.setRunning(false);
       this.pendingPrompt = null;
@@ -180,7 +199,7 @@ export class ChatView {
     // Someone else's prompt, or a run replayed after a reload: show the history before it, then it.
     const history = this.storedMessages.filter((stored) => stored.role !== "system").slice(0, index);
     this.transcript.renderStoredMessages(history);
-    this.transcript.addUserMessage(message.content);
+    this.transcript.addUserMessage(message.content, message.attachments);
   }
 
   async runFinished(chatId, result) {
@@ -209,6 +228,7 @@ export class ChatView {
     input.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
+        if (this.content.pickFromMenu()) return; // Enter in the `/` menu chooses its first prompt
         form.requestSubmit();
       }
     });

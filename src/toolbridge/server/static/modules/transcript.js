@@ -38,7 +38,7 @@ export class Transcript {
     let turn = null;
     for (const message of messages) {
       if (message.role === "user") {
-        this.addUserMessage(message.content);
+        this.addUserMessage(message.content, message.attachments);
         turn = null;
       } else if (message.role === "assistant") {
         turn ??= this.startAssistantTurn();
@@ -71,13 +71,21 @@ export class Transcript {
     }
   }
 
-  addUserMessage(text) {
+  /** `attachments`: stored parts ({uri, ...}) or resources being sent ({server, uri}). */
+  addUserMessage(text, attachments = []) {
     this.container.querySelector(".empty-state")?.remove();
     const bubble = el(
       "div",
       { class: "message user", dataset: { testid: "user-message" } },
       el("div", { class: "message-author" }, "You"),
-      el("div", { class: "message-body" }, el("p", { class: "plain-text", dataset: { testid: "user-text" } }, text)),
+      el(
+        "div",
+        { class: "message-body" },
+        text && el("p", { class: "plain-text", dataset: { testid: "user-text" } }, text),
+        (attachments ?? []).map((part) =>
+          el("p", { class: "attachment muted", dataset: { testid: "user-attachment" } }, `📎 ${part.uri ?? part.type}`),
+        ),
+      ),
     );
     this.container.append(bubble);
     return bubble;

@@ -1,0 +1,67 @@
+"""The composer's resource picker and `/` prompt menu in a real browser (Chromium under Playwright)
+against `toolbridge serve` with tests/servers/library.py: a picked resource goes with the message, and a
+prompt chosen from the menu starts the chat with its messages."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from browser_helpers import REPO, expect_run_over, last_answer, serving
+from playwright.sync_api import Page, expect
+
+from toolbridge.testing import ScriptedModel, Turn
+
+LIBRARY = {"library": {"command": sys.executable, "args": [str(REPO / "tests" / "servers" / "library.py")]}}
+
+
+def test_a_picked_resource_goes_with_the_message_and_a_prompt_from_the_slash_menu_starts_the_chat(
+    tmp_path: Path, page: Page
+) -> None:
+    script = [
+        Turn.text("It says to read it first.").expecting(
+            lambda request: (
+                request.last_message["content"][1]
+                == {"type": "text", "text": "Attached note://readme (text/plain):\nRead me first."}
+            )
+        ),
+        Turn.text("Nice Rust.").expecting(
+            lambda request: request.last_message["content"] == "Review this rust code:\nfn main() {}"
+        ),
+    ]
+    with (
+        ScriptedModel(script) as model,
+        serving(
+            tmp_path, model, page, mcpServers=LIBRARY, agents={"default": {"tool_calling": False}}
+        ) as url,
+    ):
+        page.goto(url)
+        page.get_by_role("button", name="Attach a resource").click()
+        page.get_by_test_id("resource-option").filter(has_text="note://readme").click()
+        expect(page.get_by_test_id("attachment-chip")).to_have_text("📎 note://readme×")
+        expect(page.get_by_test_id("resource-picker")).to_be_hidden()
+        page.get_by_label("Message").fill("What does it say?")
+        page.get_by_role("button", name="Send").click()
+
+        expect(page.get_by_test_id("user-attachment")).to_have_text("📎 note://readme")
+        expect(last_answer(page)).to_have_text("It says to read it first.")
+        expect(page.get_by_test_id("attachment-chip")).to_have_count(0)
+        expect_run_over(page)
+
+        message = page.get_by_label("Message")
+        message.press_sequentially("/re")
+        menu = page.get_by_test_id("prompt-menu")
+        expect(menu.get_by_test_id("prompt-option")).to_have_count(1)  # "review"; not "discuss", "greet"
+        message.press("Enter")  # chooses the first prompt of the menu
+        expect(page.get_by_test_id("prompt-chip")).to_contain_text("/review")
+        page.get_by_label("code for /review").fill("fn main() {}")
+        page.get_by_label("language for /review").fill("rust")
+        page.get_by_role("button", name="Send").click()
+
+        expect(page.get_by_test_id("user-text").last).to_have_text("Review this rust code:\nfn main() {}")
+        expect(last_answer(page)).to_have_text("Nice Rust.")
+        expect_run_over(page)
+        # A reload draws both from the stored chat, the attachment included.
+        page.reload()
+        expect(page.get_by_test_id("user-attachment")).to_have_text("📎 note://readme")
+        expect(last_answer(page)).to_have_text("Nice Rust.")
