@@ -162,3 +162,34 @@ async def test_server_everything_lists_reads_completes_and_sends_updates_to_a_su
     assert people == ["David", "Eve", "Frank"]
     assert got.messages == [UserMessage(content="What's weather in Oslo?")]
     assert updates[0] == ("everything", uri)
+
+
+async def test_subscriptions_are_renewed_after_the_server_restarts_and_a_failing_handler_harms_nothing(
+    stdio_server: StdioServer,
+) -> None:
+    updates: list[str] = []
+    arrived = [anyio.Event(), anyio.Event()]
+
+    async def on_update(server: str, uri: str) -> None:
+        updates.append(uri)
+        arrived[len(updates) - 1].set()
+
+    async def broken(server: str, uri: str) -> None:
+        raise RuntimeError("a bug in the handler")
+
+    async with ServerConnection(stdio_server("library")) as library:
+        await library.content.subscribe("note://readme", on_update)
+        await library.content.subscribe("note://readme", broken)
+        first = await library.call_tool("touch", {"uri": "note://readme"}, call_id="t1")
+        with anyio.fail_after(10):
+            await arrived[0].wait()
+        crashed = await library.call_tool("crash", {}, call_id="c")
+        # The next use starts a new server process, which knows the subscription only if it was renewed.
+        second = await library.call_tool("touch", {"uri": "note://readme"}, call_id="t2")
+        with anyio.fail_after(10):
+            await arrived[1].wait()
+
+    assert first.text == "touched note://readme"
+    assert crashed.is_error
+    assert second.text == "touched note://readme"
+    assert updates == ["note://readme", "note://readme"]

@@ -1,5 +1,6 @@
 """A server with resources and prompts for what server-everything lacks: listings over several pages,
-images and binary blobs, a template whose argument completes, and lists that change while connected.
+images and binary blobs, a template whose argument completes, lists that change while connected, and
+subscriptions that a restarted server forgets.
 
 Run: python tests/servers/library.py [--transport stdio|http|sse] [--port N]
 """
@@ -7,6 +8,7 @@ Run: python tests/servers/library.py [--transport stdio|http|sse] [--port N]
 from __future__ import annotations
 
 import base64
+import os
 import warnings
 
 import mcp_types as mcp
@@ -108,6 +110,29 @@ async def add_prompt(name: str, ctx: Context) -> str:
     return f"added prompt {name}"
 
 
+subscribed: set[str] = set()
+
+
+async def subscribe(ctx: object, params: mcp.SubscribeRequestParams) -> mcp.EmptyResult:
+    subscribed.add(str(params.uri))
+    return mcp.EmptyResult()
+
+
+@server.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Say that a resource changed, if the client subscribed to it (in this process)."""
+    if uri not in subscribed:
+        return f"nobody subscribed to {uri}"
+    await ctx.session.send_resource_updated(uri)
+    return f"touched {uri}"
+
+
+@server.tool()
+def crash() -> str:
+    """Exit at once, as a crashing server does."""
+    os._exit(3)
+
+
 async def list_resources_in_pages(
     ctx: object, params: mcp.PaginatedRequestParams | None
 ) -> mcp.ListResourcesResult:
@@ -122,6 +147,7 @@ async def list_resources_in_pages(
 server._lowlevel_server.add_request_handler(
     "resources/list", mcp.PaginatedRequestParams, list_resources_in_pages
 )
+server._lowlevel_server.add_request_handler("resources/subscribe", mcp.SubscribeRequestParams, subscribe)
 
 if __name__ == "__main__":
     run(server)

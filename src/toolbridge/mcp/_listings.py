@@ -6,12 +6,18 @@ drops the tool list; `resources/updated` goes to whoever subscribed to that reso
 
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Callable
 from typing import Any, Literal
 
 import mcp_types as mcp
+from mcp import ClientSession, MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 __all__ = ["ListingKind", "Listings"]
+
+logger = logging.getLogger(__name__)
 
 ListingKind = Literal["resources", "templates", "prompts"]
 
@@ -30,6 +36,23 @@ class Listings:
         self._generation: dict[ListingKind, int] = {"resources": 0, "templates": 0, "prompts": 0}
         self.on_resource_updated: Callable[[str], None] | None = None
         """Called with the URI of a subscribed resource the server says has changed."""
+        self.subscribed: Callable[[], list[str]] = list
+        """The URIs to subscribe to again when a new session starts (a server restarted forgets them)."""
+
+    async def subscribe_again(self, session: ClientSession, server: str) -> None:
+        """Renew the subscriptions of an earlier session in this new one, before anyone uses it."""
+        capabilities = session.server_capabilities
+        if not self.subscribed() or capabilities is None or capabilities.resources is None:
+            return
+        if not capabilities.resources.subscribe:
+            return
+        for uri in self.subscribed():
+            try:
+                with warnings.catch_warnings():  # deprecated only for the 2026 revision
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await session.subscribe_resource(uri)
+            except MCPError as exc:
+                logger.warning("server %r refused to renew the subscription to %r: %s", server, uri, exc)
 
     def cached(self, kind: ListingKind) -> list[Any] | None:
         return self._cached.get(kind)

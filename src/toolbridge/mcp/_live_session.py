@@ -126,6 +126,7 @@ class LiveSession:
                         **self._callbacks,
                     ) as session:
                         await session.initialize()
+                        await self.listings.subscribe_again(session, self.config.name)
                         handshake.deadline = math.inf
                         self.session, had_session = session, True
                         self.ready.set()

@@ -292,6 +292,7 @@ class ServerConnection:
             assert self._task_group is not None
             live = LiveSession(self.config, on_tools_changed=self._tools_changed, features=self.features)
             live.listings.on_resource_updated = self.content.resource_updated
+            live.listings.subscribed = lambda: self.content.subscribed
             self._live = live
             self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
             await live.ready.wait()

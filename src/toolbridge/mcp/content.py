@@ -15,6 +15,7 @@ or completions) lists none, without being asked.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,8 @@ __all__ = [
     "ResourceUpdateHandler",
     "ServerContent",
 ]
+
+logger = logging.getLogger(__name__)
 
 ResourceUpdateHandler = Callable[[str, str], Awaitable[None]]
 """(server name, URI) -> None: a subscribed resource changed; read it again to see how."""
@@ -140,6 +143,11 @@ class ServerContent:
                 await live.session.unsubscribe_resource(uri)
 
         await self._connection.request(f"unsubscribing from {uri!r}", unsubscribe)
+
+    @property
+    def subscribed(self) -> list[str]:
+        """The URIs with update handlers: a new session (after a reconnect) subscribes to them again."""
+        return list(self._subscribers)
 
     def resource_updated(self, uri: str) -> None:
         """Called by the session for `notifications/resources/updated`: the handlers run in the background."""
@@ -253,7 +261,11 @@ class ServerContent:
 
 
 async def _deliver(handler: ResourceUpdateHandler, server: str, uri: str) -> None:
-    await handler(server, uri)
+    try:
+        await handler(server, uri)
+    except Exception:
+        # A handler's bug must not take the connections down with it (they share its task group).
+        logger.exception("the update handler for %r of server %r failed", uri, server)
 
 
 def _page(cursor: str | None) -> mcp.PaginatedRequestParams | None:
