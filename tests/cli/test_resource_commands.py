@@ -56,6 +56,7 @@ def test_resources_lists_every_servers_resources_and_templates(config_file: Path
 def test_read_prints_text_and_writes_blobs_to_a_file_or_stdout(config_file: Path, tmp_path: Path) -> None:
     text = toolbridge("read", "note://readme", config=config_file)
     from_template = toolbridge("read", "note://todo", "--server", "library", config=config_file)
+    matched = toolbridge("read", "shelf://emma", config=config_file)  # the server whose template matches
     refused = toolbridge("read", "image://dot.png", config=config_file)
     image = tmp_path / "dot.png"
     to_file = toolbridge("read", "image://dot.png", "--output", str(image), config=config_file)
@@ -63,6 +64,7 @@ def test_read_prints_text_and_writes_blobs_to_a_file_or_stdout(config_file: Path
 
     assert text.stdout.decode() == "Read me first.\n"
     assert from_template.stdout.decode() == "Buy milk.\n"
+    assert matched.stdout.decode() == "The book emma.\n"
     assert refused.returncode == 1
     assert b"image://dot.png is binary (image/png, 70 bytes)" in refused.stderr
     assert b"--output FILE" in refused.stderr

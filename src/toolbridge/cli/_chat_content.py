@@ -25,8 +25,10 @@ def attachment_refs(line: str, servers: Sequence[str]) -> list[tuple[str, str]]:
     return [(server, uri) for server, uri in _REFERENCE.findall(line) if server in servers]
 
 
-def send_message(session: TerminalSession, line: str) -> None:
-    """Ask `line`, with the resources it references attached; a resource that cannot be read stops it."""
+def send_message(session: TerminalSession, line: str, *, quiet: bool = False) -> None:
+    """Ask `line`, with the resources it references attached; a resource that cannot be read stops it.
+
+    `quiet`: say nothing on stdout (it carries the events as JSON lines)."""
     refs = attachment_refs(line, session.servers)
     attachments: list[ContentPart] = []
     for server, uri in refs:
@@ -38,7 +40,7 @@ def send_message(session: TerminalSession, line: str) -> None:
             )
             stderr.print("The message was not sent; fix the reference or leave it out.", markup=False)
             return
-    if refs:
+    if refs and not quiet:
         names = ", ".join(f"{uri} ({server})" for server, uri in refs)
         stdout.print(f"[dim]Attached {escape(names)}[/]")
     session.turn(line, attachments=attachments)

@@ -143,4 +143,4 @@ def _converse(session: TerminalSession, json: bool) -> None:
             if run_chat_command(session, line) == EXIT:
                 return
         elif line.strip():
-            send_message(session, line)  # with the resources it names (@server:uri) attached
+            send_message(session, line, quiet=json)  # with the resources it names (@server:uri) attached
