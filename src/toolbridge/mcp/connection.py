@@ -26,6 +26,7 @@ from toolbridge.mcp._convert import tool_result_from_mcp
 from toolbridge.mcp._failures import backing_off, call_lost_message, call_timed_out_message
 from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
+from toolbridge.mcp._request import request_once
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.mcp.content import ServerContent
@@ -253,10 +254,10 @@ class ServerConnection:
         """
         live = await self._connected()
         try:
-            return await self._request_once(live, what, send)
+            return await request_once(live, self.config, what, send)
         except ConnectionLostError:
             await self._retire(live)
-            return await self._request_once(await self._connected(), what, send)
+            return await request_once(await self._connected(), self.config, what, send)
 
     async def close(self) -> None:
         """End the session and stop the server process. The connection cannot be used afterwards."""
@@ -402,40 +403,6 @@ class ServerConnection:
         return tool_result_from_mcp(
             raw, call_id=call_id, server=self.name, duration=time.perf_counter() - started
         )
-
-    async def _request_once(
-        self, live: LiveSession, what: str, send: Callable[[LiveSession], Awaitable[T]]
-    ) -> T:
-        if live.session is None:
-            raise ConnectionLostError(f"The session with server {self.name!r} has ended.", server=self.name)
-        try:
-            with anyio.fail_after(self.config.timeout):
-                return await send(live)
-        except TimeoutError:
-            raise ServerTimeoutError(
-                f"Server {self.name!r} did not finish {what} within {self.config.timeout:g} s. "
-                "Check the server, or raise 'timeout' in its config.",
-                server=self.name,
-                timeout=self.config.timeout,
-            ) from None
-        except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
-                raise ConnectionLostError(
-                    f"The connection to server {self.name!r} was lost while {what}.", server=self.name
-                ) from exc
-            if exc.error.data == INVALID_REPLY:
-                raise ServerError(
-                    invalid_reply_message(self.name, exc.error.message, answering=f"while {what}"),
-                    server=self.name,
-                ) from exc
-            raise ServerError(
-                f"Server {self.name!r} failed {what}: {exc.error.message} (JSON-RPC error {exc.code}).",
-                server=self.name,
-            ) from exc
-        except (RuntimeError, ValidationError) as exc:
-            raise ServerError(
-                f"Server {self.name!r} sent a wrong answer while {what}: {exc}", server=self.name
-            ) from exc
 
     def _tools_changed(self) -> None:
         if self._on_tools_changed is not None:
