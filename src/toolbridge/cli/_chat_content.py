@@ -55,8 +55,7 @@ def _reader(uri: str, server: str) -> Callable[[ContentCatalog], Awaitable[list[
 
 def list_prompts(session: TerminalSession, argument: str) -> None:
     listing = session.with_content(lambda content: content.prompts())
-    servers = session.servers
-    found = [prompt for prompt in listing.items if prompt.server in servers]
+    found = listing.items
     for name, error in listing.errors.items():
         stderr.print(
             f"[yellow]warning:[/] server {escape(name)!r} could not list its prompts: {escape(error)}"
@@ -141,9 +140,7 @@ class ChatCompleter:
         if word.startswith("@"):
             return self._resource_candidates(word[1:])
         if line.startswith("/prompt ") and line.count(" ") == 1:
-            return self._session.with_content(
-                lambda content: _prompt_names(content, word, self._session.servers)
-            )
+            return self._session.with_content(lambda content: _prompt_names(content, word))
         if line.startswith("/prompt ") and "=" in word:
             prompt = line.split()[1]
             key, _, value = word.partition("=")
@@ -184,9 +181,9 @@ async def _uris(content: ContentCatalog, server: str, partial: str) -> list[str]
     return sorted(dict.fromkeys(found))
 
 
-async def _prompt_names(content: ContentCatalog, typed: str, servers: Sequence[str]) -> list[str]:
+async def _prompt_names(content: ContentCatalog, typed: str) -> list[str]:
     listing = await content.prompts()
-    return sorted({p.name for p in listing.items if p.server in servers and p.name.startswith(typed)})
+    return sorted({p.name for p in listing.items if p.name.startswith(typed)})
 
 
 async def _prompt_values(content: ContentCatalog, prompt: str, key: str, value: str) -> list[str]:

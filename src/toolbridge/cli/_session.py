@@ -157,8 +157,7 @@ class TerminalSession:
         toolbox = self.agent.toolbox
         if toolbox is None:
             return []
-        allowed = self.agent.definition.servers
-        return [name for name in toolbox.pool.enabled_names if allowed is None or name in allowed]
+        return toolbox.content.only(self.agent.definition.servers).server_names
 
     def with_content(self, use: Callable[[ContentCatalog], Awaitable[T]]) -> T:
         """Run `use` on the servers' resources and prompts, from the main thread."""
@@ -166,7 +165,7 @@ class TerminalSession:
         toolbox = self.agent.toolbox
         if toolbox is None:
             raise ToolbridgeError("this chat has no MCP servers, so no resources or prompts")
-        return self._portal.call(use, toolbox.content)
+        return self._portal.call(use, toolbox.content.only(self.agent.definition.servers))
 
     def turn(
         self, prompt: str, *, attachments: Sequence[ContentPart] = (), opening: Sequence[Message] = ()

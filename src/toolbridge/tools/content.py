@@ -12,7 +12,7 @@ async with Toolbox(load_config()) as toolbox:
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -45,8 +45,19 @@ class Listing(Generic[T]):
 class ContentCatalog:
     """The resources and prompts of a pool's enabled servers (it is `toolbox.content`)."""
 
-    def __init__(self, pool: ServerPool) -> None:
+    def __init__(self, pool: ServerPool, *, servers: Sequence[str] | None = None) -> None:
         self._pool = pool
+        self._servers = servers
+
+    def only(self, servers: Sequence[str] | None) -> ContentCatalog:
+        """The same, limited to `servers` (an agent's); None: every enabled server."""
+        return ContentCatalog(self._pool, servers=servers)
+
+    @property
+    def server_names(self) -> list[str]:
+        """The enabled servers this catalog looks through."""
+        enabled = self._pool.enabled_names
+        return enabled if self._servers is None else [name for name in enabled if name in self._servers]
 
     def server(self, name: str) -> ServerContent:
         return self._pool.connection(name).content
@@ -74,7 +85,7 @@ class ContentCatalog:
         for template in templates.items:
             if template_pattern(template.uri_template).fullmatch(uri):
                 return template.server
-        enabled = self._pool.enabled_names
+        enabled = self.server_names
         if len(enabled) == 1:
             return enabled[0]
         unreachable = sorted({*listed.errors, *templates.errors})
@@ -103,7 +114,7 @@ class ContentCatalog:
     async def _gather(
         self, server: str | None, fetch: Callable[[ServerContent], Awaitable[list[T]]]
     ) -> Listing[T]:
-        names = [server] if server else self._pool.enabled_names
+        names = [server] if server else self.server_names
         found: dict[str, list[T]] = {}
         errors: dict[str, str] = {}
 
