@@ -13,6 +13,7 @@ from typing import Any
 
 from toolbridge.config._document import Trail, UnresolvedVariable, expand, key_path
 from toolbridge.config._errors import describe
+from toolbridge.config._server_auth import parse_server_auth
 from toolbridge.config.model import ServerConfig, Transport
 from toolbridge.errors import ConfigError
 
@@ -32,6 +33,7 @@ _TRANSPORT_ALIASES: dict[str, Transport] = {
 _SERVER_KEYS = (
     "type", "transport", "command", "args", "env", "cwd", "url", "headers",
     "enabled", "disabled", "timeout", "connect_timeout", "connectTimeout", "tools",
+    "auth",
 )
 # fmt: on
 # Keys other clients write into the same entries that do not change how to reach the server.
@@ -106,6 +108,10 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
             fields["connect_timeout"] = _seconds(expanded[key], key, fail)
     if "tools" in expanded:
         fields.update(_tool_filters(expanded["tools"], fail))
+    if "auth" in expanded:
+        if fields["transport"] == "stdio":
+            raise fail("'auth' (OAuth) is for servers reached over HTTP ('url'); remove it", "auth")
+        fields["auth"] = parse_server_auth(expanded["auth"], fail)
     fields["unresolved"] = tuple(str(fail(message, key)) for key, message in unresolved.items())
     return ServerConfig(**fields)
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolbridge.config._document import Unresolved
+from toolbridge.config._server_auth import ServerAuth
 from toolbridge.config.agents import DEFAULT_AGENT_NAME, AgentDefinition
 from toolbridge.config.sections import CacheConfig, ModelConfig, RoutingConfig, ServeConfig
 from toolbridge.errors import ConfigError
@@ -35,6 +36,8 @@ class ServerConfig(BaseModel):
     # sse / streamable-http
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: ServerAuth | None = None
+    """OAuth settings beyond what discovery finds (see `config._server_auth`)."""
     # options
     enabled: bool = True
     timeout: float = DEFAULT_CALL_TIMEOUT

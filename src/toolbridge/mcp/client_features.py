@@ -11,11 +11,13 @@ is decided above this layer, by whoever builds the `ClientFeatures`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as mcp
 from mcp.client.context import ClientRequestContext
+
+from toolbridge.mcp.oauth import OAuth
 
 __all__ = [
     "ClientFeatures",
@@ -48,6 +50,9 @@ class ClientFeatures:
     elicitation: ElicitationHandler | None = None
     roots: RootsProvider | None = None
     on_log: LogHandler | None = None
+    oauth: OAuth | None = field(default_factory=OAuth)
+    """How HTTP servers that want OAuth are signed in to; by default with the stored tokens only.
+    None: never (a server's 401 is an error)."""
 
 
 NO_FEATURES = ClientFeatures()
