@@ -39,6 +39,10 @@ class OAuthServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
+    @property
+    def issuer(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     def config(self, name: str = "secure", **options: Any) -> ServerConfig:
         return ServerConfig(name=name, transport="streamable-http", url=self.url, **options)
 
@@ -95,7 +99,9 @@ class HeadlessBrowser:
         async with httpx2.AsyncClient() as client:
             response = await client.get(authorization_url)
         assert response.status_code == 302, response.text
-        query = {key: values[0] for key, values in parse_qs(urlparse(response.headers["location"]).query).items()}
+        query = {
+            key: values[0] for key, values in parse_qs(urlparse(response.headers["location"]).query).items()
+        }
         return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
 
     def parameters(self, index: int = -1) -> dict[str, str]:

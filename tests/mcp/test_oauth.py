@@ -3,13 +3,17 @@ server-side auth pieces), with the browser step played headless through the `Sig
 
 from __future__ import annotations
 
+import logging
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
-from oauth_helpers import HeadlessBrowser, OAuthServer, start_oauth_server
 
+from oauth_helpers import HeadlessBrowser, OAuthServer, free_port, start_oauth_server
+from toolbridge.config._server_auth import ServerAuth
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import AuthenticationError
 from toolbridge.mcp import ServerConnection
@@ -38,16 +42,24 @@ async def call(config: ServerConfig, feats: ClientFeatures, tool: str = "whoami"
 
 
 async def test_first_use_signs_in_through_the_callback_and_the_tokens_are_kept(
-    oauth_server: OAuthServer, tmp_path: Path
+    oauth_server: OAuthServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     store = FileTokenStore(tmp_path / "tokens.json")
     browser = HeadlessBrowser()
 
     assert "with scopes mcp:read" in await call(oauth_server.config(), features(store, browser))
+    stored = await store.load("secure")
+    assert stored is not None
+    assert stored.tokens is not None
+    assert stored.tokens.refresh_token
+    for secret in (stored.tokens.access_token, stored.tokens.refresh_token):
+        assert secret not in caplog.text  # never logged, even at debug level
 
     assert [server for server, _ in browser.asked] == ["secure"]
     asked = browser.parameters()
-    assert asked["code_challenge_method"] == "S256" and asked["code_challenge"]
+    assert asked["code_challenge_method"] == "S256"
+    assert asked["code_challenge"]
     assert asked["resource"] == oauth_server.url  # RFC 8707: the token is for this server
     assert asked["scope"] == "mcp:read"  # from the server's scopes_supported
     assert asked["redirect_uri"].startswith("http://127.0.0.1:")
@@ -66,3 +78,137 @@ async def test_without_a_way_to_sign_in_the_error_says_how(oauth_server: OAuthSe
         async with ServerConnection(oauth_server.config(), features=features(store)) as server:
             await server.connect()
     assert "toolbridge auth login secure" in str(caught.value)
+
+
+async def test_tokens_are_refreshed_before_they_expire_also_after_a_restart(
+    oauth_server: OAuthServer, tmp_path: Path
+) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    browser = HeadlessBrowser()
+    await call(oauth_server.config(), features(store, browser))
+    signed_in = await store.load("secure")
+    assert signed_in is not None
+    assert signed_in.tokens is not None
+    assert signed_in.expires_at is not None
+    assert signed_in.tokens.refresh_token
+
+    # As if time had passed: the token expires in 30 s (inside the refresh margin), then has expired.
+    # Each new connection (as in a new process, reading the file) refreshes rather than signing in again.
+    tokens_seen = {signed_in.tokens.access_token}
+    for expires_in in (30, -10):
+        stored = await store.load("secure")
+        assert stored is not None
+        assert stored.tokens is not None
+        await store.save("secure", stored.model_copy(update={"expires_at": time.time() + expires_in}))
+        assert "mcp:read" in await call(oauth_server.config(), features(store))
+        refreshed = await store.load("secure")
+        assert refreshed is not None
+        assert refreshed.tokens is not None
+        assert refreshed.tokens.access_token not in tokens_seen
+        tokens_seen.add(refreshed.tokens.access_token)
+
+    grants = [event["grant"] for event in oauth_server.events("token")]
+    assert grants == ["authorization_code", "refresh_token", "refresh_token"]
+    assert len(browser.asked) == 1
+    assert len(oauth_server.events("authorize")) == 1
+    assert all(event["resource"] == oauth_server.url for event in oauth_server.events("token"))
+
+
+async def test_a_403_insufficient_scope_steps_up_to_the_scopes_the_server_names(
+    oauth_server: OAuthServer, tmp_path: Path
+) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    browser = HeadlessBrowser()
+    async with ServerConnection(oauth_server.config(), features=features(store, browser)) as server:
+        assert "mcp:read" in (await server.call_tool("whoami", {}, call_id="c1")).text
+        report = await server.call_tool("admin_report", {}, call_id="c2")
+        assert not report.is_error, report.text
+        assert report.text == "admin report: all systems nominal"
+        assert "mcp:admin" in (await server.call_tool("whoami", {}, call_id="c3")).text
+
+    assert len(browser.asked) == 2
+    assert browser.parameters(0)["scope"] == "mcp:read"
+    assert browser.parameters(1)["scope"].split() == ["mcp:read", "mcp:admin"]
+    stored = await store.load("secure")
+    assert stored is not None
+    assert stored.scope is not None
+    assert "mcp:admin" in stored.scope.split()
+
+
+async def test_a_token_for_another_server_is_refused_and_a_new_one_is_signed_in_for(tmp_path: Path) -> None:
+    first, second = start_oauth_server(), start_oauth_server()  # same signing secret: tokens look genuine
+    try:
+        store = FileTokenStore(tmp_path / "tokens.json")
+        browser = HeadlessBrowser()
+        await call(first.config("a"), features(store, browser))
+        login_a = await store.load("a")
+        assert login_a is not None
+        assert login_a.tokens is not None
+        token_a = login_a.tokens.access_token
+        # The audience check is what refuses it: the same token works at the server it was issued for.
+        assert _initialize_status(first.url, token_a) == 200
+        assert _initialize_status(second.url, token_a) == 401
+
+        # A's sign-in presented to B (as if B's record held it): B refuses, toolbridge signs in to B.
+        await store.save("b", login_a.model_copy(update={"url": second.url}))
+        assert "mcp:read" in await call(second.config("b"), features(store, browser))
+
+        assert [server for server, _ in browser.asked] == ["a", "b"]
+        assert browser.parameters()["resource"] == second.url
+        assert len(second.events("register")) == 1  # A's client registration is not reused at B
+        login_b = await store.load("b")
+        assert login_b is not None
+        assert login_b.tokens is not None
+        assert login_b.tokens.access_token != token_a
+        assert _initialize_status(second.url, login_b.tokens.access_token) == 200
+    finally:
+        first.stop()
+        second.stop()
+
+
+async def test_a_client_registered_by_hand_is_used_instead_of_registering(tmp_path: Path) -> None:
+    redirect = f"http://127.0.0.1:{free_port()}/callback"
+    server = start_oauth_server("--client", f"my-app:s3cret:{redirect}")
+    try:
+        store = FileTokenStore(tmp_path / "tokens.json")
+        browser = HeadlessBrowser()
+        auth = ServerAuth(client_id="my-app", client_secret="s3cret", redirect_uri=redirect)
+        assert "client my-app" in await call(server.config(auth=auth), features(store, browser))
+        assert server.events("register") == []
+        assert browser.parameters()["client_id"] == "my-app"
+        assert browser.parameters()["redirect_uri"] == redirect
+        assert "s3cret" not in store.path.read_text()  # the config holds the secret; the file need not
+    finally:
+        server.stop()
+
+
+async def test_client_credentials_sign_in_with_no_person(tmp_path: Path) -> None:
+    server = start_oauth_server("--client", "robot:r0b0t-secret")
+    try:
+        store = FileTokenStore(tmp_path / "tokens.json")
+        auth = ServerAuth(
+            grant="client_credentials", client_id="robot", client_secret="r0b0t-secret", issuer=server.issuer
+        )
+        assert "client robot" in await call(server.config(auth=auth), features(store))
+        assert [(e["grant"], e["resource"]) for e in server.events("token")] == [
+            ("client_credentials", server.url)
+        ]
+        assert server.events("authorize") == []
+    finally:
+        server.stop()
+
+
+def _initialize_status(url: str, token: str) -> int:
+    """The HTTP status of an MCP initialize sent to `url` with `token` (a direct probe of the server)."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    return httpx2.post(url, json=body, headers=headers, timeout=10).status_code

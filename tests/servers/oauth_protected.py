@@ -102,10 +102,14 @@ class Provider:
         self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
     ) -> OAuthToken:
         self.codes.pop(authorization_code.code, None)
-        events.append({"event": "token", "grant": "authorization_code", "resource": authorization_code.resource})
+        events.append(
+            {"event": "token", "grant": "authorization_code", "resource": authorization_code.resource}
+        )
         return self.issue(client.client_id or "", authorization_code.scopes, authorization_code.resource)
 
-    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+    async def load_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: str
+    ) -> RefreshToken | None:
         return self.refresh_tokens.get(refresh_token)
 
     async def exchange_refresh_token(
@@ -157,7 +161,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--token-ttl", type=int, default=3600, help="access token lifetime in seconds")
     parser.add_argument("--secret", default="toolbridge-test-signing-secret")
-    parser.add_argument("--client", action="append", default=[], help="pre-registered ID:SECRET[:REDIRECT_URI]")
+    parser.add_argument(
+        "--client", action="append", default=[], help="pre-registered ID:SECRET[:REDIRECT_URI]"
+    )
     options = parser.parse_args()
 
     origin = f"http://127.0.0.1:{options.port}"
@@ -234,7 +240,9 @@ class _TestAdditions:
                 f'Bearer error="insufficient_scope", scope="{BASE_SCOPE} {ADMIN_SCOPE}", '
                 f'resource_metadata="{metadata}"'
             )
-            await _respond(send, 403, b'{"error": "insufficient_scope"}', [(b"www-authenticate", challenge.encode())])
+            await _respond(
+                send, 403, b'{"error": "insufficient_scope"}', [(b"www-authenticate", challenge.encode())]
+            )
             return
         await self.app(scope, _replay(body, receive), send)
 
@@ -294,7 +302,9 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
-async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+async def _respond(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
     await send(
         {
             "type": "http.response.start",

@@ -49,7 +49,10 @@ class ServerAuth(BaseModel):
 def parse_server_auth(value: Any, fail: Callable[[str, str], ConfigError]) -> ServerAuth:
     """The `auth` entry of a server; `fail(message, key)` builds the error naming the key."""
     if not isinstance(value, Mapping):
-        raise fail(f'expected an object like {{"client_id": "...", "client_secret": "..."}}, got {describe(value)}', "auth")
+        raise fail(
+            f'expected an object like {{"client_id": "...", "client_secret": "..."}}, got {describe(value)}',
+            "auth",
+        )
     for key, item in value.items():
         if key not in _AUTH_KEYS:
             close = difflib.get_close_matches(key, _AUTH_KEYS, n=1)
@@ -59,21 +62,30 @@ def parse_server_auth(value: Any, fail: Callable[[str, str], ConfigError]) -> Se
             raise fail(f"expected a non-empty string, got {describe(item)}", f"auth.{key}")
     grant = value.get("grant", "authorization_code")
     if grant not in ("authorization_code", "client_credentials"):
-        raise fail(f"unknown grant {grant!r}; expected 'authorization_code' or 'client_credentials'", "auth.grant")
+        raise fail(
+            f"unknown grant {grant!r}; expected 'authorization_code' or 'client_credentials'", "auth.grant"
+        )
     if grant == "client_credentials" and not (value.get("client_id") and value.get("client_secret")):
         raise fail(
             "the client_credentials grant needs 'client_id' and 'client_secret' (the client's own credentials)",
             "auth.grant",
         )
     if "client_secret" in value and "client_id" not in value:
-        raise fail("'client_secret' without 'client_id'; give the client ID it belongs to", "auth.client_secret")
+        raise fail(
+            "'client_secret' without 'client_id'; give the client ID it belongs to", "auth.client_secret"
+        )
     redirect = value.get("redirect_uri")
-    if redirect is not None and not redirect.startswith(("http://127.0.0.1:", "http://localhost:", "http://[::1]:")):
+    if redirect is not None and not redirect.startswith(
+        ("http://127.0.0.1:", "http://localhost:", "http://[::1]:")
+    ):
         raise fail(
             f"expected a loopback address with a port, like http://127.0.0.1:8976/callback, got {redirect!r}",
             "auth.redirect_uri",
         )
     url = value.get("client_metadata_url")
     if url is not None and not url.startswith("https://"):
-        raise fail(f"expected an https:// URL (a client ID metadata document), got {url!r}", "auth.client_metadata_url")
+        raise fail(
+            f"expected an https:// URL (a client ID metadata document), got {url!r}",
+            "auth.client_metadata_url",
+        )
     return ServerAuth(**value)

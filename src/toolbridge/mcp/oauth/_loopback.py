@@ -4,6 +4,7 @@ the authorization URL, and take the code and state from the one request the brow
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs, urlparse
@@ -93,7 +94,9 @@ async def _answer(server: str, client: anyio.abc.SocketStream, path: str) -> Aut
     if "error" in query:
         await _reply(client, 400, "Sign-in was not completed. You can close this tab.")
         why = query.get("error_description") or query["error"]
-        raise AuthenticationError(f"Server {server!r}: the authorization server refused the sign-in: {why}.", server=server)
+        raise AuthenticationError(
+            f"Server {server!r}: the authorization server refused the sign-in: {why}.", server=server
+        )
     if "code" not in query:
         await _reply(client, 400, "This address expects the sign-in's redirect.")
         return None
@@ -106,7 +109,5 @@ async def _reply(client: anyio.abc.SocketStream, status: int, message: str) -> N
     reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
     head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
     head += f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    try:
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
         await client.send(head.encode() + body)
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-        pass

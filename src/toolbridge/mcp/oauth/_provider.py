@@ -51,7 +51,8 @@ async def oauth_for_server(
     storage = ServerTokenStorage(config, store)
     auth = config.auth
     if auth is not None and auth.grant == "client_credentials":
-        assert auth.client_id is not None and auth.client_secret is not None
+        assert auth.client_id is not None
+        assert auth.client_secret is not None
         return _ClientCredentials(
             config.url,
             storage,
@@ -99,7 +100,8 @@ class _Redirect:
         self._url = url
 
     async def sign_in(self) -> AuthorizationCodeResult:
-        assert self._sign_in is not None and self._url is not None
+        assert self._sign_in is not None
+        assert self._url is not None
         return await self._sign_in(self._server, self._url)
 
 
@@ -119,18 +121,24 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _refresh_margin(token: OAuthToken) -> float:
+    """How early to refresh: `REFRESH_MARGIN`, or half the lifetime of a token that lives less than twice that."""
+    return REFRESH_MARGIN if token.expires_in is None else min(REFRESH_MARGIN, int(token.expires_in) / 2)
+
+
 class _RefreshEarly(OAuthContext):
-    """Counts a token as expired `REFRESH_MARGIN` seconds early, so it is refreshed before it lapses."""
+    """Counts a token as expired a margin early, so it is refreshed before it lapses."""
 
     def update_token_expiry(self, token: OAuthToken) -> None:
         super().update_token_expiry(token)
         if self.token_expiry_time is not None:
-            self.token_expiry_time -= REFRESH_MARGIN
+            self.token_expiry_time -= _refresh_margin(token)
 
 
 class _StoredExpiry:
     """Mixin for the SDK's providers: refresh early, and know a stored token's expiry after a restart
-    (the SDK reloads stored tokens without it, and would treat an expired one as valid until a 401)."""
+    (the SDK reloads stored tokens without it, and would treat an expired one as valid until a 401,
+    then sign in again from scratch instead of refreshing)."""
 
     context: OAuthContext
     _storage: ServerTokenStorage
@@ -138,18 +146,22 @@ class _StoredExpiry:
     def _use_early_refresh(self, storage: ServerTokenStorage) -> None:
         self._storage = storage
         context = self.context
-        fields = {field.name: getattr(context, field.name) for field in dataclasses.fields(context) if field.init}
+        fields = {
+            field.name: getattr(context, field.name) for field in dataclasses.fields(context) if field.init
+        }
         self.context = _RefreshEarly(**fields)
 
     async def _initialize(self) -> None:
         await super()._initialize()  # type: ignore[misc]
-        expires_at = self._storage.expires_at
-        if self.context.current_tokens is not None and expires_at is not None:
-            self.context.token_expiry_time = expires_at - REFRESH_MARGIN
+        tokens, expires_at = self.context.current_tokens, self._storage.expires_at
+        if tokens is not None and expires_at is not None:
+            self.context.token_expiry_time = expires_at - _refresh_margin(tokens)
 
 
 class _AuthorizationCode(_StoredExpiry, OAuthClientProvider):
-    def __init__(self, server_url: str, metadata: OAuthClientMetadata, storage: ServerTokenStorage, **options: Any):
+    def __init__(
+        self, server_url: str, metadata: OAuthClientMetadata, storage: ServerTokenStorage, **options: Any
+    ):
         super().__init__(server_url, metadata, storage, **options)
         self._use_early_refresh(storage)
 

@@ -40,7 +40,9 @@ class ServerTokenStorage:
         expires_at = None if tokens.expires_in is None else time.time() + tokens.expires_in
         self.expires_at = expires_at
         stored = await self.login() or StoredLogin(url=self._url)
-        await self._store.save(self._server, stored.model_copy(update={"tokens": tokens, "expires_at": expires_at}))
+        await self._store.save(
+            self._server, stored.model_copy(update={"tokens": tokens, "expires_at": expires_at})
+        )
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         if self._preregistered is not None:
@@ -62,7 +64,7 @@ def _preregistered_client(config: ServerConfig) -> OAuthClientInformationFull | 
     return OAuthClientInformationFull(
         client_id=auth.client_id,
         client_secret=auth.client_secret,
-        redirect_uris=[auth.redirect_uri] if auth.redirect_uri else None,  # type: ignore[list-item]
+        redirect_uris=[auth.redirect_uri] if auth.redirect_uri else None,
         token_endpoint_auth_method="client_secret_post" if auth.client_secret else "none",
         scope=auth.scope,
     )
