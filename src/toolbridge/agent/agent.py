@@ -32,6 +32,7 @@ from toolbridge.agent.loop import AgentRun
 from toolbridge.agent.result import RunResult
 from toolbridge.config.model import Config
 from toolbridge.errors import UsageError
+from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.models import Model, ModelSettings, resolve_model_async
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
 from toolbridge.types import Message
@@ -103,6 +104,7 @@ class Agent:
         model: Model | str | None = None,
         tools: Sequence[FunctionTool] = (),
         approve: Approver | None = None,
+        features: ClientFeatures = NO_FEATURES,
     ) -> Agent:
         """The agent `name` of `config` (None: the default agent), over a toolbox of the config's servers.
 
@@ -111,9 +113,10 @@ class Agent:
         `definition` is used instead of looking `name` up (e.g. an agent kept in the store).
         `model` overrides the definition's model: a `Model`, or a name the models layer resolves.
         Extra Python `tools` are offered next to the config's servers and the native tools.
+        `features` is what the servers get from their client (see `toolbridge.mcp.client_features`).
         """
         definition = definition or load_agent_definition(config, name)
-        agent = cls(None, Toolbox(config, tools=tools), definition, approve=approve)
+        agent = cls(None, Toolbox(config, tools=tools, features=features), definition, approve=approve)
         if isinstance(model, Model):
             agent.model = model
         else:

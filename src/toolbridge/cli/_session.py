@@ -17,11 +17,20 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from toolbridge.agent import Agent, AgentStream, ApprovalRequest, RunResult, approve_all
 from toolbridge.cli._render import EventPrinter
 from toolbridge.config import Config
+from toolbridge.mcp.client_features import ClientFeatures
+from toolbridge.mcp.oauth import OAuth
 from toolbridge.models import resolve_model
 from toolbridge.store import RunRecorder, Store, find_agent, resolve_agent_model
 from toolbridge.types import NATIVE_SOURCE, Message, ToolSpec
 
 __all__ = ["TerminalSession"]
+
+
+def _chat_features() -> ClientFeatures:
+    """What servers get from a chat: a person to sign in (OAuth) when a server first asks."""
+    from toolbridge.cli.auth import browser_sign_in
+
+    return ClientFeatures(oauth=OAuth(sign_in=browser_sign_in()))
 
 
 class TerminalSession:
@@ -83,7 +92,7 @@ class TerminalSession:
         if self._instructions is not None:
             definition = definition.model_copy(update={"instructions": self._instructions})
         async with Agent.from_config(
-            self._config, definition=definition, model=model, approve=approve
+            self._config, definition=definition, model=model, approve=approve, features=_chat_features()
         ) as agent:
             try:
                 yield agent

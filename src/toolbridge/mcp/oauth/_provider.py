@@ -11,6 +11,7 @@ and tokens are refreshed a little before they expire rather than after.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -34,6 +35,19 @@ REFRESH_MARGIN = 60.0
 
 SignIn = Callable[[str, str], Awaitable[AuthorizationCodeResult]]
 """(server name, authorization URL) -> the code and state the authorization server redirected back with."""
+
+
+class _WithoutFlowTracebacks(logging.Filter):
+    """Drops the SDK's traceback for a failed OAuth flow: the failure reaches the person once, as an
+    `AuthenticationError` that says what to do (see `mcp._failures`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != "OAuth flow error"
+
+
+_SDK_OAUTH_LOGGER = logging.getLogger("mcp.client.auth.oauth2")
+if not any(isinstance(f, _WithoutFlowTracebacks) for f in _SDK_OAUTH_LOGGER.filters):
+    _SDK_OAUTH_LOGGER.addFilter(_WithoutFlowTracebacks())
 
 
 def uses_oauth(config: ServerConfig) -> bool:
