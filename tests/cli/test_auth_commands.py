@@ -86,7 +86,8 @@ def test_login_status_logout(
             lines.append(line)
         assert "Open this address in a browser" in "".join(lines)  # no display: printed, not opened
         page = follow_sign_in(lines[-1].strip())
-        assert page.status_code == 200 and "Signed in" in page.text
+        assert page.status_code == 200
+        assert "Signed in" in page.text
         out, err = login.communicate(timeout=DEADLINE)
     finally:
         login.kill() if login.poll() is None else None
@@ -98,9 +99,12 @@ def test_login_status_logout(
     access_token = json.loads(tokens.read_text())["secure"]["tokens"]["access_token"]
     status = toolbridge(env, "auth", "status", "--config", str(config), "--json")
     (row,) = json.loads(status.stdout)
-    assert row["signed_in"] and row["scope"] == "mcp:read" and row["refreshable"]
+    assert row["signed_in"]
+    assert row["scope"] == "mcp:read"
+    assert row["refreshable"]
     table = toolbridge(env, "auth", "status", "--config", str(config))
-    assert "secure" in table.stdout and "yes" in table.stdout
+    assert "secure" in table.stdout
+    assert "yes" in table.stdout
 
     # Every command uses the stored sign-in.
     called = toolbridge(env, "call", "whoami", "{}", "--server", "secure", "--config", str(config))
@@ -110,7 +114,8 @@ def test_login_status_logout(
         assert access_token not in output
 
     logout = toolbridge(env, "auth", "logout", "secure", "--config", str(config))
-    assert logout.returncode == 0 and "Signed out of secure" in logout.stdout
+    assert logout.returncode == 0
+    assert "Signed out of secure" in logout.stdout
     assert "secure" not in json.loads(tokens.read_text())
     after = toolbridge(env, "auth", "status", "--config", str(config), "--json")
     assert not json.loads(after.stdout)[0]["signed_in"]
@@ -123,9 +128,11 @@ def test_login_refuses_a_stdio_server_and_an_unknown_one(tmp_path: Path) -> None
     config.write_text(json.dumps({"mcpServers": {"local": {"command": "true"}}}))
     env = {**os.environ, "NO_COLOR": "1", "TOOLBRIDGE_TOKENS": str(tmp_path / "tokens.json")}
     local = toolbridge(env, "auth", "login", "local", "--config", str(config))
-    assert local.returncode == 1 and "OAuth sign-in is for servers reached over HTTP" in local.stderr
+    assert local.returncode == 1
+    assert "OAuth sign-in is for servers reached over HTTP" in local.stderr
     unknown = toolbridge(env, "auth", "login", "nope", "--config", str(config))
-    assert unknown.returncode == 1 and "no MCP server named 'nope'" in unknown.stderr
+    assert unknown.returncode == 1
+    assert "no MCP server named 'nope'" in unknown.stderr
 
 
 def test_chat_signs_in_on_the_first_use_of_a_server(
