@@ -36,9 +36,11 @@ def test_a_preregistered_client_and_its_options(monkeypatch: pytest.MonkeyPatch)
 
 def test_client_credentials_and_a_metadata_document() -> None:
     robot = server_with({"grant": "client_credentials", "client_id": "bot", "client_secret": "x"}).auth
-    assert robot is not None and robot.grant == "client_credentials"
+    assert robot is not None
+    assert robot.grant == "client_credentials"
     cimd = server_with({"client_metadata_url": "https://app.example.com/client.json"}).auth
-    assert cimd is not None and cimd.client_metadata_url == "https://app.example.com/client.json"
+    assert cimd is not None
+    assert cimd.client_metadata_url == "https://app.example.com/client.json"
     assert server_with({}).auth is not None  # all optional: discovery fills in the rest
     assert parse_config({"mcpServers": {"r": {"url": URL}}}).servers["r"].auth is None
 
@@ -48,7 +50,11 @@ def test_client_credentials_and_a_metadata_document() -> None:
     [
         ({"client_secert": "x"}, "auth.client_secert", "did you mean 'client_secret'?"),
         ({"grant": "password"}, "auth.grant", "expected 'authorization_code' or 'client_credentials'"),
-        ({"grant": "client_credentials", "client_id": "bot"}, "auth.grant", "needs 'client_id' and 'client_secret'"),
+        (
+            {"grant": "client_credentials", "client_id": "bot"},
+            "auth.grant",
+            "needs 'client_id' and 'client_secret'",
+        ),
         ({"client_secret": "x"}, "auth.client_secret", "without 'client_id'"),
         ({"redirect_uri": "https://example.com/cb"}, "auth.redirect_uri", "loopback address"),
         ({"client_metadata_url": "http://app/c.json"}, "auth.client_metadata_url", "https:// URL"),
