@@ -212,3 +212,53 @@ def _initialize_status(url: str, token: str) -> int:
     }
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     return httpx2.post(url, json=body, headers=headers, timeout=10).status_code
+
+
+async def test_a_client_id_metadata_document_is_the_client_where_the_server_supports_it(
+    tmp_path: Path,
+) -> None:
+    server = start_oauth_server("--metadata-documents")
+    try:
+        document = "https://app.example.com/toolbridge-client.json"
+        browser = HeadlessBrowser()
+        auth = ServerAuth(client_metadata_url=document)
+        config = server.config(auth=auth)
+        assert "mcp:read" in await call(config, features(FileTokenStore(tmp_path / "t.json"), browser))
+        assert server.events("register") == []  # no dynamic registration
+        assert browser.parameters()["client_id"] == document
+        assert [event["client_id"] for event in server.events("metadata_document")] == [document]
+    finally:
+        server.stop()
+
+
+async def test_a_server_without_protected_resource_metadata_is_found_the_older_way(tmp_path: Path) -> None:
+    server = start_oauth_server("--legacy")  # as 2025-03-26 servers: the origin's authorization server
+    try:
+        browser = HeadlessBrowser()
+        assert "mcp:read" in await call(
+            server.config(), features(FileTokenStore(tmp_path / "t.json"), browser)
+        )
+        assert browser.asked[0][1].startswith(f"{server.issuer}/authorize?")
+        assert len(server.events("register")) == 1
+        # Both well-known places were tried (path, then root) before the origin's metadata was used.
+        missing = [event["path"] for event in server.events("resource_metadata_missing")]
+        assert missing[:2] == [
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-protected-resource",
+        ]
+    finally:
+        server.stop()
+
+
+async def test_metadata_naming_another_resource_stops_the_sign_in(tmp_path: Path) -> None:
+    server = start_oauth_server("--advertise-resource", "https://elsewhere.example.com/mcp")
+    try:
+        browser = HeadlessBrowser()
+        with pytest.raises(AuthenticationError) as caught:
+            await call(server.config(), features(FileTokenStore(tmp_path / "t.json"), browser))
+        message = str(caught.value)
+        assert "signing in with OAuth failed" in message
+        assert "https://elsewhere.example.com/mcp" in message
+        assert browser.asked == []  # no token is asked for another server's audience
+    finally:
+        server.stop()

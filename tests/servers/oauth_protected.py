@@ -37,9 +37,11 @@ from mcp.server.auth.provider import (
     RefreshToken,
     construct_redirect_uri,
 )
-from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.auth.routes import build_metadata
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
+from pydantic import AnyHttpUrl, AnyUrl
 from starlette.types import Message, Receive, Scope, Send
 
 SCOPES = ["mcp:read", "mcp:admin"]
@@ -59,8 +61,19 @@ class Provider:
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.refresh_tokens: dict[str, RefreshToken] = {}
+        self.accept_metadata_documents = False
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if (
+            self.accept_metadata_documents
+            and client_id.startswith("https://")
+            and client_id not in self.clients
+        ):
+            # A real server would fetch the document at the URL; this one trusts it for loopback redirects.
+            events.append({"event": "metadata_document", "client_id": client_id})
+            self.clients[client_id] = _MetadataDocumentClient(
+                client_id=client_id, token_endpoint_auth_method="none", scope=" ".join(SCOPES)
+            )
         return self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -155,12 +168,30 @@ class Provider:
         )
 
 
+class _MetadataDocumentClient(OAuthClientInformationFull):
+    """A client known by its metadata document URL, redirecting to any loopback address (RFC 8252)."""
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        if redirect_uri is None or redirect_uri.host != "127.0.0.1":
+            raise InvalidRedirectUriError(f"Redirect URI '{redirect_uri}' is not a loopback address")
+        return redirect_uri
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="toolbridge test MCP server behind OAuth")
     parser.add_argument("--transport", choices=["http"], default="http")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--token-ttl", type=int, default=3600, help="access token lifetime in seconds")
     parser.add_argument("--secret", default="toolbridge-test-signing-secret")
+    parser.add_argument(
+        "--metadata-documents", action="store_true", help="accept client ID metadata documents"
+    )
+    parser.add_argument(
+        "--advertise-resource", help="protected-resource metadata names this resource instead"
+    )
+    parser.add_argument(
+        "--legacy", action="store_true", help="no protected-resource metadata (2025-03-26 servers)"
+    )
     parser.add_argument(
         "--client", action="append", default=[], help="pre-registered ID:SECRET[:REDIRECT_URI]"
     )
@@ -169,6 +200,7 @@ def main() -> None:
     origin = f"http://127.0.0.1:{options.port}"
     resource = f"{origin}/mcp"
     provider = Provider(options.secret, origin, options.token_ttl)
+    provider.accept_metadata_documents = options.metadata_documents
     for entry in options.client:
         client_id, client_secret, *redirect = entry.split(":", 2)
         provider.clients[client_id] = OAuthClientInformationFull(
@@ -188,7 +220,7 @@ def main() -> None:
             issuer_url=origin,  # type: ignore[arg-type]
             resource_server_url=resource,  # type: ignore[arg-type]
             required_scopes=[BASE_SCOPE],
-            validate_token_resource=True,
+            validate_token_resource=not options.legacy,  # 2025-03-26 servers knew no audience
             client_registration_options=ClientRegistrationOptions(
                 enabled=True, valid_scopes=SCOPES, default_scopes=[BASE_SCOPE]
             ),
@@ -207,17 +239,21 @@ def main() -> None:
         """Needs the mcp:admin scope (a step-up from mcp:read)."""
         return "admin report: all systems nominal"
 
-    app = _TestAdditions(server.streamable_http_app(), provider, resource)
+    app = _TestAdditions(server.streamable_http_app(), provider, resource, options)
+    assert server.settings.auth is not None
+    app.issuer_url = server.settings.auth.issuer_url  # spelt as the SDK's own metadata spells it
     uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
 
 
 class _TestAdditions:
     """ASGI wrapper adding step-up, the client-credentials grant and `/test/events` to the SDK's app."""
 
-    def __init__(self, app: Any, provider: Provider, resource: str) -> None:
+    def __init__(self, app: Any, provider: Provider, resource: str, options: argparse.Namespace) -> None:
         self.app = app
         self.provider = provider
         self.resource = resource
+        self.options = options
+        self.issuer_url: AnyHttpUrl = AnyHttpUrl(provider.issuer)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -227,6 +263,30 @@ class _TestAdditions:
         if path == "/test/events":
             await _respond(send, 200, json.dumps(events).encode())
             return
+        if path.startswith("/.well-known/oauth-protected-resource"):
+            if self.options.legacy:
+                events.append({"event": "resource_metadata_missing", "path": path})
+                await _respond(send, 404, b'{"error": "not found"}')
+                return
+            if self.options.advertise_resource:
+                metadata = {
+                    "resource": self.options.advertise_resource,
+                    "authorization_servers": [self.provider.issuer],
+                }
+                await _respond(send, 200, json.dumps(metadata).encode())
+                return
+        if path == "/.well-known/oauth-authorization-server" and self.options.metadata_documents:
+            metadata = build_metadata(
+                self.issuer_url,
+                None,
+                ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES),
+                RevocationOptions(),
+            )
+            metadata.client_id_metadata_document_supported = True
+            await _respond(send, 200, metadata.model_dump_json(exclude_none=True).encode())
+            return
+        if self.options.legacy:
+            send = _without_resource_metadata(send)
         if method != "POST" or path not in ("/mcp", "/token"):
             await self.app(scope, receive, send)
             return
@@ -272,6 +332,21 @@ class _TestAdditions:
         events.append({"event": "token", "grant": "client_credentials", "resource": form.get("resource")})
         token = self.provider.issue(client.client_id or "", scopes, form.get("resource"))
         await _respond(send, 200, token.model_dump_json(exclude_none=True).encode())
+
+
+def _without_resource_metadata(send: Send) -> Send:
+    """Answers as a 2025-03-26 server does: its 401 names no protected-resource metadata."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [
+                (name, b'Bearer error="invalid_token"' if name.lower() == b"www-authenticate" else value)
+                for name, value in message.get("headers", [])
+            ]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 def _bearer(scope: Scope) -> str | None:
