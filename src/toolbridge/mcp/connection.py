@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import (
+    AuthenticationError,
     ConnectionLostError,
     ServerError,
     ServerStartError,
@@ -118,6 +119,12 @@ class ServerConnection:
         if live.end_reason is not None:
             return f"The session ended: {live.end_reason}."
         return None
+
+    @property
+    def needs_sign_in(self) -> bool:
+        """The server wants an OAuth sign-in that was not given (see `toolbridge.mcp.oauth`)."""
+        live = self._live
+        return live is not None and isinstance(live.error, AuthenticationError)
 
     @property
     def ignored_messages(self) -> int:

@@ -16,7 +16,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from toolbridge.config import Config
-from toolbridge.server import _openai, _web
+from toolbridge.server import _openai, _sign_in, _web
 from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._chats import ChatHub
 from toolbridge.server._errors import ApiError, install_error_handlers
@@ -45,6 +45,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
             catalog = AgentCatalog(config, store, toolbox.registry)
             chats = ChatHub(catalog, store, settings, runs)
             app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats)
+            app.state.sign_ins = _sign_in.SignIns(config, runs)
             try:
                 yield
             finally:
@@ -64,6 +65,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     app.add_middleware(SecurityMiddleware, settings=settings)
     app.include_router(_openai.router)
     app.include_router(_web.router)
+    app.include_router(_sign_in.router)
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:

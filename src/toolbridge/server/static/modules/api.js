@@ -62,6 +62,16 @@ export class Api {
     return this.json("GET", "/api/health");
   }
 
+  /** Starts an OAuth sign-in to a server: `{url, done, error}` (url: the address to open). */
+  startSignIn(server) {
+    return this.json("POST", `/api/servers/${encodeURIComponent(server)}/sign-in`);
+  }
+
+  /** Waits for the server's sign-in to end: `{signed_in, error}`. */
+  finishSignIn(server) {
+    return this.json("GET", `/api/servers/${encodeURIComponent(server)}/sign-in`);
+  }
+
   stats(since) {
     const query = since ? `?since=${encodeURIComponent(since)}` : "";
     return this.json("GET", `/api/stats${query}`);
