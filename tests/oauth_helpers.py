@@ -34,17 +34,18 @@ def free_port() -> int:
 class OAuthServer:
     port: int
     process: subprocess.Popen[bytes]
+    transport: str = "streamable-http"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+        return f"http://127.0.0.1:{self.port}/{'mcp' if self.transport == 'streamable-http' else 'sse'}"
 
     @property
     def issuer(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def config(self, name: str = "secure", **options: Any) -> ServerConfig:
-        return ServerConfig(name=name, transport="streamable-http", url=self.url, **options)
+        return ServerConfig(name=name, transport=self.transport, url=self.url, **options)  # type: ignore[arg-type]
 
     def events(self, kind: str | None = None) -> list[dict[str, Any]]:
         """What the authorization server saw, oldest first (`kind`: only "register", "authorize" or "token")."""
@@ -79,7 +80,7 @@ def start_oauth_server(*options: str) -> OAuthServer:
             raise AssertionError(f"the OAuth test server exited early:\n{stderr.read().decode()}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return OAuthServer(port, process)
+            return OAuthServer(port, process, "sse" if "sse" in options else "streamable-http")
         except OSError:
             if time.monotonic() > deadline:
                 process.kill()

@@ -30,6 +30,13 @@ def oauth_server() -> Iterator[OAuthServer]:
     server.stop()
 
 
+@pytest.fixture
+def oauth_sse_server() -> Iterator[OAuthServer]:
+    server = start_oauth_server("--transport", "sse")
+    yield server
+    server.stop()
+
+
 def features(store: FileTokenStore, browser: HeadlessBrowser | None = None) -> ClientFeatures:
     return ClientFeatures(oauth=OAuth(tokens=store, sign_in=browser))
 
@@ -70,6 +77,17 @@ async def test_first_use_signs_in_through_the_callback_and_the_tokens_are_kept(
     assert "mcp:read" in await call(oauth_server.config(), features(store))
     assert len(browser.asked) == 1
     assert len(oauth_server.events("authorize")) == 1
+
+
+async def test_the_older_sse_transport_signs_in_the_same_way(
+    oauth_sse_server: OAuthServer, tmp_path: Path
+) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    browser = HeadlessBrowser()
+    assert "mcp:read" in await call(oauth_sse_server.config(), features(store, browser))
+    assert browser.parameters()["resource"] == oauth_sse_server.url
+    assert "mcp:read" in await call(oauth_sse_server.config(), features(store))  # the stored token
+    assert len(browser.asked) == 1
 
 
 async def test_without_a_way_to_sign_in_the_error_says_how(oauth_server: OAuthServer, tmp_path: Path) -> None:

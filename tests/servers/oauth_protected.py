@@ -179,7 +179,7 @@ class _MetadataDocumentClient(OAuthClientInformationFull):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="toolbridge test MCP server behind OAuth")
-    parser.add_argument("--transport", choices=["http"], default="http")
+    parser.add_argument("--transport", choices=["http", "sse"], default="http")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--token-ttl", type=int, default=3600, help="access token lifetime in seconds")
     parser.add_argument("--secret", default="toolbridge-test-signing-secret")
@@ -198,7 +198,7 @@ def main() -> None:
     options = parser.parse_args()
 
     origin = f"http://127.0.0.1:{options.port}"
-    resource = f"{origin}/mcp"
+    resource = f"{origin}/mcp" if options.transport == "http" else f"{origin}/sse"
     provider = Provider(options.secret, origin, options.token_ttl)
     provider.accept_metadata_documents = options.metadata_documents
     for entry in options.client:
@@ -239,7 +239,8 @@ def main() -> None:
         """Needs the mcp:admin scope (a step-up from mcp:read)."""
         return "admin report: all systems nominal"
 
-    app = _TestAdditions(server.streamable_http_app(), provider, resource, options)
+    mcp_app = server.streamable_http_app() if options.transport == "http" else server.sse_app()
+    app = _TestAdditions(mcp_app, provider, resource, options)
     assert server.settings.auth is not None
     app.issuer_url = server.settings.auth.issuer_url  # spelt as the SDK's own metadata spells it
     uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")

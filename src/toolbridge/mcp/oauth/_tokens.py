@@ -7,8 +7,8 @@ default, one JSON file readable by its owner only (mode 0600, in a 0700 folder).
 from __future__ import annotations
 
 import json
+import logging
 import os
-import time
 from pathlib import Path
 from typing import Protocol
 
@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 __all__ = ["FileTokenStore", "StoredLogin", "TokenStore", "default_token_file"]
 
 TOKEN_FILE_ENV = "TOOLBRIDGE_TOKENS"
+
+logger = logging.getLogger(__name__)
 
 
 class StoredLogin(BaseModel):
@@ -37,9 +39,6 @@ class StoredLogin(BaseModel):
     @property
     def scope(self) -> str | None:
         return self.tokens.scope if self.tokens is not None else None
-
-    def expires_in(self) -> float | None:
-        return None if self.expires_at is None else self.expires_at - time.time()
 
 
 class TokenStore(Protocol):
@@ -100,8 +99,10 @@ class FileTokenStore:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
             # A damaged file is a lost sign-in, not a crash: the next use signs in again.
+            logger.warning("the OAuth token file %s cannot be read (%s); servers will ask to sign in again",
+                           self.path, type(exc).__name__)  # fmt: skip
             return {}
         logins: dict[str, StoredLogin] = {}
         for server, entry in raw.items() if isinstance(raw, dict) else ():
