@@ -20,6 +20,7 @@ from mcp.client.context import ClientRequestContext
 from toolbridge.mcp.oauth import OAuth
 
 __all__ = [
+    "NO_FEATURES",
     "ClientFeatures",
     "ElicitationHandler",
     "LogHandler",
