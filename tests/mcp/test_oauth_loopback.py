@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import anyio
+import anyio.abc
 import httpx2
 import pytest
 
@@ -98,3 +99,14 @@ async def test_a_person_may_take_longer_than_the_connect_timeout(
     async with ServerConnection(oauth_server.config(connect_timeout=0.2), features=features) as server:
         result = await server.call_tool("whoami", {}, call_id="c1")
     assert "mcp:read" in result.text
+
+
+async def test_a_callback_port_already_taken_says_what_to_do() -> None:
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0) as taken:
+        port = taken.extra(anyio.abc.SocketAttribute.local_port)
+        with pytest.raises(AuthenticationError) as caught:
+            await loopback_sign_in(lambda server, url: None)(
+                "remote", authorization_url(f"http://127.0.0.1:{port}/cb")
+            )
+    assert f"port {port} on 127.0.0.1" in str(caught.value)
+    assert "toolbridge auth logout remote" in str(caught.value)

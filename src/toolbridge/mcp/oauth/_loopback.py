@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
+from typing import NamedTuple
 from urllib.parse import parse_qs, urlparse
 
 import anyio
@@ -35,7 +36,15 @@ def loopback_sign_in(show: ShowUrl) -> SignIn:
 
     async def sign_in(server: str, authorization_url: str) -> AuthorizationCodeResult:
         redirect = _redirect_uri(server, authorization_url)
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=redirect.port or 80)
+        try:
+            listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=redirect.port or 80)
+        except OSError as exc:
+            raise AuthenticationError(
+                f"Server {server!r}: the sign-in comes back to port {redirect.port} on 127.0.0.1, which cannot "
+                f"be listened on ({exc.strerror or exc}). Stop what uses it, or run `toolbridge auth logout "
+                f"{server}` so that the next sign-in registers another port.",
+                server=server,
+            ) from exc
         async with listener:
             shown = show(server, authorization_url)
             if inspect.isawaitable(shown):
@@ -49,7 +58,7 @@ def loopback_sign_in(show: ShowUrl) -> SignIn:
     return sign_in
 
 
-def _redirect_uri(server: str, authorization_url: str) -> _Parsed:
+def _redirect_uri(server: str, authorization_url: str) -> _Callback:
     query = parse_qs(urlparse(authorization_url).query)
     redirect = urlparse(query.get("redirect_uri", [""])[0])
     if redirect.scheme != "http" or redirect.hostname not in ("127.0.0.1", "localhost"):
@@ -58,13 +67,14 @@ def _redirect_uri(server: str, authorization_url: str) -> _Parsed:
             "a loopback address toolbridge can listen on. Set auth.redirect_uri to http://127.0.0.1:PORT/callback.",
             server=server,
         )
-    return _Parsed(redirect.port, redirect.path or "/")
+    return _Callback(redirect.port, redirect.path or "/")
 
 
-class _Parsed:
-    def __init__(self, port: int | None, path: str) -> None:
-        self.port = port
-        self.path = path
+class _Callback(NamedTuple):
+    """Where the browser comes back to on this machine."""
+
+    port: int | None
+    path: str
 
 
 async def _accept(listener: anyio.abc.Listener[anyio.abc.SocketStream]) -> anyio.abc.SocketStream:
