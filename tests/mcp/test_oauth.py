@@ -4,13 +4,17 @@ server-side auth pieces), with the browser step played headless through the `Sig
 from __future__ import annotations
 
 import logging
+import socket
 import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import anyio
 import httpx2
 import pytest
+import uvicorn
 
 from oauth_helpers import HeadlessBrowser, OAuthServer, free_port, start_oauth_server
 from toolbridge.config._server_auth import ServerAuth
@@ -280,3 +284,25 @@ async def test_metadata_naming_another_resource_stops_the_sign_in(tmp_path: Path
         assert browser.asked == []  # no token is asked for another server's audience
     finally:
         server.stop()
+
+
+async def test_a_401_without_any_oauth_to_offer_says_to_configure_credentials(tmp_path: Path) -> None:
+    async def always_401(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send(
+            {"type": "http.response.start", "status": 401, "headers": [(b"www-authenticate", b"Bearer")]}
+        )
+        await send({"type": "http.response.body", "body": b"authentication required"})
+
+    listening = socket.create_server(("127.0.0.1", 0))  # accepts (queues) connections from now on
+    port = listening.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(always_401, log_config=None, lifespan="off"))
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve, [listening])
+        config = ServerConfig(name="locked", transport="streamable-http", url=f"http://127.0.0.1:{port}/mcp")
+        with pytest.raises(AuthenticationError) as caught:
+            await call(config, features(FileTokenStore(tmp_path / "t.json"), HeadlessBrowser()))
+        server.should_exit = True
+    assert "answered HTTP 401" in str(caught.value)
+    assert "'headers'" in str(caught.value)

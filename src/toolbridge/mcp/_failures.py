@@ -6,11 +6,12 @@ Third-party exceptions (SDK, httpx2, OS) are translated here into toolbridge's e
 from __future__ import annotations
 
 import math
+import re
 import signal
 
 import httpx2
 from mcp import MCPError
-from mcp.client.auth import OAuthFlowError
+from mcp.client.auth import OAuthFlowError, OAuthRegistrationError
 from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 
 from toolbridge.config.model import ServerConfig
@@ -141,6 +142,17 @@ def _oauth_failure(config: ServerConfig, exc: BaseException) -> AuthenticationEr
     for leaf in _leaves(exc):
         if isinstance(leaf, AuthenticationError):
             return leaf
+        refused = re.match(r"Registration failed: (4\d\d)", str(leaf))
+        if isinstance(leaf, OAuthRegistrationError) and refused:
+            # No OAuth to sign in with, or none open to new clients: only credentials from the config help.
+            return AuthenticationError(
+                f"Server {config.name!r} answered HTTP 401 (authentication required) at {config.url}, and "
+                f"toolbridge could not register there as an OAuth client (HTTP {refused[1]}). Give the server "
+                'its credentials in \'headers\' (like "Authorization": "Bearer ${TOKEN}"), or a client '
+                "registered by hand in 'auth' (client_id, client_secret).",
+                server=config.name,
+                command=config.describe(),
+            )
         if isinstance(leaf, OAuthFlowError):
             return AuthenticationError(
                 f"Server {config.name!r}: signing in with OAuth failed: {leaf}. Check the server's 'auth' "
