@@ -12,8 +12,9 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -199,3 +200,15 @@ class Screen:
                 if line.strip().startswith(prefix):
                     return line.strip()
             self._read_more(deadline)
+
+
+def test_login_to_a_server_that_needs_none_says_so(tmp_path: Path, http_server: Callable[..., Any]) -> None:
+    basic = http_server("basic", "streamable-http")
+    config = tmp_path / "toolbridge.json"
+    config.write_text(json.dumps({"mcpServers": {"open": {"url": basic.url}}}))
+    env = {**os.environ, "NO_COLOR": "1", "TOOLBRIDGE_TOKENS": str(tmp_path / "tokens.json")}
+    env.pop("DISPLAY", None)
+    done = toolbridge(env, "auth", "login", "open", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert "did not ask for a sign-in" in done.stdout
+    assert not (tmp_path / "tokens.json").exists()
