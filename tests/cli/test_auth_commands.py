@@ -66,6 +66,9 @@ def test_login_status_logout(
     before = toolbridge(env, "auth", "status", "--config", str(config), "--json")
     assert before.returncode == 0, before.stderr
     assert [(row["server"], row["signed_in"]) for row in json.loads(before.stdout)] == [("secure", False)]
+    assert (
+        toolbridge(env, "auth", "--config", str(config), "--json").stdout == before.stdout
+    )  # status, by default
     # Without a sign-in a non-interactive command says what to do.
     refused = toolbridge(env, "call", "whoami", "{}", "--server", "secure", "--config", str(config))
     assert refused.returncode == 1

@@ -34,15 +34,23 @@ if TYPE_CHECKING:
     from toolbridge.config.model import ServerConfig
     from toolbridge.mcp.oauth import SignIn, StoredLogin
 
-auth_app = typer.Typer(
-    help="Sign in to remote MCP servers that use OAuth, see the sign-ins, sign out.", no_args_is_help=True
-)
+auth_app = typer.Typer(help="Sign in to remote MCP servers that use OAuth, see the sign-ins, sign out.")
 app.add_typer(auth_app, name="auth")
 
 ServerArgument = Annotated[str, typer.Argument(help="The server's name in the config.", show_default=False)]
 NoBrowserOption = Annotated[
     bool, typer.Option("--no-browser", help="Print the sign-in address instead of opening a browser.")
 ]
+
+
+@auth_app.callback(invoke_without_command=True)
+def auth(
+    ctx: typer.Context, config: ConfigOption = None, json: JsonOption = False, verbose: VerboseOption = False
+) -> None:
+    """Sign in to remote MCP servers that use OAuth (`auth login`), see the sign-ins (`auth status`, also
+    shown with no command), sign out (`auth logout`)."""
+    if ctx.invoked_subcommand is None:
+        status(config=config, json=json, verbose=verbose)
 
 
 @auth_app.command()
