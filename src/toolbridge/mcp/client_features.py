@@ -19,6 +19,7 @@ from mcp.client.context import ClientRequestContext
 
 __all__ = [
     "ClientFeatures",
+    "ElicitationCompleteHandler",
     "ElicitationHandler",
     "LogHandler",
     "RootsProvider",
@@ -41,6 +42,9 @@ RootsProvider = Callable[[str], Sequence[mcp.Root]]
 LogHandler = Callable[[str, mcp.LoggingMessageNotificationParams], Awaitable[None]]
 """(server name, a `notifications/message`)."""
 
+ElicitationCompleteHandler = Callable[[str, str], None]
+"""(server name, elicitation id): a URL-mode elicitation was completed (`notifications/elicitation/complete`)."""
+
 
 @dataclass(frozen=True)
 class ClientFeatures:
@@ -48,6 +52,7 @@ class ClientFeatures:
     elicitation: ElicitationHandler | None = None
     roots: RootsProvider | None = None
     on_log: LogHandler | None = None
+    on_elicitation_complete: ElicitationCompleteHandler | None = None
 
 
 NO_FEATURES = ClientFeatures()
@@ -64,6 +69,8 @@ def session_callbacks(features: ClientFeatures, server: str) -> dict[str, Any]:
             return await sampling(server, params)
 
         callbacks["sampling_callback"] = sample
+        # The handlers give the request's tools to the model (or answer without them).
+        callbacks["sampling_capabilities"] = mcp.SamplingCapability(tools=mcp.SamplingToolsCapability())
     if (elicitation := features.elicitation) is not None:
 
         async def elicit(
