@@ -28,7 +28,11 @@ import mcp_types as mcp
 
 from toolbridge.mcp.elicitation_form import ElicitationForm
 
-__all__ = ["ElicitationRequest", "SamplingRequest", "UserAsker"]
+__all__ = ["ElicitationRequest", "NobodyToAsk", "SamplingRequest", "UserAsker"]
+
+
+class NobodyToAsk(Exception):
+    """Raised by an asker that cannot ask anyone now; the request is declined with this reason."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class UserAsker(Protocol):
     """Who answers servers' requests for the person: the CLI's prompts, the web page's cards."""
 
     async def approve_sampling(self, request: SamplingRequest) -> bool:
-        """True to let the model answer the server."""
+        """True to let the model answer the server. `NobodyToAsk` declines it with a reason."""
         ...
 
     async def elicit(self, request: ElicitationRequest) -> mcp.ElicitResult:

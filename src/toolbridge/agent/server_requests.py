@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import anyio
 import mcp_types as mcp
 
-from toolbridge.agent.asking import ElicitationRequest, SamplingRequest, UserAsker
+from toolbridge.agent.asking import ElicitationRequest, NobodyToAsk, SamplingRequest, UserAsker
 from toolbridge.agent.sampling import SamplingReply, sample_with
 from toolbridge.config.model import Config, ServerConfig
 from toolbridge.errors import ToolbridgeError
@@ -93,13 +93,13 @@ class ServerRequests:
             return _error(f"Server {server!r} asked for a completion, but no model can answer: {exc}")
         if settings is None or settings.sampling.approval != "never":
             if self.asker is None:
-                return _error(
-                    f"Sampling declined: {self.non_interactive}, and server {server!r} needs approval to use "
-                    'the model. The user can allow it with "sampling": {"approval": "never"} in its config.',
-                    code=DECLINED,
-                )
+                return _error(self._nobody(server, "Sampling", self.non_interactive), code=DECLINED)
             request = SamplingRequest(server=server, params=params, model=model.name)
-            if not await self.asker.approve_sampling(request):
+            try:
+                approved = await self.asker.approve_sampling(request)
+            except NobodyToAsk as exc:
+                return _error(self._nobody(server, "Sampling", str(exc)), code=DECLINED)
+            if not approved:
                 return _error(f"The user declined the sampling request of server {server!r}.", code=DECLINED)
         cap = settings.sampling.max_tokens if settings is not None else None
         try:
@@ -159,11 +159,23 @@ class ServerRequests:
                 f"question ({params.message!r}). Run toolbridge interactively to answer it.",
                 code=DECLINED,
             )
+        try:
+            return await self._ask_person(server, params, self.asker)
+        except NobodyToAsk as exc:
+            return _error(
+                f"Elicitation declined: {exc}, so nobody can answer the question of server {server!r} "
+                f"({params.message!r}). Run toolbridge interactively to answer it.",
+                code=DECLINED,
+            )
+
+    async def _ask_person(
+        self, server: str, params: mcp.ElicitRequestParams, asker: UserAsker
+    ) -> mcp.ElicitResult | mcp.ErrorData:
         if isinstance(params, mcp.ElicitRequestURLParams):
             request = ElicitationRequest(
                 server=server, message=params.message, url=params.url, elicitation_id=params.elicitation_id
             )
-            answer = await self.asker.elicit(request)
+            answer = await asker.elicit(request)
             return mcp.ElicitResult(action=answer.action)
         try:
             form = ElicitationForm.from_schema(params.requested_schema)
@@ -171,7 +183,7 @@ class ServerRequests:
             return _error(
                 f"Elicitation declined: toolbridge cannot show the form server {server!r} asks for: {exc}"
             )
-        answer = await self.asker.elicit(ElicitationRequest(server=server, message=params.message, form=form))
+        answer = await asker.elicit(ElicitationRequest(server=server, message=params.message, form=form))
         if answer.action != "accept":
             return mcp.ElicitResult(action=answer.action)
         try:
@@ -179,6 +191,12 @@ class ServerRequests:
         except FormError as exc:
             return _error(f"The answer to the form of server {server!r} was not valid: {exc}")
         return mcp.ElicitResult(action="accept", content=dict(content))
+
+    def _nobody(self, server: str, what: str, why: str) -> str:
+        return (
+            f"{what} declined: {why}, and server {server!r} needs approval to use the model. The user "
+            'can allow it with "sampling": {"approval": "never"} in its config.'
+        )
 
     def _completed(self, server: str, elicitation_id: str) -> None:
         if self.asker is not None:
