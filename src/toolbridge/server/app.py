@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
+from toolbridge.agent.server_requests import ServerRequests
 from toolbridge.config import Config
 from toolbridge.server import _openai, _web
 from toolbridge.server._agents import AgentCatalog
@@ -29,6 +30,7 @@ from toolbridge.tools import Toolbox
 __all__ = ["STATIC_DIR", "create_app"]
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+NOBODY_TO_ASK = "toolbridge serve has nobody to ask (the OpenAI endpoint answers programs)"
 
 
 def create_app(config: Config, *, store: Store, settings: ServerSettings | None = None) -> FastAPI:
@@ -41,7 +43,12 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with Toolbox(config) as toolbox, anyio.create_task_group() as runs:
+        # Nobody can be asked here (yet): servers' questions are declined, sampling that needs no
+        # approval is answered by the server's sampling model or the default one; roots are only
+        # those a server's config gives it.
+        requests = ServerRequests(config, non_interactive=NOBODY_TO_ASK)
+        toolbox = Toolbox(config, features=requests.features())
+        async with toolbox, anyio.create_task_group() as runs:
             catalog = AgentCatalog(config, store, toolbox.registry)
             chats = ChatHub(catalog, store, settings, runs)
             app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats)
@@ -51,6 +58,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
                 runs.cancel_scope.cancel()
                 with anyio.CancelScope(shield=True):
                     await catalog.aclose()
+                    await requests.aclose()
 
     app = FastAPI(
         title="toolbridge",
