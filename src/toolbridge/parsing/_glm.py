@@ -152,7 +152,8 @@ def _value_text(value: Any) -> str:
 class GlmFormat(CallFormat):
     name = "glm"
     opening_markers = (OPEN,)
-    stray_markers = (CLOSE, *END_OF_TURN)
+    stray_markers = (CLOSE,)
+    end_of_turn_markers = END_OF_TURN
     call_noun = "<tool_call> block"
     call_instructions = (
         "<tool_call> directly followed by the tool's name, then each argument as "

@@ -184,7 +184,8 @@ def _value_text(value: Any) -> str:
 class Qwen3XmlFormat(CallFormat):
     name = "qwen3_xml"
     opening_markers = (OPEN,)
-    stray_markers = (CLOSE, *END_OF_TURN)
+    stray_markers = (CLOSE,)
+    end_of_turn_markers = END_OF_TURN
     call_noun = "<tool_call> block"
     call_instructions = (
         "a <tool_call> block holding <function=TOOL_NAME>, then each argument as <parameter=NAME>, its "
