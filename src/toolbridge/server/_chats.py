@@ -18,7 +18,14 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from toolbridge.agent import AgentStream, ApprovalDecidedEvent, ApprovalRequest, ApprovalRequestedEvent
+from toolbridge.agent import (
+    AgentStream,
+    ApprovalDecidedEvent,
+    ApprovalRequest,
+    ApprovalRequestedEvent,
+    ToolCallFinishedEvent,
+    ToolCallStartedEvent,
+)
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._errors import ApiError, describe_failure
@@ -51,6 +58,8 @@ class _Channel:
     """The current run's events as sent, for streams that open while it runs."""
     subscribers: set[MemoryObjectSendStream[str]] = field(default_factory=set)
     approvals: dict[str, _PendingApproval] = field(default_factory=dict)
+    calls: dict[str, str | None] = field(default_factory=dict)
+    """The run's calls in flight: id -> server (which chat a server's question belongs to)."""
 
     def publish(self, data: str) -> None:
         self.backlog.append(data)
@@ -135,6 +144,10 @@ class ChatHub:
                         channel.pending(event.call.id)  # before anyone can see the request
                     elif isinstance(event, ApprovalDecidedEvent):
                         channel.approvals.pop(event.call_id, None)
+                    if isinstance(event, ToolCallStartedEvent):
+                        channel.calls[event.call.id] = event.server
+                    elif isinstance(event, ToolCallFinishedEvent):
+                        channel.calls.pop(event.call_id, None)
                     channel.publish(event.model_dump_json())
         except Exception as error:
             logger.exception("run %s failed", run_id)
@@ -145,6 +158,7 @@ class ChatHub:
             channel.stream = None
             channel.backlog = []
             channel.approvals.clear()
+            channel.calls.clear()
 
     async def _wait_for_answer(self, channel: _Channel, request: ApprovalRequest) -> bool:
         pending = channel.pending(request.call.id)
@@ -160,6 +174,19 @@ class ChatHub:
             raise ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
         pending.approved = approved
         pending.answered.set()
+
+    def calls_on(self, server: str) -> list[tuple[int, str]]:
+        """(chat, call) of every call in flight on `server` in the chats' runs."""
+        return [
+            (chat_id, call_id)
+            for chat_id, channel in self._channels.items()
+            for call_id, on in channel.calls.items()
+            if on == server
+        ]
+
+    def publish(self, chat_id: int, data: str) -> None:
+        """Send an event of the server's own (not the agent's) to the chat's event streams."""
+        self._channel(chat_id).publish(data)
 
     async def cancel(self, chat_id: int) -> None:
         """Stop the chat's run: its stream and running tools are cancelled, and it ends `cancelled`."""

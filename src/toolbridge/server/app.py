@@ -19,6 +19,7 @@ from toolbridge.agent.server_requests import ServerRequests
 from toolbridge.config import Config
 from toolbridge.server import _openai, _web
 from toolbridge.server._agents import AgentCatalog
+from toolbridge.server._asks import WebAsker
 from toolbridge.server._chats import ChatHub
 from toolbridge.server._errors import ApiError, install_error_handlers
 from toolbridge.server._security import SecurityMiddleware
@@ -43,15 +44,16 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # Nobody can be asked here (yet): servers' questions are declined, sampling that needs no
-        # approval is answered by the server's sampling model or the default one; roots are only
-        # those a server's config gives it.
-        requests = ServerRequests(config, non_interactive=NOBODY_TO_ASK)
+        # Servers' questions go to the web page's chat whose call waits on them (else they are
+        # declined); sampling is answered by the server's sampling model or the default one; roots
+        # are only those a server's config gives it.
+        asker = WebAsker(timeout=settings.approval_timeout)
+        requests = ServerRequests(config, asker=asker, non_interactive=NOBODY_TO_ASK)
         toolbox = Toolbox(config, features=requests.features())
         async with toolbox, anyio.create_task_group() as runs:
             catalog = AgentCatalog(config, store, toolbox.registry)
-            chats = ChatHub(catalog, store, settings, runs)
-            app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats)
+            chats = asker.hub = ChatHub(catalog, store, settings, runs)
+            app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats, asker)
             try:
                 yield
             finally:
