@@ -25,6 +25,9 @@ __all__ = ["WebAsker"]
 
 Action = Literal["accept", "decline", "cancel"]
 
+_CALL_START_GRACE = 2.0
+"""Seconds a question waits for its chat to see the call it belongs to start."""
+
 
 @dataclass
 class _Question:
@@ -83,7 +86,7 @@ class WebAsker:
     async def _ask(
         self, server: str, form: ElicitationForm | None, details: dict[str, Any]
     ) -> tuple[Action, dict[str, Any] | None]:
-        calls = self.hub.calls_on(server) if self.hub is not None else []
+        calls = await self._calls_on(server)
         if len(calls) != 1:
             reason = "no chat on the web page is waiting on it" if not calls else "several chats are using it"
             raise NobodyToAsk(
@@ -103,6 +106,16 @@ class WebAsker:
             answered = {"type": "server_request_answered", "request_id": request_id, "call_id": call_id}
             self.hub.publish(chat_id, json.dumps({**answered, "action": question.action}))
         return question.action, question.content
+
+    async def _calls_on(self, server: str) -> list[tuple[int, str]]:
+        """The chats' calls in flight on `server`; a question may arrive just before its chat has seen
+        its call start, so an empty answer waits a moment for a call to start."""
+        if self.hub is None:
+            return []
+        with anyio.move_on_after(_CALL_START_GRACE):
+            while not self.hub.calls_on(server):
+                await self.hub.calls_changed.wait()
+        return self.hub.calls_on(server)
 
 
 def _field(form_field: FormField) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from toolbridge.agent import (
+    AgentEvent,
     AgentStream,
     ApprovalDecidedEvent,
     ApprovalRequest,
@@ -90,6 +91,8 @@ class ChatHub:
         self._settings = settings
         self._runs = runs
         self._channels: dict[int, _Channel] = {}
+        self.calls_changed = anyio.Event()
+        """Set (and replaced) when a chat's run starts a call."""
 
     def _channel(self, chat_id: int) -> _Channel:
         return self._channels.setdefault(chat_id, _Channel())
@@ -139,15 +142,13 @@ class ChatHub:
         try:
             async with stream as events:
                 async for event in events:
+                    # First: the call's server may ask its question while the event is being stored.
+                    self._track_call(channel, event)
                     await recorder.observe(event)
                     if isinstance(event, ApprovalRequestedEvent):
                         channel.pending(event.call.id)  # before anyone can see the request
                     elif isinstance(event, ApprovalDecidedEvent):
                         channel.approvals.pop(event.call_id, None)
-                    if isinstance(event, ToolCallStartedEvent):
-                        channel.calls[event.call.id] = event.server
-                    elif isinstance(event, ToolCallFinishedEvent):
-                        channel.calls.pop(event.call_id, None)
                     channel.publish(event.model_dump_json())
         except Exception as error:
             logger.exception("run %s failed", run_id)
@@ -174,6 +175,14 @@ class ChatHub:
             raise ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
         pending.approved = approved
         pending.answered.set()
+
+    def _track_call(self, channel: _Channel, event: AgentEvent) -> None:
+        if isinstance(event, ToolCallStartedEvent):
+            channel.calls[event.call.id] = event.server
+            self.calls_changed.set()
+            self.calls_changed = anyio.Event()
+        elif isinstance(event, ToolCallFinishedEvent):
+            channel.calls.pop(event.call_id, None)
 
     def calls_on(self, server: str) -> list[tuple[int, str]]:
         """(chat, call) of every call in flight on `server` in the chats' runs."""
