@@ -139,3 +139,31 @@ def test_with_json_a_form_is_declined_with_the_reason_even_with_yes(
         done = toolbridge(tmp_path, "ask", "--json", "--yes", "--config", str(config), "Who?")
     assert done.returncode == 0, done.stderr
     assert "No answer." in done.stdout
+
+
+def test_yes_approves_sampling_without_a_terminal(tmp_path: Path, stdio_server: StdioServer) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("summarize", {"text": "a long text"})),
+        Turn.text("short."),
+        Turn.text("Done.").expecting(lambda r: tool_result(r) == "short."),
+    ]
+    with ScriptedModel(script) as model:
+        config = config_for(tmp_path, model, stdio_server)
+        done = toolbridge(tmp_path, "ask", "--yes", "--config", str(config), "Summarize it")
+    assert done.returncode == 0, done.stderr
+    assert "Done." in done.stdout
+
+
+def test_without_a_terminal_or_yes_sampling_is_declined_with_the_reason(
+    tmp_path: Path, stdio_server: StdioServer
+) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("summarize", {"text": "a long text"})),
+        Turn.text("No.").expecting(
+            lambda r: "Sampling declined: stdin is not a terminal to ask on (pass --yes" in tool_result(r)
+        ),
+    ]
+    with ScriptedModel(script) as model:
+        config = config_for(tmp_path, model, stdio_server)
+        done = toolbridge(tmp_path, "ask", "--config", str(config), "Summarize it")
+    assert done.returncode == 0, done.stderr

@@ -71,3 +71,25 @@ def test_a_form_and_a_sampling_request_are_answered_in_the_tool_card(tmp_path: P
         expect(card).to_have_attribute("data-state", "done")
         expect(last_answer(page)).to_have_text("Summarized.")
         expect_run_over(page)
+
+
+def test_a_page_to_open_is_offered_in_the_card_and_its_completion_shown(tmp_path: Path, page: Page) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("ask_to_open", {"url": "https://example.com/login"}, id="call_url")),
+        Turn.text("Signed in.", expect=answers_tool_result("accept")),
+    ]
+    with ScriptedModel(script) as model, serving(tmp_path, model, page, mcpServers=ASKER) as url:
+        page.goto(url)
+        page.context.route("https://example.com/**", lambda route: route.fulfill(body="signed in"))
+        ask(page, "Sign me in")
+        card = tool_card(page, "call_url")
+        question = card.get_by_test_id("server-question")
+        expect(question).to_contain_text("Server asker asks you to open a page: Sign in to continue.")
+        expect(question.get_by_role("link")).to_have_attribute("href", "https://example.com/login")
+        with page.context.expect_page() as opened:
+            question.get_by_role("button", name="Open").click()
+        assert opened.value.url == "https://example.com/login"
+        expect(card.get_by_test_id("server-question-completed")).to_have_text(
+            "The server says the step is complete."
+        )
+        expect(last_answer(page)).to_have_text("Signed in.")
