@@ -167,3 +167,24 @@ def test_without_a_terminal_or_yes_sampling_is_declined_with_the_reason(
         config = config_for(tmp_path, model, stdio_server)
         done = toolbridge(tmp_path, "ask", "--config", str(config), "Summarize it")
     assert done.returncode == 0, done.stderr
+
+
+def test_call_asks_a_servers_form_on_the_terminal_and_cancel_is_possible(
+    tmp_path: Path, stdio_server: StdioServer
+) -> None:
+    config = write_config(tmp_path, {"mcpServers": {"asker": stdio_entry(stdio_server("asks_client"))}})
+    command = [*TOOLBRIDGE, "call", "ask_contact", "--config", str(config)]
+    with Terminal(command, env=environment(tmp_path), cwd=tmp_path) as terminal:
+        terminal.expect("Server asker asks: Who should we contact?")
+        terminal.type("")
+        terminal.expect("Name (text, required): ")
+        terminal.type("Ada")
+        terminal.expect("Age (a whole number) [30]: ")
+        terminal.type("")
+        terminal.expect("accepted Ada (30)")
+        assert terminal.wait() == 0
+    with Terminal(command, env=environment(tmp_path), cwd=tmp_path) as terminal:
+        terminal.expect("Answer it?")
+        terminal.type("c")
+        terminal.expect("cancel")
+        assert terminal.wait() == 0

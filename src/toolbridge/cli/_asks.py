@@ -3,6 +3,7 @@ opening the page a URL elicitation names. Asked inline, like tool approvals."""
 
 from __future__ import annotations
 
+import os
 import sys
 import webbrowser
 from typing import Literal
@@ -13,10 +14,13 @@ from rich.markup import escape
 from rich.prompt import Confirm
 
 from toolbridge.agent.asking import ElicitationRequest, NobodyToAsk, SamplingRequest
-from toolbridge.cli._render import EventPrinter
+from toolbridge.agent.server_requests import ServerRequests
+from toolbridge.cli._common import stderr, stdout
+from toolbridge.cli._render import EventPrinter, JsonEventPrinter, TerminalRenderer
+from toolbridge.config import Config
 from toolbridge.mcp.elicitation_form import ElicitationForm, FormError, FormValue
 
-__all__ = ["TerminalAsker"]
+__all__ = ["TerminalAsker", "answering_in_the_terminal"]
 
 Action = Literal["accept", "decline", "cancel"]
 _ACTIONS: dict[str, Action] = {
@@ -57,6 +61,14 @@ class TerminalAsker:
 
     def elicitation_completed(self, server: str, elicitation_id: str) -> None:
         self.printer.note(f"✓ server {server!r}: the step in the browser is complete")
+
+
+def answering_in_the_terminal(config: Config, *, json_output: bool) -> ServerRequests:
+    """Servers' requests answered here, outside an agent (`toolbridge call`): sampling by the default
+    model (or the server's), questions on this terminal, roots the current folder."""
+    printer = JsonEventPrinter(stdout, stderr) if json_output else TerminalRenderer(stderr)
+    asker = TerminalAsker(printer, approve_everything=False, json_output=json_output)
+    return ServerRequests(config, asker=asker, roots=[os.getcwd()])
 
 
 def _approve_sampling(console: Console, request: SamplingRequest) -> bool:
