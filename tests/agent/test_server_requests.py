@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as mcp
 import pytest
 
@@ -36,6 +37,7 @@ class Person:
         self.sampling: list[SamplingRequest] = []
         self.elicitations: list[ElicitationRequest] = []
         self.completed: list[tuple[str, str]] = []
+        self.completion_arrived = anyio.Event()
 
     async def approve_sampling(self, request: SamplingRequest) -> bool:
         self.sampling.append(request)
@@ -48,6 +50,7 @@ class Person:
 
     def elicitation_completed(self, server: str, elicitation_id: str) -> None:
         self.completed.append((server, elicitation_id))
+        self.completion_arrived.set()
 
 
 def config_with(server: ServerConfig, **models: ModelConfig) -> Config:
@@ -203,7 +206,9 @@ async def test_url_elicitation_is_shown_and_its_completion_reaches_the_asker(
     config = config_with(stdio_server("asks_client", name="asker"))
     async with Agent.from_config(config, model=FunctionModel(summarizing), asker=person) as agent:
         answer = await call(agent, "ask_to_open", {"url": "https://example.com/login"})
-        # The completion notification was sent before the call's result, on the same stream.
+        # Sent before the call's result, but notifications are handled in a task of their own.
+        with anyio.fail_after(10):
+            await person.completion_arrived.wait()
     assert answer == "accept"
     [asked] = person.elicitations
     assert (asked.url, asked.message, asked.elicitation_id) == (

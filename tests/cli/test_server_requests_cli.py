@@ -117,9 +117,10 @@ def test_a_url_is_opened_after_asking_and_its_completion_shown(
         with Terminal(command, env=env, cwd=tmp_path) as terminal:
             asked = terminal.expect("Open it in your browser?")
             terminal.type("y")
-            terminal.expect("server 'asker': the step in the browser is complete")
             terminal.expect("Signed in.")
             assert terminal.wait() == 0
+    # Shown when the notification is handled: before or after the answer.
+    assert "server 'asker': the step in the browser is complete" in terminal.shown
     assert "Server asker asks you to open a page: Sign in to continue." in asked
     assert "https://example.com/login" in asked
     assert opened.read_text() == "https://example.com/login"

@@ -45,6 +45,8 @@ class WebAsker:
         self.hub: ChatHub | None = None
         self._timeout = timeout
         self._questions: dict[str, _Question] = {}
+        self._url_asked_in: dict[tuple[str, str], tuple[int, str]] = {}
+        """(server, elicitation id) -> (chat, call) of the URL questions accepted."""
 
     async def approve_sampling(self, request: SamplingRequest) -> bool:
         preview = [{"role": role, "text": text} for role, text in request.preview()]
@@ -57,16 +59,23 @@ class WebAsker:
             fields = [_field(f) for f in request.form.fields]
             details: dict[str, Any] = {"kind": "form", "message": request.message, "fields": fields}
         else:
-            details = {"kind": "url", "message": request.message, "url": request.url}
+            details = {
+                "kind": "url",
+                "message": request.message,
+                "url": request.url,
+                "elicitation_id": request.elicitation_id,
+            }
         action, content = await self._ask(request.server, request.form, details)
         return mcp.ElicitResult(action=action, content=content)
 
     def elicitation_completed(self, server: str, elicitation_id: str) -> None:
-        if self.hub is None:
+        # To the card that showed the URL, even if its call has ended meanwhile.
+        asked = self._url_asked_in.pop((server, elicitation_id), None)
+        if self.hub is None or asked is None:
             return
+        chat_id, call_id = asked
         event = {"type": "server_request_completed", "server": server, "elicitation_id": elicitation_id}
-        for chat_id, call_id in self.hub.calls_on(server):
-            self.hub.publish(chat_id, json.dumps({**event, "call_id": call_id}))
+        self.hub.publish(chat_id, json.dumps({**event, "call_id": call_id}))
 
     async def answer(
         self, chat_id: int, request_id: str, action: Action, content: dict[str, Any] | None
@@ -105,6 +114,8 @@ class WebAsker:
             del self._questions[request_id]
             answered = {"type": "server_request_answered", "request_id": request_id, "call_id": call_id}
             self.hub.publish(chat_id, json.dumps({**answered, "action": question.action}))
+        if details.get("elicitation_id") and question.action == "accept":
+            self._url_asked_in[(server, details["elicitation_id"])] = (chat_id, call_id)
         return question.action, question.content
 
     async def _calls_on(self, server: str) -> list[tuple[int, str]]:
