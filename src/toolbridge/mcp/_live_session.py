@@ -52,6 +52,7 @@ class LiveSession:
         self.config = config
         self._callbacks = session_callbacks(features, config.name)
         self._features = features
+        self._on_elicitation_complete = features.on_elicitation_complete
         self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
         self.error: ServerError | None = None
@@ -177,6 +178,9 @@ class LiveSession:
         if isinstance(message, mcp.ToolListChangedNotification):
             self.forget_tools()
             self._on_tools_changed()
+        elif isinstance(message, mcp.ElicitCompleteNotification):
+            if self._on_elicitation_complete is not None:
+                self._on_elicitation_complete(self.config.name, message.params.elicitation_id)
         elif isinstance(message, Exception):
             # The SDK hands over lines it could not parse instead of failing the session.
             self.ignored_messages += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -241,6 +242,16 @@ class ServerConnection:
             server=self.name,
             duration=time.perf_counter() - started,
         )
+
+    async def notify_roots_changed(self) -> None:
+        """Tell the server its roots changed (`notifications/roots/list_changed`), if it is connected;
+        one that connects later asks for them anyway."""
+        live = self._live
+        if live is not None and live.session is not None and live.usable:
+            with warnings.catch_warnings():
+                # The SDK marks roots deprecated for the 2026 revision; servers on 2025-11-25 use them.
+                warnings.simplefilter("ignore")
+                await live.session.send_roots_list_changed()
 
     async def close(self) -> None:
         """End the session and stop the server process. The connection cannot be used afterwards."""

@@ -50,6 +50,11 @@ export class Api {
     return this.json("POST", path, { approved });
   }
 
+  answerServerRequest(chatId, requestId, answer) {
+    const path = `/api/chats/${encodeURIComponent(chatId)}/server-requests/${encodeURIComponent(requestId)}`;
+    return this.json("POST", path, answer);
+  }
+
   tools() {
     return this.json("GET", "/api/tools");
   }
