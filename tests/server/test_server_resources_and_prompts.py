@@ -85,7 +85,8 @@ def test_a_message_carries_resources_and_a_prompt_starts_a_chat(tmp_path: Path) 
     ]
     # A prompt that ends with the assistant's turn is stored and waits for the person's reply.
     assert greeted.status_code == 202
-    assert greeted.json() == {"run_id": None}
+    assert greeted.json()["run_id"] is None
+    assert [m["content"] for m in greeted.json()["opening"]] == ["Hello!", "Hi, how can I help?"]
     assert unreadable.status_code == 422
     assert "cannot attach 'nothing://x'" in unreadable.json()["error"]["message"]
     assert empty.status_code == 400

@@ -28,6 +28,12 @@ def test_a_picked_resource_goes_with_the_message_and_a_prompt_from_the_slash_men
         Turn.text("Nice Rust.").expecting(
             lambda request: request.last_message["content"] == "Review this rust code:\nfn main() {}"
         ),
+        Turn.text("Followed up.").expecting(
+            lambda request: (
+                [m["content"] for m in request.messages[-3:]]
+                == ["Earlier question", "Earlier answer", "And now?"]
+            )
+        ),
     ]
     with (
         ScriptedModel(script) as model,
@@ -61,7 +67,35 @@ def test_a_picked_resource_goes_with_the_message_and_a_prompt_from_the_slash_men
         expect(page.get_by_test_id("user-text").last).to_have_text("Review this rust code:\nfn main() {}")
         expect(last_answer(page)).to_have_text("Nice Rust.")
         expect_run_over(page)
+
+        # A prompt with messages before its question: they are shown above it.
+        message.press_sequentially("/fol")
+        message.press("Enter")
+        page.get_by_role("button", name="Send").click()
+        opening = page.get_by_test_id("prompt-opening").last
+        expect(opening.get_by_test_id("user-text")).to_have_text("Earlier question")
+        expect(opening.get_by_test_id("assistant-text")).to_have_text("Earlier answer")
+        expect(page.get_by_test_id("user-text").last).to_have_text("And now?")
+        expect(last_answer(page)).to_have_text("Followed up.")
+        expect_run_over(page)
+
+        # One that ends with the assistant's turn is shown, and waits for your reply.
+        message.press_sequentially("/gre")
+        message.press("Enter")
+        page.get_by_role("button", name="Send").click()
+        expect(last_answer(page)).to_have_text("Hi, how can I help?")
+        expect(page.get_by_test_id("user-text").last).to_have_text("Hello!")
+        expect_run_over(page)
         # A reload draws both from the stored chat, the attachment included.
         page.reload()
         expect(page.get_by_test_id("user-attachment")).to_have_text("📎 note://readme")
-        expect(last_answer(page)).to_have_text("Nice Rust.")
+        expect(page.get_by_test_id("user-text")).to_have_text(
+            [
+                "What does it say?",
+                "Review this rust code:\nfn main() {}",
+                "Earlier question",
+                "And now?",
+                "Hello!",
+            ]
+        )
+        expect(last_answer(page)).to_have_text("Hi, how can I help?")

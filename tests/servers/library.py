@@ -89,6 +89,11 @@ def greet() -> list[UserMessage | AssistantMessage]:
     return [UserMessage("Hello!"), AssistantMessage("Hi, how can I help?")]
 
 
+@server.prompt(description="Pick up an earlier exchange.")
+def followup() -> list[UserMessage | AssistantMessage]:
+    return [UserMessage("Earlier question"), AssistantMessage("Earlier answer"), UserMessage("And now?")]
+
+
 @server.tool()
 async def add_note(name: str, text: str, ctx: Context) -> str:
     """Add a note resource; the client is told the resource list changed."""

@@ -1,8 +1,9 @@
-"""The commands a chat understands between questions: /help, /tools, /model, /clear, /prompts, /prompt,
-/exit."""
+"""The commands a chat understands between questions: /help, /tools, /model, /roots, /clear, /prompts,
+/prompt, /exit."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 
 from rich.markup import escape
@@ -21,6 +22,7 @@ _HELP = {
     "/help": "this list",
     "/tools": "the tools the agent can use",
     "/model [NAME]": "the model answering; with NAME, switch to it (as --model takes it)",
+    "/roots [PATH ...]": "the folders servers may work in; with PATHs, change them (servers are told)",
     "/clear": "start a new conversation (a new stored chat)",
     "/prompts": "the servers' prompts and their arguments",
     "/prompt NAME [key=value ...]": "send a server's prompt (its messages start or continue the chat)",
@@ -29,7 +31,7 @@ _HELP = {
 }
 
 
-COMMANDS = ["/help", "/tools", "/model", "/clear", "/prompts", "/prompt", "/exit", "/quit"]
+COMMANDS = ["/help", "/tools", "/model", "/roots", "/clear", "/prompts", "/prompt", "/exit", "/quit"]
 """Every command, for Tab completion."""
 
 
@@ -46,6 +48,7 @@ def run_chat_command(session: TerminalSession, line: str) -> str | None:
         "/help": _help,
         "/tools": _tools,
         "/model": _model,
+        "/roots": _roots,
         "/clear": _clear,
         "/prompts": list_prompts,
         "/prompt": send_prompt,
@@ -81,6 +84,15 @@ def _model(session: TerminalSession, argument: str) -> None:
             stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
             return
     stdout.print(f"model: [bold]{escape(session.agent.model.name)}[/]")
+
+
+def _roots(session: TerminalSession, argument: str) -> None:
+    try:
+        roots = session.set_roots(shlex.split(argument)) if argument else session.roots()
+    except (ToolbridgeError, ValueError) as exc:
+        stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
+        return
+    stdout.print("roots: " + (escape(", ".join(roots)) if roots else "none"))
 
 
 def _clear(session: TerminalSession, argument: str) -> None:

@@ -3,6 +3,7 @@
 from toolbridge.cli import (
     agents,
     ask,
+    auth,
     call,
     chat,
     history,
@@ -19,6 +20,7 @@ from toolbridge.cli import (
 __all__ = [
     "agents",
     "ask",
+    "auth",
     "call",
     "chat",
     "history",

@@ -5,6 +5,9 @@
 - `ConnectionState`: what `ServerConnection.state` says.
 - `ServerContent` (`connection.content`): the server's resources and prompts, as `ResourceInfo`,
   `ResourceTemplateInfo`, `PromptInfo` and `PromptMessages`.
+
+Client features (sampling, elicitation, roots, logs, OAuth sign-in) reach every session through
+`client_features.ClientFeatures`; OAuth lives in `toolbridge.mcp.oauth`.
 """
 
 from toolbridge.mcp.connection import ConnectionState, ServerConnection

@@ -21,6 +21,7 @@ from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_fa
 from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
 from toolbridge.mcp._listings import Listings
 from toolbridge.mcp._log_limit import RateLimitedLog
+from toolbridge.mcp._session_auth import transport_auth
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
 from toolbridge.mcp._transports._streams import ReadStream
@@ -51,6 +52,8 @@ class LiveSession:
     ) -> None:
         self.config = config
         self._callbacks = session_callbacks(features, config.name)
+        self._features = features
+        self._on_elicitation_complete = features.on_elicitation_complete
         self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
         self.error: ServerError | None = None
@@ -116,7 +119,8 @@ class LiveSession:
         try:
             self._scope.deadline = anyio.current_time() + self.config.connect_timeout
             with self._scope as handshake:
-                async with open_transport(self.config, self.stderr) as (read, write):
+                auth = await transport_auth(self.config, self._features, self._scope)
+                async with open_transport(self.config, self.stderr, auth) as (read, write):
                     watched = _WatchedReadStream(read, server=self.config.name, on_end=self._stop.set)
                     async with ClientSession(
                         watched,
@@ -180,6 +184,9 @@ class LiveSession:
             self._on_tools_changed()
         elif self.listings.notice(message):
             pass
+        elif isinstance(message, mcp.ElicitCompleteNotification):
+            if self._on_elicitation_complete is not None:
+                self._on_elicitation_complete(self.config.name, message.params.elicitation_id)
         elif isinstance(message, Exception):
             # The SDK hands over lines it could not parse instead of failing the session.
             self.ignored_messages += 1

@@ -3,7 +3,7 @@ approvals, tools, servers and statistics."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -45,6 +45,16 @@ class ApprovalAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     approved: bool
+
+
+class ServerRequestAnswer(BaseModel):
+    """The answer to a server's question: `accept` (a sampling approval, a form with its `content`, a
+    URL the user opened), `decline` or `cancel`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
 
 
 def _chat_json(chat: ChatSummary) -> dict[str, Any]:
@@ -95,7 +105,7 @@ async def chat_messages(chat_id: ChatId, request: Request) -> list[dict[str, Any
 
 
 @router.post("/chats/{chat_id}/messages", status_code=202)
-async def post_message(chat_id: ChatId, request: Request) -> dict[str, str | None]:
+async def post_message(chat_id: ChatId, request: Request) -> dict[str, Any]:
     body = await read_body(request, NewMessage)
     if not body.content.strip() and body.prompt is None:
         raise ApiError(400, "the message is empty: write some text or choose a prompt", param="content")
@@ -103,7 +113,8 @@ async def post_message(chat_id: ChatId, request: Request) -> dict[str, str | Non
     await state.chats.get_chat(chat_id)
     opening = await opening_of(state.toolbox.content, body.content, body.attachments, body.prompt)
     run_id = await state.chats.start_run(chat_id, opening)
-    return {"run_id": run_id}
+    # The page shows a prompt's messages from here: they are history to the run, never its events.
+    return {"run_id": run_id, "opening": [message.model_dump(mode="json") for message in opening.before]}
 
 
 @router.get("/chats/{chat_id}/events")
@@ -120,6 +131,14 @@ async def chat_events(chat_id: ChatId, request: Request) -> StreamingResponse:
 async def answer_approval(chat_id: ChatId, call_id: str, request: Request) -> Response:
     body = await read_body(request, ApprovalAnswer)
     await ServerState.of(request).chats.answer(chat_id, call_id, body.approved)
+    return Response(status_code=204)
+
+
+@router.post("/chats/{chat_id}/server-requests/{request_id}", status_code=204)
+async def answer_server_request(chat_id: ChatId, request_id: str, request: Request) -> Response:
+    body = await read_body(request, ServerRequestAnswer)
+    await ServerState.of(request).chats.get_chat(chat_id)
+    await ServerState.of(request).asker.answer(chat_id, request_id, body.action, body.content)
     return Response(status_code=204)
 
 

@@ -23,10 +23,12 @@ export class ChatView {
     this.chat = null;
     this.storedMessages = [];
     this.pendingPrompt = null;
+    this.promptOpening = null;
     this.liveRun = null;
     this.subscription = null;
     this.transcript = new Transcript(elements.transcript, {
       onDecision: (callId, approved) => this.api.decideApproval(this.chat.id, callId, approved),
+      onServerAnswer: (requestId, answer) => this.api.answerServerRequest(this.chat.id, requestId, answer),
     });
     this.content = new ComposerContent({
       api,
@@ -94,15 +96,21 @@ export class ChatView {
       this.content.clear();
       this.resizeInput();
       this.scrollToEnd();
+      const opening = prompt ? new PromptOpening(this.transcript) : null;
+      this.promptOpening = opening;
       const sent = await this.api.sendMessage(this.chat.id, text, { attachments, prompt });
       this.onChatChanged(this.chat.id); // the message is stored: the history shows the new title
-      if (prompt) {
-        // The prompt's messages are stored now: draw the chat again (a run going replays to the new stream).
-        await this.openChat(this.chat);
+      if (opening) {
+        opening.received(sent.opening);
+        if (!sent.run_id) {
+          this.promptOpening = null;
+          this.setRunning(false); // the prompt ended with the assistant's turn: your reply is next
+        }
       }
     } catch (error) {
       this.setRunning(false);
       this.pendingPrompt = null;
+      this.promptOpening = null;
       const message =
         error.status === 409 ? "The agent is still answering in this chat; wait for it to finish." : error.message;
       this.transcript.addNotice(message, "error");
@@ -192,6 +200,13 @@ export class ChatView {
   }
 
   showPrompt(index, message) {
+    if (this.promptOpening) {
+      // A prompt sent from here: its messages before the question go in the place kept for them.
+      this.promptOpening.keepPlace();
+      this.promptOpening = null;
+      this.transcript.addUserMessage(message.content, message.attachments);
+      return;
+    }
     if (this.pendingPrompt !== null) {
       this.pendingPrompt = null; // sent from here: already shown
       return;
@@ -275,6 +290,41 @@ export class ChatView {
   scrollToEnd() {
     const scroller = this.elements.scroller;
     scroller.scrollTop = scroller.scrollHeight;
+  }
+}
+
+/**
+ * The messages a server's prompt puts before the question. They come in the answer to the POST, which
+ * may arrive before or after the run's first event shows the question: a place is kept for them above
+ * the question either way.
+ */
+class PromptOpening {
+  constructor(transcript) {
+    this.transcript = transcript;
+    this.place = null;
+    this.messages = null;
+  }
+
+  /** Keeps the place here, at the end of the transcript, unless one is kept already. */
+  keepPlace() {
+    if (this.place === null) {
+      this.place = document.createElement("div");
+      this.place.dataset.testid = "prompt-opening";
+      this.transcript.container.append(this.place);
+    }
+    this.fill();
+  }
+
+  received(messages) {
+    this.messages = messages ?? [];
+    // With no run (the prompt ended with the assistant's turn), or before the run's first event.
+    this.keepPlace();
+  }
+
+  fill() {
+    if (this.place === null || this.messages === null) return;
+    const inPlace = new Transcript(this.place, { onDecision: () => {} });
+    inPlace.renderStoredMessages(this.messages);
   }
 }
 
