@@ -20,10 +20,12 @@ from toolbridge.agent.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
     ToolCallFinishedEvent,
+    ToolCallProgressEvent,
     ToolCallStartedEvent,
     preview,
 )
 from toolbridge.agent.result import ToolCallRecord
+from toolbridge.mcp import ProgressHandler, ToolProgress
 from toolbridge.tools.registry import QUALIFIER, ToolRegistry
 from toolbridge.types import TextPart, ToolCall, ToolResult, ToolSpec
 
@@ -86,7 +88,12 @@ class ToolRunner:
             else:
                 routed = call.model_copy(update={"name": tool.name, "source": None})
                 timeout = self._definition.call_timeout
-                result = await self._registry.call(routed, timeout=timeout, cache_scope=self._cache_scope)
+                result = await self._registry.call(
+                    routed,
+                    timeout=timeout,
+                    cache_scope=self._cache_scope,
+                    on_progress=self._progress_reporter(step, call, tool),
+                )
                 ran = True
         result, cut = truncate(result, self._definition.max_result_chars)
         records[call.id] = ToolCallRecord(
@@ -106,6 +113,22 @@ class ToolRunner:
                 cached=result.cached,
             )
         )
+
+    def _progress_reporter(self, step: int, call: ToolCall, tool: ToolSpec) -> ProgressHandler:
+        async def report(progress: ToolProgress) -> None:
+            event = ToolCallProgressEvent(
+                step=step,
+                call_id=call.id,
+                name=call.name,
+                server=tool.source,
+                progress=progress.progress,
+                total=progress.total,
+                message=progress.message,
+                percent=progress.percent,
+            )
+            await self._send(event)
+
+        return report
 
     def resolve(self, name: str) -> ToolSpec | None:
         """The offered tool a model means by `name`, also when it (un)qualified the name: `excel__read`."""
@@ -140,7 +163,11 @@ class ToolRunner:
 
     async def _send(
         self,
-        event: ToolCallStartedEvent | ToolCallFinishedEvent | ApprovalRequestedEvent | ApprovalDecidedEvent,
+        event: ToolCallStartedEvent
+        | ToolCallProgressEvent
+        | ToolCallFinishedEvent
+        | ApprovalRequestedEvent
+        | ApprovalDecidedEvent,
     ) -> None:
         if self._emit is not None:
             await self._emit(event)

@@ -32,6 +32,7 @@ _TRANSPORT_ALIASES: dict[str, Transport] = {
 _SERVER_KEYS = (
     "type", "transport", "command", "args", "env", "cwd", "url", "headers",
     "enabled", "disabled", "timeout", "connect_timeout", "connectTimeout", "tools",
+    "timeout_resets_on_progress", "log_level", "ping_interval",
 )
 # fmt: on
 # Keys other clients write into the same entries that do not change how to reach the server.
@@ -78,6 +79,9 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
         raise fail(f"unknown key; {hint}", key)
 
     fields: dict[str, Any] = {"name": name, "transport": _transport(expanded, fail)}
+    # No type given: an HTTP server may be an old SSE one behind a URL that does not say so.
+    named_type = "type" in expanded or "transport" in expanded
+    fields["sse_fallback"] = fields["transport"] == "streamable-http" and not named_type
     if "command" in expanded:
         fields["command"] = _non_empty_string(expanded["command"], "command", fail)
     if "url" in expanded:
@@ -106,11 +110,30 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
             fields["connect_timeout"] = _seconds(expanded[key], key, fail)
     if "tools" in expanded:
         fields.update(_tool_filters(expanded["tools"], fail))
+    fields.update(_session_options(expanded, fail))
     fields["unresolved"] = tuple(str(fail(message, key)) for key, message in unresolved.items())
     return ServerConfig(**fields)
 
 
 _Fail = Callable[..., ConfigError]
+
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def _session_options(entry: Mapping[str, Any], fail: _Fail) -> dict[str, Any]:
+    """Progress, logging and keep-alive settings of the session."""
+    options: dict[str, Any] = {}
+    if "timeout_resets_on_progress" in entry:
+        key = "timeout_resets_on_progress"
+        options[key] = _boolean(entry[key], key, fail)
+    if "log_level" in entry:
+        level = entry["log_level"]
+        if not isinstance(level, str) or level.lower() not in _LOG_LEVELS:
+            raise fail(f"expected one of {', '.join(_LOG_LEVELS)}, got {describe(level)}", "log_level")
+        options["log_level"] = level.lower()
+    if "ping_interval" in entry:
+        options["ping_interval"] = _seconds(entry["ping_interval"], "ping_interval", fail)
+    return options
 
 
 def _transport(entry: Mapping[str, Any], fail: _Fail) -> Transport:
@@ -153,7 +176,8 @@ def _transport(entry: Mapping[str, Any], fail: _Fail) -> Transport:
         return transport
     if has_command:
         return "stdio"
-    # The old SSE transport conventionally serves at /sse; everything else is streamable HTTP.
+    # The old SSE transport conventionally serves at /sse; everything else is streamable HTTP first
+    # (falling back to SSE when the server answers like an old one: see `ServerConfig.sse_fallback`).
     url = entry["url"]
     return "sse" if isinstance(url, str) and url.rstrip("/").endswith("/sse") else "streamable-http"
 

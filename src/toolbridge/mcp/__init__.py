@@ -3,9 +3,11 @@
 - `ServerPool`: all servers of a config; owns their sessions and shuts them down on exit.
 - `ServerConnection`: one server, one kept session; converts SDK types to `ToolSpec`/`ToolResult`.
 - `ConnectionState`: what `ServerConnection.state` says.
+- `ToolProgress`: a server's progress report on a call (`call_tool(..., on_progress=...)`).
 """
 
 from toolbridge.mcp.connection import ConnectionState, ServerConnection
 from toolbridge.mcp.pool import ServerPool
+from toolbridge.mcp.progress import ProgressHandler, ToolProgress
 
-__all__ = ["ConnectionState", "ServerConnection", "ServerPool"]
+__all__ = ["ConnectionState", "ProgressHandler", "ServerConnection", "ServerPool", "ToolProgress"]

@@ -106,9 +106,12 @@ def end_of_session(config: ServerConfig, stderr: StderrLog | None) -> str:
     return f"the server exited {_exit_description(exit_code)}{_stderr_section(tail)}"
 
 
-def call_timed_out_message(server: str, tool: str, timeout: float) -> str:
+def call_timed_out_message(
+    server: str, tool: str, timeout: float, *, resets_on_progress: bool = False
+) -> str:
+    silence = "answer or report progress" if resets_on_progress else "answer"
     return (
-        f"Tool {tool!r} on server {server!r} timed out: it did not answer within {timeout:g} s, so the "
+        f"Tool {tool!r} on server {server!r} timed out: it did not {silence} within {timeout:g} s, so the "
         "call was cancelled at the server. Try again with a longer timeout or a smaller task, or tell the user "
         "the tool did not answer in time."
     )

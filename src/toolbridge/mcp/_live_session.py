@@ -9,7 +9,7 @@ from types import TracebackType
 
 import anyio
 import mcp_types as mcp
-from mcp import ClientSession
+from mcp import ClientSession, MCPError
 from mcp.client.session import IncomingMessage
 from mcp.shared.message import SessionMessage
 
@@ -24,6 +24,7 @@ from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
 from toolbridge.mcp._transports._streams import ReadStream
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures, session_callbacks
+from toolbridge.mcp.server_log import ServerLog
 from toolbridge.types import ToolSpec
 
 __all__ = ["LiveSession"]
@@ -47,9 +48,13 @@ class LiveSession:
         *,
         on_tools_changed: Callable[[], None],
         features: ClientFeatures = NO_FEATURES,
+        log: ServerLog | None = None,
     ) -> None:
         self.config = config
         self._callbacks = session_callbacks(features, config.name)
+        # One path for log messages: the server's log first, then the features' handler.
+        self.log = log or ServerLog(config.name)
+        self._callbacks["logging_callback"] = self.log.callback(features.on_log)
         self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
         self.error: ServerError | None = None
@@ -123,6 +128,7 @@ class LiveSession:
                         **self._callbacks,
                     ) as session:
                         await session.initialize()
+                        await self._set_log_level(session)
                         handshake.deadline = math.inf
                         self.session, had_session = session, True
                         self.ready.set()
@@ -146,6 +152,19 @@ class LiveSession:
                     server=self.config.name,
                 )
             self.ready.set()
+
+    async def _set_log_level(self, session: ClientSession) -> None:
+        level = self.config.log_level
+        capabilities = session.server_capabilities
+        if level is None or capabilities is None or capabilities.logging is None:
+            return
+        # `send_request` rather than `set_logging_level`: that one warns (the 2026 revision drops
+        # logging), which would print on every connect.
+        request = mcp.SetLevelRequest(params=mcp.SetLevelRequestParams(level=level))
+        try:
+            await session.send_request(request, mcp.EmptyResult)
+        except MCPError as exc:
+            logger.warning("server %r refused log level %r: %s", self.config.name, level, exc.error.message)
 
     async def list_tools(self, session: ClientSession) -> list[ToolSpec]:
         """The server's tools, from the cache while no `tools/list_changed` arrived since the last listing."""

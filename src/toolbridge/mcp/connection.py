@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self
 
@@ -28,6 +30,8 @@ from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
+from toolbridge.mcp.progress import ProgressHandler, ToolProgress
+from toolbridge.mcp.server_log import ServerLog
 from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
 
 __all__ = ["ConnectionState", "ServerConnection"]
@@ -80,6 +84,8 @@ class ServerConnection:
         self._task_group = task_group
         self._on_tools_changed = on_tools_changed
         self._own_task_group: anyio.abc.TaskGroup | None = None
+        self.log = ServerLog(config.name)
+        """The last messages the server logged to us (`notifications/message`), across reconnects."""
         self._live: LiveSession | None = None
         self._connect_lock = anyio.Lock()
         self._closed = False
@@ -189,12 +195,18 @@ class ServerConnection:
         # Not a cancel scope: the SDK turns it into an MCP request timeout that also cancels the
         # call at the server, and the outcome is an error result rather than an exception.
         timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ToolResult:
-        """Run one tool. `timeout` (seconds) overrides the server's default per-call timeout."""
+        """Run one tool. `timeout` (seconds) overrides the server's default per-call timeout.
+
+        Every call carries a progress token; `on_progress` is told the server's reports. With
+        `timeout_resets_on_progress` in the config, each report restarts the timeout.
+        """
         limit = self.config.timeout if timeout is None else timeout
         started = time.perf_counter()
         live = await self._connected()
-        outcome = await self._call_once(live, name, arguments, call_id, limit)
+        call = _Call(name, arguments, call_id, limit, on_progress)
+        outcome = await self._call_once(live, call)
         if not isinstance(outcome, _Lost):
             return outcome
         await self._retire(live)
@@ -213,7 +225,7 @@ class ServerConnection:
             )
         spec = next((tool for tool in known if tool.name == name), None)
         if not outcome.sent or (spec is not None and spec.annotations.safe_to_retry):
-            retried = await self._call_once(fresh, name, arguments, call_id, limit)
+            retried = await self._call_once(fresh, call)
             if not isinstance(retried, _Lost):
                 return retried.model_copy(update={"notes": [*retried.notes, RETRIED_NOTE]})
             await self._retire(fresh)
@@ -267,7 +279,9 @@ class ServerConnection:
                 live.close_stderr()
             self._check_usable()
             assert self._task_group is not None
-            live = LiveSession(self.config, on_tools_changed=self._tools_changed, features=self.features)
+            live = LiveSession(
+                self.config, on_tools_changed=self._tools_changed, features=self.features, log=self.log
+            )
             self._live = live
             self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
             await live.ready.wait()
@@ -333,20 +347,32 @@ class ServerConnection:
                 server=self.name,
             ) from exc
 
-    async def _call_once(
-        self,
-        live: LiveSession,
-        name: str,
-        arguments: dict[str, Any],
-        call_id: str,
-        timeout: float,
-    ) -> ToolResult | _Lost:
+    async def _call_once(self, live: LiveSession, call: _Call) -> ToolResult | _Lost:
+        name, call_id, timeout = call.name, call.call_id, call.timeout
         session = live.session
         if session is None:
             return _Lost("the session had already ended", sent=False)
         started = time.perf_counter()
+        resets = self.config.timeout_resets_on_progress
+        # Resetting on progress needs a deadline we can move: our own scope instead of the SDK's
+        # timeout (cancelling it still sends the server a courtesy cancel).
+        deadline = anyio.CancelScope(deadline=anyio.current_time() + timeout if resets else math.inf)
+        reports = _ProgressRelay(call.on_progress, deadline if resets else None, timeout)
         try:
-            raw = await session.call_tool(name, arguments, read_timeout_seconds=timeout)
+            with deadline:
+                try:
+                    raw = await session.call_tool(
+                        name,
+                        call.arguments,
+                        read_timeout_seconds=None if resets else timeout,
+                        progress_callback=reports.relay,
+                    )
+                finally:
+                    reports.close()
+            if deadline.cancelled_caught:
+                message = call_timed_out_message(self.name, name, timeout, resets_on_progress=True)
+                elapsed = time.perf_counter() - started
+                return ToolResult.error(call_id, message, kind="timeout", server=self.name, duration=elapsed)
         except MCPError as exc:
             elapsed = time.perf_counter() - started
             if exc.code == CONNECTION_CLOSED:
@@ -381,6 +407,40 @@ class ServerConnection:
     def _tools_changed(self) -> None:
         if self._on_tools_changed is not None:
             self._on_tools_changed(self.name)
+
+
+@dataclass(frozen=True)
+class _Call:
+    name: str
+    arguments: dict[str, Any]
+    call_id: str
+    timeout: float
+    on_progress: ProgressHandler | None
+
+
+class _ProgressRelay:
+    """Hands a call's progress reports on, and moves its deadline when the timeout resets on them."""
+
+    def __init__(self, handler: ProgressHandler | None, deadline: anyio.CancelScope | None, timeout: float):
+        self._handler = handler
+        self._deadline = deadline
+        self._timeout = timeout
+        self._last = -math.inf
+        self._closed = False
+
+    def close(self) -> None:
+        """The call has ended: reports still on their way are dropped."""
+        self._closed = True
+
+    async def relay(self, progress: float, total: float | None, message: str | None) -> None:
+        # The SDK runs each report in its own task; one that does not advance is stale (or bogus).
+        if self._closed or progress <= self._last:
+            return
+        self._last = progress
+        if self._deadline is not None:
+            self._deadline.deadline = anyio.current_time() + self._timeout
+        if self._handler is not None:
+            await self._handler(ToolProgress(progress, total, message))
 
 
 def _session_of(live: LiveSession, server: str) -> ClientSession:

@@ -10,7 +10,7 @@ from typing import Any, Self
 from pydantic import BaseModel
 
 from toolbridge.config.model import Config
-from toolbridge.mcp import ServerPool
+from toolbridge.mcp import ProgressHandler, ServerPool
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.tools.cache import cache_from_config
 from toolbridge.tools.function import FunctionTool
@@ -91,9 +91,11 @@ class Toolbox:
         *,
         source: str | None = None,
         timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ToolResult:
+        """Run one tool; `on_progress` is told the progress its server reports (a `ToolProgress`)."""
         call = ToolCall(name=name, arguments=arguments or {}, source=source)
-        return await self.registry.call(call, timeout=timeout)
+        return await self.registry.call(call, timeout=timeout, on_progress=on_progress)
 
     async def server_status(self) -> list[ServerStatus]:
         """Connect every enabled server (concurrently) and report each one's state."""

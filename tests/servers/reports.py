@@ -1,0 +1,63 @@
+"""A server that reports: progress on long calls, log messages at the level its client sets, and
+structured output (right and wrong).
+
+Run: python tests/servers/reports.py [--transport stdio|http|sse] [--port N]
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import anyio
+import mcp_types as mcp
+from _cli import run
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+
+warnings.filterwarnings("ignore", message=".*deprecated.*")
+server = MCPServer("reports", log_level="WARNING")
+_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+level_set: list[str] = []
+
+
+async def _set_level(_context: Any, params: mcp.SetLevelRequestParams) -> mcp.EmptyResult:
+    level_set.append(params.level)
+    return mcp.EmptyResult()
+
+
+# MCPServer has no setLevel of its own; registering the handler also declares the logging capability.
+server._lowlevel_server.add_request_handler("logging/setLevel", mcp.SetLevelRequestParams, _set_level)
+
+
+@server.tool()
+async def crunch(steps: int, step_ms: int, ctx: Context) -> str:
+    """Work for `steps` steps of `step_ms` each, reporting progress after each ("step i of n")."""
+    for step in range(1, steps + 1):
+        await anyio.sleep(step_ms / 1000)
+        await ctx.report_progress(step, steps, f"step {step} of {steps}")
+    return f"crunched {steps} steps"
+
+
+@server.tool()
+async def say(level: str, text: str, ctx: Context) -> str:
+    """Log `text` at `level` unless the client asked for a higher level; return the level in force."""
+    threshold = level_set[-1] if level_set else "debug"
+    if _LEVELS.index(level) >= _LEVELS.index(threshold):
+        await ctx.log(level, text, logger_name="reporter")  # type: ignore[arg-type]
+    return threshold
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+@server.tool()
+def weather(city: str) -> Weather:
+    """The weather in `city`, as structured output."""
+    return Weather(city=city, celsius=21.5)
+
+
+if __name__ == "__main__":
+    run(server)
