@@ -69,7 +69,8 @@ async def test_log_messages_go_to_the_servers_logger_and_buffer_at_the_configure
 
     async def on_log(server: str, params: mcp.LoggingMessageNotificationParams) -> None:
         handed_on.append((server, params.data))
-        arrived.set()
+        if params.data == "disk full":
+            arrived.set()
 
     config = stdio_server("reports", name="chatty", log_level="warning")
     caplog.set_level(logging.DEBUG, logger="toolbridge.servers")
@@ -81,10 +82,16 @@ async def test_log_messages_go_to_the_servers_logger_and_buffer_at_the_configure
         entries = server.log.entries
 
     assert in_force.text == "warning"  # logging/setLevel was sent at connect
-    assert [(e.level, e.logger, e.text) for e in entries] == [("error", "reporter", "disk full")]
-    assert handed_on == [("chatty", "disk full")]
-    [record] = [r for r in caplog.records if r.name == "toolbridge.servers.chatty"]
-    assert (record.levelno, record.getMessage()) == (logging.ERROR, "disk full (reporter)")
+    assert [(e.level, e.logger, e.text) for e in entries] == [
+        ("notice", "setup", "log level set to warning"),
+        ("error", "reporter", "disk full"),
+    ]
+    assert handed_on == [("chatty", "log level set to warning"), ("chatty", "disk full")]
+    records = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "toolbridge.servers.chatty"]
+    assert records == [
+        (logging.INFO, "log level set to warning (setup)"),
+        (logging.ERROR, "disk full (reporter)"),
+    ]
 
 
 @pytest.mark.published

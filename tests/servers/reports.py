@@ -21,8 +21,11 @@ _LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "
 level_set: list[str] = []
 
 
-async def _set_level(_context: Any, params: mcp.SetLevelRequestParams) -> mcp.EmptyResult:
+async def _set_level(context: Any, params: mcp.SetLevelRequestParams) -> mcp.EmptyResult:
     level_set.append(params.level)
+    await context.session.send_log_message(
+        level="notice", data=f"log level set to {params.level}", logger="setup"
+    )
     return mcp.EmptyResult()
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -11,6 +12,7 @@ from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
     VerboseOption,
+    fail,
     load,
     print_json,
     run,
@@ -22,16 +24,31 @@ from toolbridge.cli.app import app
 
 if TYPE_CHECKING:
     from toolbridge.config import Config
+    from toolbridge.mcp.server_log import LogEntry
     from toolbridge.tools import ServerStatus
 
 
+LogsOption = Annotated[
+    str | None,
+    typer.Option("--logs", metavar="SERVER", help="Connect SERVER and show the last messages it logged."),
+]
+
+
 @app.command()
-def servers(config: ConfigOption = None, json: JsonOption = False, verbose: VerboseOption = False) -> None:
+def servers(
+    config: ConfigOption = None,
+    json: JsonOption = False,
+    verbose: VerboseOption = False,
+    logs: LogsOption = None,
+) -> None:
     """Connect to every configured MCP server and show its transport, state, tool count and last error.
 
     Exits 1 when a server failed to start."""
     setup_logging(verbose)
     loaded = load(config)
+    if logs is not None:
+        _show_logs(loaded, logs, json)
+        return
 
     from toolbridge.tools import Toolbox  # the MCP SDK: imported when a command needs it
 
@@ -47,6 +64,30 @@ def servers(config: ConfigOption = None, json: JsonOption = False, verbose: Verb
             f"{len(failed)} of {len(statuses)} servers failed to start: {', '.join(failed)}.", markup=False
         )
         raise typer.Exit(1)
+
+
+def _show_logs(loaded: Config, server: str, json: bool) -> None:
+    from toolbridge.errors import ServerError
+    from toolbridge.tools import Toolbox
+
+    async def main() -> tuple[list[LogEntry], str]:
+        async with Toolbox(loaded) as toolbox:
+            entries = await toolbox.server_logs(server)
+            return entries, toolbox.pool.connection(server).stderr_tail()
+
+    try:
+        entries, stderr_tail = run(main)
+    except ServerError as exc:
+        fail(str(exc))
+    if json:
+        print_json([asdict(entry) for entry in entries])
+        return
+    for entry in entries:
+        stdout.print(entry.describe(), markup=False, highlight=False)
+    if not entries:
+        stdout.print(f"Server {server!r} has logged no messages to toolbridge.", markup=False)
+    if stderr_tail:
+        stdout.print(f"Last lines of its stderr:\n{stderr_tail}", markup=False, highlight=False)
 
 
 def _show(statuses: list[ServerStatus], loaded: Config, json: bool) -> None:

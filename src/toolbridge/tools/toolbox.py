@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from toolbridge.config.model import Config
 from toolbridge.mcp import ProgressHandler, ServerPool
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
+from toolbridge.mcp.server_log import LogEntry
 from toolbridge.tools.cache import cache_from_config
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.native import native_tools
@@ -96,6 +97,13 @@ class Toolbox:
         """Run one tool; `on_progress` is told the progress its server reports (a `ToolProgress`)."""
         call = ToolCall(name=name, arguments=arguments or {}, source=source)
         return await self.registry.call(call, timeout=timeout, on_progress=on_progress)
+
+    async def server_logs(self, server: str) -> list[LogEntry]:
+        """Connect `server` (listing its tools) and return the last messages it logged to us.
+
+        Raises `ServerError` when it cannot be reached."""
+        await self._pool.list_tools(server)
+        return self._pool.connection(server).log.entries
 
     async def server_status(self) -> list[ServerStatus]:
         """Connect every enabled server (concurrently) and report each one's state."""
