@@ -16,6 +16,7 @@ from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerError, ServerStartError, ServerTimeoutError
 from toolbridge.mcp._invalid_reply import INVALID_REPLY
 from toolbridge.mcp._stderr import StderrLog
+from toolbridge.mcp._transports._http_status import AUTH_STATUSES, auth_required_message
 
 __all__ = [
     "backing_off",
@@ -44,6 +45,13 @@ def start_failure(config: ServerConfig, exc: BaseException, stderr: StderrLog | 
     elif isinstance(cause, httpx2.ConnectError):
         what = f"could not be reached at {config.url} ({cause or 'connection refused'})"
         hint = "Check that the server is running and that the URL (host, port, path) is right."
+    elif isinstance(cause, httpx2.HTTPStatusError) and cause.response.status_code in AUTH_STATUSES:
+        return ServerStartError(
+            f"Server {config.name!r} could not be used: "
+            f"{auth_required_message(cause.response.status_code, str(cause.request.url))}",
+            server=config.name,
+            command=config.describe(),
+        )
     elif isinstance(cause, httpx2.HTTPStatusError):
         what = f"answered HTTP {cause.response.status_code} at {config.url}"
         hint = _http_hint(config)

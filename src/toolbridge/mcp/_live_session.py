@@ -22,6 +22,7 @@ from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_pa
 from toolbridge.mcp._log_limit import RateLimitedLog
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
+from toolbridge.mcp._transports._http_status import OldHttpServerError
 from toolbridge.mcp._transports._streams import ReadStream
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures, session_callbacks
 from toolbridge.mcp.server_log import ServerLog
@@ -72,6 +73,9 @@ class LiveSession:
         self._closing = False
         self._stop_requested = False
         self._on_tools_changed = on_tools_changed
+        self._had_session = False
+        self.fell_back_to_sse = False
+        """The config named no transport and the server turned out to speak only the older SSE one."""
         self._tools: list[ToolSpec] | None = None
         self._tools_generation = 0
         # One scope for the whole life: a timeout scope around only the handshake would be exited
@@ -114,44 +118,63 @@ class LiveSession:
             self.done.set()
 
     async def _run_session(self) -> None:
-        had_session = False
         try:
             self._scope.deadline = anyio.current_time() + self.config.connect_timeout
             with self._scope as handshake:
-                async with open_transport(self.config, self.stderr) as (read, write):
-                    watched = _WatchedReadStream(read, server=self.config.name, on_end=self._stop.set)
-                    async with ClientSession(
-                        watched,
-                        write,
-                        message_handler=self._on_message,
-                        client_info=CLIENT_INFO,
-                        **self._callbacks,
-                    ) as session:
-                        await session.initialize()
-                        await self._set_log_level(session)
-                        handshake.deadline = math.inf
-                        self.session, had_session = session, True
-                        self.ready.set()
-                        await self._stop.wait()
-                        self.session = None
-            if handshake.cancelled_caught and not had_session and not self._stop_requested:
+                try:
+                    await self._serve(self.config, handshake)
+                except OldHttpServerError as refused:
+                    if not self.config.sse_fallback or self._had_session:
+                        raise
+                    # No type in the config: the server may be one of the older SSE transport.
+                    logger.info("server %r: %s Trying the older SSE transport.", self.config.name, refused)
+                    self.fell_back_to_sse = True
+                    await self._serve(self.config.model_copy(update={"transport": "sse"}), handshake)
+            if handshake.cancelled_caught and not self._had_session and not self._stop_requested:
                 self.error = connect_timed_out(self.config, self.stderr)
         except Exception as exc:  # exception groups from the transports' task groups included
-            if not had_session:
+            if not self._had_session:
                 self.error = start_failure(self.config, exc, self.stderr)
             else:
                 logger.debug("session with server %r ended with an error", self.config.name, exc_info=True)
         finally:
             self.session = None
             self._stop.set()
-            if had_session and not self._closing:
+            if self._had_session and not self._closing:
                 self.end_reason = end_of_session(self.config, self.stderr)
-            elif not had_session and self.error is None:
+            elif not self._had_session and self.error is None:
                 self.error = ConnectionLostError(
                     f"Connecting to server {self.config.name!r} was interrupted before it completed.",
                     server=self.config.name,
                 )
             self.ready.set()
+
+    async def _serve(self, config: ServerConfig, handshake: anyio.CancelScope) -> None:
+        """Open the transport `config` names, make the session, and keep it until told to stop."""
+        established = False
+
+        def ended() -> None:
+            # A failed attempt (before an SSE fallback) closing its stream must not end the next one.
+            if established:
+                self._stop.set()
+
+        async with open_transport(config, self.stderr) as (read, write):
+            watched = _WatchedReadStream(read, server=config.name, on_end=ended)
+            async with ClientSession(
+                watched,
+                write,
+                message_handler=self._on_message,
+                client_info=CLIENT_INFO,
+                **self._callbacks,
+            ) as session:
+                await session.initialize()
+                await self._set_log_level(session)
+                handshake.deadline = math.inf
+                established = True
+                self.session, self._had_session = session, True
+                self.ready.set()
+                await self._stop.wait()
+                self.session = None
 
     async def _set_log_level(self, session: ClientSession) -> None:
         level = self.config.log_level

@@ -84,6 +84,7 @@ class ServerConnection:
         self._task_group = task_group
         self._on_tools_changed = on_tools_changed
         self._own_task_group: anyio.abc.TaskGroup | None = None
+        self._session_config = config
         self.log = ServerLog(config.name)
         """The last messages the server logged to us (`notifications/message`), across reconnects."""
         self._live: LiveSession | None = None
@@ -124,6 +125,12 @@ class ServerConnection:
         if live.end_reason is not None:
             return f"The session ended: {live.end_reason}."
         return None
+
+    @property
+    def transport(self) -> str:
+        """The transport in use: the config's, or `sse` once a server without a configured type
+        turned out to speak only that."""
+        return self._session_config.transport
 
     @property
     def ignored_messages(self) -> int:
@@ -280,11 +287,19 @@ class ServerConnection:
             self._check_usable()
             assert self._task_group is not None
             live = LiveSession(
-                self.config, on_tools_changed=self._tools_changed, features=self.features, log=self.log
+                self._session_config,
+                on_tools_changed=self._tools_changed,
+                features=self.features,
+                log=self.log,
             )
             self._live = live
             self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
             await live.ready.wait()
+            if live.fell_back_to_sse:
+                # Reconnects go straight to the transport that worked.
+                self._session_config = self.config.model_copy(
+                    update={"transport": "sse", "sse_fallback": False}
+                )
             self._note_start(live)
             if live.error is not None:
                 raise live.error

@@ -117,7 +117,7 @@ class Toolbox:
             statuses.append(
                 ServerStatus(
                     name=name,
-                    transport=config.transport,
+                    transport=connection.transport,
                     target=config.describe(),
                     enabled=config.enabled,
                     state=connection.state if config.enabled else "disabled",

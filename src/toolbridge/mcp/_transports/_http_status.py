@@ -1,0 +1,59 @@
+"""What an HTTP server answered, where the SDK keeps only a JSON-RPC stand-in for it.
+
+The SDK's streamable HTTP client turns a 401 or a 405 into a generic "Server returned an error response";
+a response hook on our own HTTP client keeps the status, so the failure can be named for what it is:
+an authentication problem, or an old server that speaks only the SSE transport.
+"""
+
+from __future__ import annotations
+
+import httpx2
+
+from toolbridge.config.model import ServerConfig
+from toolbridge.errors import ServerStartError
+
+__all__ = ["HttpStatusWatch", "OldHttpServerError", "auth_required_message"]
+
+AUTH_STATUSES = (401, 403)
+
+
+class OldHttpServerError(ServerStartError):
+    """The server refused a streamable HTTP POST the way servers of the older SSE transport do (4xx)."""
+
+
+class HttpStatusWatch:
+    """Remembers the first error status the server answered while the session was being opened."""
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.url: str | None = None
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400 and self.status is None:
+            self.status, self.url = response.status_code, str(response.request.url)
+
+    def failure(self, config: ServerConfig) -> ServerStartError | None:
+        """The error that names what the server answered, or None when nothing telling was seen."""
+        if self.status is None:
+            return None
+        url = self.url or config.url or ""
+        if self.status in AUTH_STATUSES:
+            return ServerStartError(
+                f"Server {config.name!r} could not be used: {auth_required_message(self.status, url)}",
+                server=config.name,
+                command=config.describe(),
+            )
+        if 400 <= self.status < 500:
+            return OldHttpServerError(
+                f"Server {config.name!r} answered HTTP {self.status} from {url} to a streamable HTTP request. "
+                "Check the URL path (usually /mcp for streamable HTTP); a server of the older SSE transport "
+                "wants 'type': 'sse'.",
+                server=config.name,
+                command=config.describe(),
+            )
+        return None
+
+
+def auth_required_message(status: int, url: str) -> str:
+    what = "authentication required" if status == 401 else "access denied"
+    return f"HTTP {status} from {url}: {what} (configure `auth`, or the `headers` it needs)."
