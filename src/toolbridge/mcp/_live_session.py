@@ -22,7 +22,7 @@ from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_pa
 from toolbridge.mcp._log_limit import RateLimitedLog
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
-from toolbridge.mcp._transports._http_status import OldHttpServerError
+from toolbridge.mcp._transports._http_status import CURRENT_WATCH, HttpStatusWatch, OldHttpServerError
 from toolbridge.mcp._transports._streams import ReadStream
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures, session_callbacks
 from toolbridge.mcp.server_log import ServerLog
@@ -74,6 +74,10 @@ class LiveSession:
         self._stop_requested = False
         self._on_tools_changed = on_tools_changed
         self._had_session = False
+        self._last_heard = 0.0
+        self.http = HttpStatusWatch()
+        """What the HTTP server answered (its error statuses, a forgotten session)."""
+        self.ping_failure: str | None = None
         self.fell_back_to_sse = False
         """The config named no transport and the server turned out to speak only the older SSE one."""
         self._tools: list[ToolSpec] | None = None
@@ -141,7 +145,7 @@ class LiveSession:
             self.session = None
             self._stop.set()
             if self._had_session and not self._closing:
-                self.end_reason = end_of_session(self.config, self.stderr)
+                self.end_reason = self.ping_failure or end_of_session(self.config, self.stderr)
             elif not self._had_session and self.error is None:
                 self.error = ConnectionLostError(
                     f"Connecting to server {self.config.name!r} was interrupted before it completed.",
@@ -158,23 +162,60 @@ class LiveSession:
             if established:
                 self._stop.set()
 
-        async with open_transport(config, self.stderr) as (read, write):
-            watched = _WatchedReadStream(read, server=config.name, on_end=ended)
-            async with ClientSession(
-                watched,
-                write,
-                message_handler=self._on_message,
-                client_info=CLIENT_INFO,
-                **self._callbacks,
-            ) as session:
-                await session.initialize()
-                await self._set_log_level(session)
-                handshake.deadline = math.inf
-                established = True
-                self.session, self._had_session = session, True
-                self.ready.set()
-                await self._stop.wait()
-                self.session = None
+        self.http = HttpStatusWatch()
+        # The HTTP opener reads it when entered (the transport interface passes only the config).
+        token = CURRENT_WATCH.set(self.http)
+        try:
+            async with open_transport(config, self.stderr) as (read, write):
+                watched = _WatchedReadStream(read, server=config.name, on_end=ended, on_message=self._heard)
+                async with ClientSession(
+                    watched,
+                    write,
+                    message_handler=self._on_message,
+                    client_info=CLIENT_INFO,
+                    **self._callbacks,
+                ) as session:
+                    await session.initialize()
+                    await self._set_log_level(session)
+                    handshake.deadline = math.inf
+                    established = True
+                    self.session, self._had_session = session, True
+                    self.ready.set()
+                    if config.transport == "stdio":
+                        await self._stop.wait()  # a dead process is seen as the end of its stdout
+                    else:
+                        async with anyio.create_task_group() as keeping:
+                            keeping.start_soon(self._keep_alive, session)
+                            await self._stop.wait()
+                            keeping.cancel_scope.cancel()
+                    self.session = None
+        finally:
+            CURRENT_WATCH.reset(token)
+
+    def _heard(self) -> None:
+        self._last_heard = anyio.current_time()
+
+    async def _keep_alive(self, session: ClientSession) -> None:
+        """Ping an HTTP session that has been silent for `ping_interval`; end it when that fails.
+
+        An HTTP server that went away while idle is otherwise found only by the next call. Ended
+        here, the next use reconnects, as after a stdio server's exit.
+        """
+        interval = self.config.ping_interval
+        self._heard()
+        while True:
+            await anyio.sleep_until(self._last_heard + interval)
+            if anyio.current_time() < self._last_heard + interval:
+                continue  # something arrived meanwhile: not idle
+            try:
+                with anyio.fail_after(min(interval, self.config.connect_timeout)):
+                    await session.send_ping()
+            except (MCPError, TimeoutError) as exc:
+                why = exc.error.message if isinstance(exc, MCPError) else "no answer in time"
+                self.ping_failure = f"it stopped answering pings ({why})"
+                self._stop.set()
+                return
+            self._heard()
 
     async def _set_log_level(self, session: ClientSession) -> None:
         level = self.config.log_level
@@ -232,13 +273,20 @@ class _WatchedReadStream:
     """
 
     def __init__(
-        self, inner: ReadStream[SessionMessage | Exception], *, server: str, on_end: Callable[[], None]
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        *,
+        server: str,
+        on_end: Callable[[], None],
+        on_message: Callable[[], None] = lambda: None,
     ) -> None:
         self._inner = inner
         self._server = server
         self._on_end = on_end
+        self._on_message = on_message
 
     def _checked(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        self._on_message()
         if isinstance(item, Exception):
             replacement = invalid_reply_error(item)
             if replacement is not None:

@@ -43,6 +43,9 @@ RETRIED_NOTE = (
 )
 
 
+SESSION_GONE = "the server no longer knew the session (HTTP 404): it was restarted or ended the session"
+
+
 class _Lost:
     """A call that got no answer because the transport died under it (or before it was sent)."""
 
@@ -348,7 +351,7 @@ class ServerConnection:
                 timeout=self.config.timeout,
             ) from None
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
+            if exc.code == CONNECTION_CLOSED or live.http.session_gone:
                 raise ConnectionLostError(
                     f"The connection to server {self.name!r} was lost while listing its tools.",
                     server=self.name,
@@ -392,6 +395,9 @@ class ServerConnection:
             elapsed = time.perf_counter() - started
             if exc.code == CONNECTION_CLOSED:
                 return _Lost(exc.error.message)
+            if live.http.session_gone:
+                # Refused, so it did not run: safe to send again on a new session.
+                return _Lost(SESSION_GONE, sent=False)
             kind: ToolErrorKind
             if exc.code == REQUEST_TIMEOUT:
                 kind, message = "timeout", call_timed_out_message(self.name, name, timeout)

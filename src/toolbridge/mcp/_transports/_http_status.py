@@ -7,12 +7,14 @@ an authentication problem, or an old server that speaks only the SSE transport.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import httpx2
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
 
-__all__ = ["HttpStatusWatch", "OldHttpServerError", "auth_required_message"]
+__all__ = ["CURRENT_WATCH", "HttpStatusWatch", "OldHttpServerError", "auth_required_message"]
 
 AUTH_STATUSES = (401, 403)
 
@@ -22,13 +24,18 @@ class OldHttpServerError(ServerStartError):
 
 
 class HttpStatusWatch:
-    """Remembers the first error status the server answered while the session was being opened."""
+    """Remembers the first error status the server answered, and whether it forgot our session."""
 
     def __init__(self) -> None:
         self.status: int | None = None
         self.url: str | None = None
+        self.session_gone = False
+        """A request carrying our session id got 404: the server no longer knows the session (it was
+        restarted, or expired it), and the spec says to start a new one."""
 
     async def on_response(self, response: httpx2.Response) -> None:
+        if response.status_code == 404 and "mcp-session-id" in response.request.headers:
+            self.session_gone = True
         if response.status_code >= 400 and self.status is None:
             self.status, self.url = response.status_code, str(response.request.url)
 
@@ -57,3 +64,8 @@ class HttpStatusWatch:
 def auth_required_message(status: int, url: str) -> str:
     what = "authentication required" if status == 401 else "access denied"
     return f"HTTP {status} from {url}: {what} (configure `auth`, or the `headers` it needs)."
+
+
+CURRENT_WATCH: ContextVar[HttpStatusWatch | None] = ContextVar("toolbridge_http_watch", default=None)
+"""The watch of the session being opened: set by the session around `open_transport`, read by the
+HTTP opener (the transport interface passes only the config)."""

@@ -11,7 +11,7 @@ from mcp.client.streamable_http import streamable_http_client
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
 from toolbridge.mcp._stderr import StderrLog
-from toolbridge.mcp._transports._http_status import HttpStatusWatch
+from toolbridge.mcp._transports._http_status import CURRENT_WATCH, HttpStatusWatch
 from toolbridge.mcp._transports._streams import TransportStreams
 
 __all__ = ["HTTP_READ_TIMEOUT", "open_streamable_http", "require_url"]
@@ -26,7 +26,7 @@ async def open_streamable_http(
 ) -> AsyncIterator[TransportStreams]:
     url = require_url(config)
     timeout = httpx2.Timeout(config.connect_timeout, read=HTTP_READ_TIMEOUT)
-    watch = HttpStatusWatch()
+    watch = CURRENT_WATCH.get() or HttpStatusWatch()
     hooks = {"response": [watch.on_response]}
     named: ServerStartError | None = None
     async with (
