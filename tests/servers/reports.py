@@ -7,7 +7,7 @@ Run: python tests/servers/reports.py [--transport stdio|http|sse] [--port N]
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import mcp_types as mcp
@@ -60,6 +60,25 @@ class Weather(BaseModel):
 def weather(city: str) -> Weather:
     """The weather in `city`, as structured output."""
     return Weather(city=city, celsius=21.5)
+
+
+@server.tool()
+def broken_weather(city: str) -> Annotated[mcp.CallToolResult, Weather]:
+    """The weather in `city`, with structured output that breaks its own schema."""
+    wrong = {"city": city, "celsius": "warm"}
+    return mcp.CallToolResult(
+        content=[mcp.TextContent(type="text", text=str(wrong))], structured_content=wrong
+    )
+
+
+@server.tool()
+def weather_data(city: str) -> Annotated[mcp.CallToolResult, Weather]:
+    """The weather in `city`, as structured output alone (no text)."""
+    return mcp.CallToolResult(content=[], structured_content={"city": city, "celsius": 3.5})
+
+
+# The SDK's server checks its own output; this one is meant to send what it says.
+server._tool_manager._tools["broken_weather"].fn_metadata.output_model = None
 
 
 if __name__ == "__main__":

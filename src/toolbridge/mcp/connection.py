@@ -417,8 +417,13 @@ class ServerConnection:
                 )
             return ToolResult.error(call_id, message, kind=kind, server=self.name, duration=elapsed)
         except (RuntimeError, ValidationError) as exc:
-            # The SDK checks results against the protocol and the tool's output schema.
-            message = f"Server {self.name!r} returned an invalid result for {name!r}: {exc}"
+            # The SDK checks results against the protocol and the tool's output schema; jsonschema's
+            # first line says what is wrong, the rest repeats the schema.
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            message = (
+                f"Server {self.name!r} returned an invalid result for {name!r}: {reason}. The server broke "
+                "its own promise; tell the user this tool's result could not be used."
+            )
             elapsed = time.perf_counter() - started
             return ToolResult.error(call_id, message, kind="server_error", server=self.name, duration=elapsed)
         return tool_result_from_mcp(
