@@ -43,6 +43,19 @@ async def crunch(steps: int, step_ms: int, ctx: Context) -> str:
 
 
 @server.tool()
+async def hold(until_file: str, wait_ms: int = 30_000, ctx: Context | None = None) -> str:
+    """Report being halfway, then wait (up to `wait_ms`) until the file `until_file` exists."""
+    assert ctx is not None
+    await ctx.report_progress(1, 2, "halfway")
+    with anyio.move_on_after(wait_ms / 1000):
+        # The test creates the file from another process, so there is no event to wait on.
+        while not await anyio.Path(until_file).exists():  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+    await ctx.report_progress(2, 2, "done")
+    return "released"
+
+
+@server.tool()
 async def say(level: str, text: str, ctx: Context) -> str:
     """Log `text` at `level` unless the client asked for a higher level; return the level in force."""
     threshold = level_set[-1] if level_set else "debug"

@@ -77,6 +77,7 @@ const HANDLERS = {
     run.transcript.cardFor(event.call.id).requestApproval(event.reason);
   },
   approval_decided: (run, event) => run.transcript.cardFor(event.call_id)?.approvalDecided(event.approved),
+  tool_call_progress: (run, event) => run.transcript.cardFor(event.call_id)?.showProgress(event),
   tool_call_finished: (run, event) => run.transcript.cardFor(event.call_id)?.finish(event),
   final: (run, event) => run.finish(event.result),
   run_error: (run, event) => {
