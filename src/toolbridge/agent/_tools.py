@@ -7,6 +7,7 @@ how much. Records land in a dict shared with the loop, so a cancelled run still 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Iterable
 
@@ -126,7 +127,9 @@ class ToolRunner:
                 message=progress.message,
                 percent=progress.percent,
             )
-            await self._send(event)
+            # Told from the server session's task: a report racing the run's end finds the stream closed.
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self._send(event)
 
         return report
 
