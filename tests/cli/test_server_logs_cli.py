@@ -1,4 +1,5 @@
-"""`toolbridge servers --logs S`: the messages a server logged to toolbridge, at the configured level."""
+"""`toolbridge servers --logs S`: the messages a server logged to toolbridge, at the configured level;
+`toolbridge call`: the progress a server reports, on stderr."""
 
 from __future__ import annotations
 
@@ -44,3 +45,29 @@ def test_servers_logs_shows_what_the_server_logged(
     assert (logged["level"], logged["logger"], logged["text"]) == ("notice", "setup", "log level set to info")
     assert broken.returncode == 1
     assert "no-such-server-x" in broken.stderr
+
+
+def test_call_prints_the_progress_its_server_reports_on_stderr(
+    tmp_path: Path, stdio_server: Callable[..., ServerConfig]
+) -> None:
+    reports = stdio_server("reports")
+    config = tmp_path / "toolbridge.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"reports": {"command": reports.command, "args": reports.args}}})
+    )
+
+    done = toolbridge(
+        tmp_path,
+        "call",
+        "crunch",
+        '{"steps": 2, "step_ms": 1}',
+        "--server",
+        "reports",
+        "--config",
+        str(config),
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "crunched 2 steps"
+    assert "… reports.crunch 50% step 1 of 2" in done.stderr
+    assert "… reports.crunch 100% step 2 of 2" in done.stderr
