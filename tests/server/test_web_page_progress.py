@@ -1,4 +1,5 @@
-"""The web page's tool card shows the progress its server reports, live, while the call runs."""
+"""What servers report on the web page: progress on a running call's tool card, live, and the messages
+a server logged, on the Servers view."""
 
 from __future__ import annotations
 
@@ -32,3 +33,16 @@ def test_a_running_calls_card_shows_the_progress_its_server_reports(tmp_path: Pa
         expect(card).to_have_attribute("data-state", "done")
         expect(card.get_by_test_id("tool-progress")).to_be_hidden()
         expect_run_over(page)
+
+
+def test_the_servers_view_shows_what_a_server_logged(tmp_path: Path, page: Page) -> None:
+    reports = {"command": sys.executable, "args": [str(REPORTS_SERVER)], "log_level": "info"}
+    with ScriptedModel([]) as model, serving(tmp_path, model, page, mcpServers={"reports": reports}) as url:
+        page.goto(url)
+        page.get_by_role("link", name="Servers").click()
+        card = page.locator('[data-testid="server-card"][data-server="reports"]')
+        expect(card.get_by_test_id("server-state")).to_have_text("connected")
+        card.get_by_text("Log messages").click()
+        entry = card.get_by_test_id("server-log-entry")
+        expect(entry).to_contain_text("setup: log level set to info")
+        expect(entry).to_have_attribute("data-level", "notice")

@@ -12,7 +12,7 @@ export async function renderServersPanel(container, api) {
   const tools = await api.tools();
   const health = await api.health();
   const toolsBySource = groupBy(tools, (tool) => tool.source ?? NATIVE);
-  const cards = servers.map((server) => serverCard(server, toolsBySource.get(server.name) ?? []));
+  const cards = servers.map((server) => serverCard(server, toolsBySource.get(server.name) ?? [], api));
   const nativeTools = toolsBySource.get(NATIVE) ?? [];
   if (nativeTools.length && !servers.some((server) => server.name === NATIVE)) {
     cards.push(
@@ -44,7 +44,7 @@ function storeCard(store) {
   );
 }
 
-function serverCard(server, tools) {
+function serverCard(server, tools, api = null) {
   const count = server.tool_count ?? tools.length;
   return el(
     "section",
@@ -64,6 +64,41 @@ function serverCard(server, tools) {
       el("summary", {}, count === 1 ? "1 tool" : `${count} tools`),
       el("ul", { class: "tool-list" }, tools.map(toolItem)),
     ),
+    api && server.enabled !== false ? logsSection(server.name, api) : null,
+  );
+}
+
+// What the server logged to toolbridge (MCP notifications/message), read each time it is opened.
+function logsSection(name, api) {
+  const list = el("ol", { class: "server-log", dataset: { testid: "server-log" } });
+  const section = el("details", { class: "server-logs" }, el("summary", {}, "Log messages"), list);
+  section.addEventListener("toggle", async () => {
+    if (!section.open) return;
+    replaceChildren(list, el("li", { class: "muted" }, "Loading…"));
+    try {
+      const entries = await api.serverLogs(name);
+      replaceChildren(
+        list,
+        entries.length ? entries.map(logItem) : el("li", { class: "muted" }, "Nothing logged yet."),
+      );
+    } catch (error) {
+      replaceChildren(list, el("li", { class: "error-text" }, `Could not read the log: ${error.message}`));
+    }
+  });
+  return section;
+}
+
+function logItem(entry) {
+  const time = new Date(entry.time * 1000).toLocaleTimeString();
+  return el(
+    "li",
+    { class: `log-${entry.level}`, dataset: { testid: "server-log-entry", level: entry.level } },
+    el("span", { class: "muted" }, time),
+    " ",
+    el("span", { class: "badge" }, entry.level),
+    entry.logger ? el("span", { class: "muted" }, ` ${entry.logger}:`) : null,
+    " ",
+    entry.text,
   );
 }
 
