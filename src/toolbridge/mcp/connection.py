@@ -28,9 +28,10 @@ from toolbridge.mcp._convert import tool_result_from_mcp
 from toolbridge.mcp._failures import backing_off, call_lost_message, call_timed_out_message
 from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
+from toolbridge.mcp._progress_relay import ProgressRelay
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
-from toolbridge.mcp.progress import ProgressHandler, ToolProgress
+from toolbridge.mcp.progress import ProgressHandler
 from toolbridge.mcp.server_log import ServerLog
 from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
 
@@ -375,7 +376,7 @@ class ServerConnection:
         # Resetting on progress needs a deadline we can move: our own scope instead of the SDK's
         # timeout (cancelling it still sends the server a courtesy cancel).
         deadline = anyio.CancelScope(deadline=anyio.current_time() + timeout if resets else math.inf)
-        reports = _ProgressRelay(call.on_progress, deadline if resets else None, timeout)
+        reports = ProgressRelay(call.on_progress, deadline if resets else None, timeout)
         try:
             with deadline:
                 try:
@@ -442,31 +443,6 @@ class _Call:
     call_id: str
     timeout: float
     on_progress: ProgressHandler | None
-
-
-class _ProgressRelay:
-    """Hands a call's progress reports on, and moves its deadline when the timeout resets on them."""
-
-    def __init__(self, handler: ProgressHandler | None, deadline: anyio.CancelScope | None, timeout: float):
-        self._handler = handler
-        self._deadline = deadline
-        self._timeout = timeout
-        self._last = -math.inf
-        self._closed = False
-
-    def close(self) -> None:
-        """The call has ended: reports still on their way are dropped."""
-        self._closed = True
-
-    async def relay(self, progress: float, total: float | None, message: str | None) -> None:
-        # The SDK runs each report in its own task; one that does not advance is stale (or bogus).
-        if self._closed or progress <= self._last:
-            return
-        self._last = progress
-        if self._deadline is not None:
-            self._deadline.deadline = anyio.current_time() + self._timeout
-        if self._handler is not None:
-            await self._handler(ToolProgress(progress, total, message))
 
 
 def _session_of(live: LiveSession, server: str) -> ClientSession:
