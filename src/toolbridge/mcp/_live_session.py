@@ -208,7 +208,8 @@ class LiveSession:
             if anyio.current_time() < self._last_heard + interval:
                 continue  # something arrived meanwhile: not idle
             try:
-                with anyio.fail_after(min(interval, self.config.connect_timeout)):
+                # As patient as a handshake: a slow answer is not a dead server.
+                with anyio.fail_after(self.config.connect_timeout):
                     await session.send_ping()
             except (MCPError, TimeoutError) as exc:
                 why = exc.error.message if isinstance(exc, MCPError) else "no answer in time"
