@@ -8,7 +8,9 @@ terminal the same events are printed as plain lines, and `--json` prints the eve
 from __future__ import annotations
 
 import json
+import math
 import sys
+import time
 from typing import TYPE_CHECKING
 
 import anyio
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["EventPrinter", "JsonEventPrinter", "TerminalRenderer"]
 
 _ARGUMENTS_SHOWN = 120
+_PROGRESS_REDRAW = 1 / 12
+"""Seconds between progress reports drawn at once (the live region's own refresh rate)."""
 _RESULT_SHOWN = 160
 
 
@@ -84,6 +88,7 @@ class TerminalRenderer(EventPrinter):
         self._reasoning = ""
         self._running: dict[str, ToolCall] = {}
         self._progress: dict[str, str] = {}
+        self._progress_drawn_at = -math.inf
         """What the spinner of a call that reported progress says instead of its arguments."""
         self._printed_any_text = False
         # While the user answers an approval question nothing may draw over it: no live region, and
@@ -145,7 +150,12 @@ class TerminalRenderer(EventPrinter):
                 self.console.print(f"→ {describe_call(event.call)}", markup=False)
         elif event.type == "tool_call_progress":
             self._progress[event.call_id] = progress_label(event)
-            self._refresh(now=True)  # each report is drawn, however fast the next one follows
+            # Drawn at once, so a short call's report is seen; a flood of reports at the live region's pace.
+            now = time.monotonic()
+            drawn_now = now - self._progress_drawn_at >= _PROGRESS_REDRAW
+            if drawn_now:
+                self._progress_drawn_at = now
+            self._refresh(now=drawn_now)
             return
         elif event.type == "tool_call_finished":
             self._progress.pop(event.call_id, None)
