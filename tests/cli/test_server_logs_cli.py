@@ -1,5 +1,5 @@
 """`toolbridge servers --logs S`: the messages a server logged to toolbridge, at the configured level;
-`toolbridge call`: the progress a server reports, on stderr."""
+`/logs S` in a chat; `toolbridge call`: the progress a server reports, on stderr."""
 
 from __future__ import annotations
 
@@ -71,3 +71,29 @@ def test_call_prints_the_progress_its_server_reports_on_stderr(
     assert done.stdout.strip() == "crunched 2 steps"
     assert "… reports.crunch 50% step 1 of 2" in done.stderr
     assert "… reports.crunch 100% step 2 of 2" in done.stderr
+
+
+def test_logs_in_a_chat_shows_what_a_server_logged(
+    tmp_path: Path, stdio_server: Callable[..., ServerConfig]
+) -> None:
+    reports = stdio_server("reports")
+    config = tmp_path / "toolbridge.json"
+    entry = {"command": reports.command, "args": reports.args, "log_level": "info"}
+    config.write_text(json.dumps({"mcpServers": {"reports": entry}}))
+    lines = ["/logs reports", "/logs", "/logs nobody", "/exit"]
+
+    done = subprocess.run(
+        [sys.executable, "-m", "toolbridge", "chat", "--model", "demo", "--config", str(config)],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "TOOLBRIDGE_DB": str(tmp_path / "t.db")},
+        cwd=tmp_path,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "NOTICE setup: log level set to info" in done.stdout
+    assert "usage: /logs SERVER" in done.stderr
+    assert "No MCP server named 'nobody'" in done.stderr

@@ -81,6 +81,11 @@ class Agent:
         self._stack: AsyncExitStack | None = None
 
     @property
+    def toolbox(self) -> Toolbox | None:
+        """The toolbox the agent was given (its MCP servers), if it was given one."""
+        return self._toolbox
+
+    @property
     def model(self) -> Model:
         if self._model is None:
             raise UsageError(

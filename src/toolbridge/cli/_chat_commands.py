@@ -1,4 +1,4 @@
-"""The commands a chat understands between questions: /help, /tools, /model, /clear, /exit."""
+"""The commands a chat understands between questions: /help, /tools, /model, /logs, /clear, /exit."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ _HELP = {
     "/help": "this list",
     "/tools": "the tools the agent can use",
     "/model [NAME]": "the model answering; with NAME, switch to it (as --model takes it)",
+    "/logs SERVER": "the last messages SERVER logged to toolbridge",
     "/clear": "start a new conversation (a new stored chat)",
     "/exit": "end the chat (also /quit or Ctrl-D)",
 }
@@ -37,6 +38,7 @@ def run_chat_command(session: TerminalSession, line: str) -> str | None:
         "/help": _help,
         "/tools": _tools,
         "/model": _model,
+        "/logs": _logs,
         "/clear": _clear,
         "/exit": _exit,
         "/quit": _exit,
@@ -70,6 +72,23 @@ def _model(session: TerminalSession, argument: str) -> None:
             stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
             return
     stdout.print(f"model: [bold]{escape(session.agent.model.name)}[/]")
+
+
+def _logs(session: TerminalSession, argument: str) -> None:
+    if not argument:
+        stderr.print(
+            "usage: /logs SERVER (the server's name, as `toolbridge servers` lists it)", markup=False
+        )
+        return
+    try:
+        entries = session.server_logs(argument)
+    except ToolbridgeError as exc:
+        stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
+        return
+    for entry in entries:
+        stdout.print(f"  {entry.describe()}", markup=False, highlight=False)
+    if not entries:
+        stdout.print(f"Server {argument!r} has logged no messages to toolbridge.", markup=False)
 
 
 def _clear(session: TerminalSession, argument: str) -> None:
