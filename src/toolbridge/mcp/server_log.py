@@ -7,6 +7,7 @@ import json
 import logging
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +70,9 @@ class ServerLog:
         self.logger.log(_PYTHON_LEVELS.get(entry.level, logging.INFO), "%s%s", entry.text, source)
         return entry
 
-    def callback(self, also: LogHandler | None) -> Any:
+    def callback(
+        self, also: LogHandler | None
+    ) -> Callable[[mcp.LoggingMessageNotificationParams], Awaitable[None]]:
         """The session's `logging_callback`: record the message, then hand it to `also` (if any)."""
 
         async def received(params: mcp.LoggingMessageNotificationParams) -> None:
