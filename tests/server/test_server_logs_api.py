@@ -1,5 +1,5 @@
-"""`GET /api/servers/{name}/logs`: what a server logged to a running `toolbridge serve`, kept as it
-accumulates (a long-running server is where logs pile up)."""
+"""What servers report, through a running `toolbridge serve`: `GET /api/servers/{name}/logs` (the log
+messages, kept as they accumulate) and the progress of a call in the OpenAI endpoint's tool activity."""
 
 from __future__ import annotations
 
@@ -42,3 +42,16 @@ def test_a_servers_log_messages_accumulate_and_are_listed(tmp_path: Path) -> Non
     assert "no MCP server named 'nobody'" in unknown.json()["error"]["message"]
     assert unreachable.status_code == 502
     assert "toolbridge-no-such-server" in unreachable.json()["error"]["message"]
+
+
+def test_the_openai_endpoint_shows_a_calls_progress_in_its_tool_activity(tmp_path: Path) -> None:
+    servers = {"reports": {"command": sys.executable, "args": [REPORTS]}}
+    script = [Turn.tool_calls(ToolCallSpec("crunch", {"steps": 2, "step_ms": 1})), Turn.text("Crunched.")]
+    with ScriptedModel(script) as model, serve_in_thread(tmp_path, model, mcp_servers=servers) as server:
+        completion = server.openai().chat.completions.create(
+            model="default",
+            messages=[{"role": "user", "content": "Crunch it."}],
+        )
+
+    activity = (completion.choices[0].message.model_extra or {})["reasoning_content"]
+    assert "… crunch 50% step 1 of 2\n… crunch 100% step 2 of 2\n✓ crunch" in activity
