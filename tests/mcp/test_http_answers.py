@@ -61,13 +61,3 @@ async def test_with_no_type_configured_an_old_sse_server_is_reached_after_stream
     assert transport == "sse"
     assert "HTTP 405" in str(typed.value)  # a configured type is not second-guessed
     assert "'type': 'sse'" in str(typed.value)
-
-
-def test_a_server_with_a_url_and_no_type_may_fall_back_to_sse(tmp_path) -> None:
-    config_file = tmp_path / "toolbridge.json"
-    config_file.write_text(
-        '{"mcpServers": {"plain": {"url": "http://127.0.0.1:1/mcp"}, "typed": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}'
-    )
-    servers = load_config(config_file).servers
-    assert (servers["plain"].transport, servers["plain"].sse_fallback) == ("streamable-http", True)
-    assert (servers["typed"].transport, servers["typed"].sse_fallback) == ("streamable-http", False)
