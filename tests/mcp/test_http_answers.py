@@ -40,7 +40,6 @@ async def test_with_no_type_configured_an_old_sse_server_is_reached_after_stream
     http_server, tmp_path
 ) -> None:
     old = http_server("basic", "sse")
-    # Not at /sse, where the transport would be guessed from the path: a URL that does not say.
     url = old.url
     config_file = tmp_path / "toolbridge.json"
     config_file.write_text(
@@ -48,6 +47,7 @@ async def test_with_no_type_configured_an_old_sse_server_is_reached_after_stream
     )
     loaded = load_config(config_file)
     assert loaded.servers["old"].transport == "sse"  # a /sse URL is taken at its word
+    # What the loader makes of an untyped URL that does not say /sse (the test server serves only there).
     untyped = loaded.servers["old"].model_copy(update={"transport": "streamable-http", "sse_fallback": True})
 
     async with ServerConnection(untyped) as server:
