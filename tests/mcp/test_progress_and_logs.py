@@ -130,3 +130,15 @@ async def test_server_everything_log_messages_are_kept_per_connection(published_
 
     assert "-level message" in entry.text or "level-message" in entry.text
     assert entry.level in {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+
+async def test_a_call_timed_out_while_resetting_on_progress_is_still_cancelled_at_the_server(
+    stdio_server: Callable[..., ServerConfig],
+) -> None:
+    config = stdio_server("basic", timeout=0.3, timeout_resets_on_progress=True)
+    async with ServerConnection(config) as server:
+        result = await server.call_tool("sleep", {"ms": 30_000, "tag": "silent"}, call_id="s")
+        cancelled = await server.call_tool("was_cancelled", {"tag": "silent"}, call_id="w", timeout=10)
+
+    assert (result.is_error, result.error_kind) == (True, "timeout")
+    assert cancelled.text == "true"
