@@ -1,7 +1,9 @@
-"""The commands a chat understands between questions: /help, /tools, /model, /logs, /clear, /exit."""
+"""The commands a chat understands between questions: /help, /tools, /model, /roots, /logs, /clear,
+/exit."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 
 from rich.markup import escape
@@ -19,6 +21,7 @@ _HELP = {
     "/help": "this list",
     "/tools": "the tools the agent can use",
     "/model [NAME]": "the model answering; with NAME, switch to it (as --model takes it)",
+    "/roots [PATH ...]": "the folders servers may work in; with PATHs, change them (servers are told)",
     "/logs SERVER": "the last messages SERVER logged to toolbridge",
     "/clear": "start a new conversation (a new stored chat)",
     "/exit": "end the chat (also /quit or Ctrl-D)",
@@ -38,6 +41,7 @@ def run_chat_command(session: TerminalSession, line: str) -> str | None:
         "/help": _help,
         "/tools": _tools,
         "/model": _model,
+        "/roots": _roots,
         "/logs": _logs,
         "/clear": _clear,
         "/exit": _exit,
@@ -72,6 +76,15 @@ def _model(session: TerminalSession, argument: str) -> None:
             stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
             return
     stdout.print(f"model: [bold]{escape(session.agent.model.name)}[/]")
+
+
+def _roots(session: TerminalSession, argument: str) -> None:
+    try:
+        roots = session.set_roots(shlex.split(argument)) if argument else session.roots()
+    except (ToolbridgeError, ValueError) as exc:
+        stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
+        return
+    stdout.print("roots: " + (escape(", ".join(roots)) if roots else "none"))
 
 
 def _logs(session: TerminalSession, argument: str) -> None:

@@ -51,13 +51,15 @@ def call(
     loaded = load(config)
     store = open_store(db, config)
 
-    from toolbridge.tools import Toolbox  # the MCP SDK: imported when a command needs it
+    from toolbridge.cli._asks import answering_in_the_terminal  # the MCP SDK: imported when needed
+    from toolbridge.tools import Toolbox
 
     request = ToolCall(name=tool, arguments=parsed, source=server)
 
     async def main() -> ToolResult:
         started_at, started = datetime.now(UTC), time.perf_counter()
-        async with Toolbox(loaded) as toolbox:
+        requests = answering_in_the_terminal(loaded, json_output=json)
+        async with Toolbox(loaded, features=requests.features()) as toolbox:
             try:
                 on_progress = None if json else _report_progress(tool, server)
                 result = await toolbox.call(
@@ -72,6 +74,8 @@ def call(
                 )
                 _log(store, request, interrupted, started_at)
                 raise
+            finally:
+                await requests.aclose()
         _log(store, request, result.model_copy(update={"call_id": request.id}), started_at)
         return result
 

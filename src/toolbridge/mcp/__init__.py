@@ -4,6 +4,9 @@
 - `ServerConnection`: one server, one kept session; converts SDK types to `ToolSpec`/`ToolResult`.
 - `ConnectionState`: what `ServerConnection.state` says.
 - `ToolProgress`: a server's progress report on a call (`call_tool(..., on_progress=...)`).
+
+Client features (sampling, elicitation, roots, logs, OAuth sign-in) reach every session through
+`client_features.ClientFeatures`; OAuth lives in `toolbridge.mcp.oauth`.
 """
 
 from toolbridge.mcp.connection import ConnectionState, ServerConnection

@@ -20,6 +20,7 @@ from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
 from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
 from toolbridge.mcp._log_limit import RateLimitedLog
+from toolbridge.mcp._session_auth import transport_auth
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import open_transport
 from toolbridge.mcp._transports._http_status import CURRENT_WATCH, HttpStatusWatch, OldHttpServerError
@@ -53,6 +54,8 @@ class LiveSession:
     ) -> None:
         self.config = config
         self._callbacks = session_callbacks(features, config.name)
+        self._features = features
+        self._on_elicitation_complete = features.on_elicitation_complete
         # One path for log messages: the server's log first, then the features' handler.
         self.log = log or ServerLog(config.name)
         self._callbacks["logging_callback"] = self.log.callback(features.on_log)
@@ -166,7 +169,8 @@ class LiveSession:
         # The HTTP opener reads it when entered (the transport interface passes only the config).
         token = CURRENT_WATCH.set(self.http)
         try:
-            async with open_transport(config, self.stderr) as (read, write):
+            auth = await transport_auth(config, self._features, self._scope)
+            async with open_transport(config, self.stderr, auth) as (read, write):
                 watched = _WatchedReadStream(read, server=config.name, on_end=ended, on_message=self._heard)
                 async with ClientSession(
                     watched,
@@ -258,6 +262,9 @@ class LiveSession:
         if isinstance(message, mcp.ToolListChangedNotification):
             self.forget_tools()
             self._on_tools_changed()
+        elif isinstance(message, mcp.ElicitCompleteNotification):
+            if self._on_elicitation_complete is not None:
+                self._on_elicitation_complete(self.config.name, message.params.elicitation_id)
         elif isinstance(message, Exception):
             # The SDK hands over lines it could not parse instead of failing the session.
             self.ignored_messages += 1

@@ -33,6 +33,8 @@ class ServerStatus(BaseModel):
     state: str
     tool_count: int | None
     last_error: str | None
+    needs_sign_in: bool = False
+    """It wants an OAuth sign-in (`toolbridge auth login`, or the web page's Sign in button)."""
 
 
 class Toolbox:
@@ -123,6 +125,7 @@ class Toolbox:
                     state=connection.state if config.enabled else "disabled",
                     tool_count=sum(1 for t in tools if t.source == name) if config.enabled else None,
                     last_error=error,
+                    needs_sign_in=connection.needs_sign_in,
                 )
             )
         return statuses

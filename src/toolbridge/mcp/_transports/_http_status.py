@@ -24,7 +24,7 @@ class OldHttpServerError(ServerStartError):
 
 
 class HttpStatusWatch:
-    """Remembers the first error status the server answered, and whether it forgot our session."""
+    """Remembers the error status the server last answered, and whether it forgot our session."""
 
     def __init__(self) -> None:
         self.status: int | None = None
@@ -36,8 +36,11 @@ class HttpStatusWatch:
     async def on_response(self, response: httpx2.Response) -> None:
         if response.status_code == 404 and "mcp-session-id" in response.request.headers:
             self.session_gone = True
-        if response.status_code >= 400 and self.status is None:
+        # The latest answer counts: a 401 that an OAuth sign-in then got past says nothing any more.
+        if response.status_code >= 400:
             self.status, self.url = response.status_code, str(response.request.url)
+        elif response.status_code < 300:
+            self.status = self.url = None
 
     def failure(self, config: ServerConfig) -> ServerStartError | None:
         """The error that names what the server answered, or None when nothing telling was seen."""

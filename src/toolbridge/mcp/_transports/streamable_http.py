@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx2
+from mcp import MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from toolbridge.config.model import ServerConfig
@@ -22,7 +23,7 @@ HTTP_READ_TIMEOUT = 300.0
 
 @asynccontextmanager
 async def open_streamable_http(
-    config: ServerConfig, stderr: StderrLog | None
+    config: ServerConfig, stderr: StderrLog | None, auth: httpx2.Auth | None = None
 ) -> AsyncIterator[TransportStreams]:
     url = require_url(config)
     timeout = httpx2.Timeout(config.connect_timeout, read=HTTP_READ_TIMEOUT)
@@ -30,19 +31,26 @@ async def open_streamable_http(
     hooks = {"response": [watch.on_response]}
     named: ServerStartError | None = None
     async with (
-        httpx2.AsyncClient(headers=config.headers, timeout=timeout, event_hooks=hooks) as client,
+        httpx2.AsyncClient(headers=config.headers, timeout=timeout, auth=auth, event_hooks=hooks) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         try:
             yield streams
         except Exception as exc:
             # The SDK reports an HTTP error status as a JSON-RPC error: say what the server answered.
-            named = watch.failure(config)
+            # (Other failures, an OAuth sign-in's among them, say it themselves.)
+            named = watch.failure(config) if _json_rpc_stand_in(exc) else None
             if named is None:
                 raise
             named.__cause__ = exc
     if named is not None:
         raise named
+
+
+def _json_rpc_stand_in(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_json_rpc_stand_in(inner) for inner in exc.exceptions)
+    return isinstance(exc, MCPError)
 
 
 def require_url(config: ServerConfig) -> str:

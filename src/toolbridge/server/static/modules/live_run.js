@@ -78,6 +78,9 @@ const HANDLERS = {
   },
   approval_decided: (run, event) => run.transcript.cardFor(event.call_id)?.approvalDecided(event.approved),
   tool_call_progress: (run, event) => run.transcript.cardFor(event.call_id)?.showProgress(event),
+  server_request: (run, event) => run.transcript.askForServer(event),
+  server_request_answered: (run, event) => run.transcript.cardFor(event.call_id)?.serverRequestAnswered(event),
+  server_request_completed: (run, event) => run.transcript.cardFor(event.call_id)?.serverRequestCompleted(event),
   tool_call_finished: (run, event) => run.transcript.cardFor(event.call_id)?.finish(event),
   final: (run, event) => run.finish(event.result),
   run_error: (run, event) => {
