@@ -9,11 +9,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from toolbridge.config._document import Trail, UnresolvedVariable, expand, key_path
 from toolbridge.config._errors import describe
-from toolbridge.config.model import ServerConfig, Transport
+from toolbridge.config.model import ProtocolChoice, ServerConfig, Transport
 from toolbridge.errors import ConfigError
 
 __all__ = ["parse_server"]
@@ -31,7 +31,7 @@ _TRANSPORT_ALIASES: dict[str, Transport] = {
 # fmt: off
 _SERVER_KEYS = (
     "type", "transport", "command", "args", "env", "cwd", "url", "headers",
-    "enabled", "disabled", "timeout", "connect_timeout", "connectTimeout", "tools",
+    "enabled", "disabled", "timeout", "connect_timeout", "connectTimeout", "tools", "protocol",
 )
 # fmt: on
 # Keys other clients write into the same entries that do not change how to reach the server.
@@ -106,11 +106,21 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
             fields["connect_timeout"] = _seconds(expanded[key], key, fail)
     if "tools" in expanded:
         fields.update(_tool_filters(expanded["tools"], fail))
+    if "protocol" in expanded:
+        fields["protocol"] = _protocol(expanded["protocol"], fail)
     fields["unresolved"] = tuple(str(fail(message, key)) for key, message in unresolved.items())
     return ServerConfig(**fields)
 
 
 _Fail = Callable[..., ConfigError]
+
+
+def _protocol(value: object, fail: _Fail) -> ProtocolChoice:
+    choices: tuple[ProtocolChoice, ...] = get_args(ProtocolChoice)
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise fail(f"unknown protocol {value!r}; expected 'auto' (the default) or '2025-11-25'", "protocol")
 
 
 def _transport(entry: Mapping[str, Any], fail: _Fail) -> Transport:

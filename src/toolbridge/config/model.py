@@ -15,6 +15,9 @@ from toolbridge.errors import ConfigError
 __all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "Config", "ServerConfig", "Transport"]
 
 Transport = Literal["stdio", "sse", "streamable-http"]
+ProtocolChoice = Literal["auto", "2025-11-25"]
+"""`auto`: the newest revision the server speaks (2026-07-28 when it answers `server/discover`);
+`2025-11-25`: always the `initialize` handshake (for servers whose tools ask the client mid-call)."""
 
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
@@ -41,6 +44,8 @@ class ServerConfig(BaseModel):
     """Default per-call timeout in seconds; a call can override it."""
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     """Seconds allowed for starting/connecting and the MCP initialize handshake."""
+    protocol: ProtocolChoice = "auto"
+    """Which MCP revision to speak; see `ProtocolChoice`."""
     tools_allow: list[str] | None = None
     """If set, only these tools (names or fnmatch patterns, see `config.tool_rules`) are exposed."""
     tools_deny: list[str] = Field(default_factory=list)

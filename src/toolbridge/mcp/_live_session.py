@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from types import TracebackType
 
 import anyio
 import mcp_types as mcp
-from mcp import ClientSession
+from mcp import Client, ClientSession
 from mcp.client.session import IncomingMessage
 from mcp.shared.message import SessionMessage
 
@@ -20,8 +21,9 @@ from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
 from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
 from toolbridge.mcp._log_limit import RateLimitedLog
+from toolbridge.mcp._revision import CONNECT_MODES, follow_tool_changes
 from toolbridge.mcp._stderr import StderrLog
-from toolbridge.mcp._transports import open_transport
+from toolbridge.mcp._transports import TransportStreams, open_transport
 from toolbridge.mcp._transports._streams import ReadStream
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures, session_callbacks
 from toolbridge.types import ToolSpec
@@ -52,6 +54,8 @@ class LiveSession:
         self._callbacks = session_callbacks(features, config.name)
         self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
+        self.client: Client | None = None
+        """The SDK's client around `session`: it negotiates the revision and drives input-required calls."""
         self.error: ServerError | None = None
         """Why the session could not be made (set when `ready` fires without a session)."""
         self.end_reason: str | None = None
@@ -113,21 +117,26 @@ class LiveSession:
         try:
             self._scope.deadline = anyio.current_time() + self.config.connect_timeout
             with self._scope as handshake:
-                async with open_transport(self.config, self.stderr) as (read, write):
-                    watched = _WatchedReadStream(read, server=self.config.name, on_end=self._stop.set)
-                    async with ClientSession(
-                        watched,
-                        write,
+                # `auto` probes `server/discover` (the stateless revision) and falls back to `initialize`.
+                async with (
+                    Client(
+                        self._watched_transport(),
+                        mode=CONNECT_MODES[self.config.protocol],
+                        cache=None,  # tool listings are cached here, until the server says they changed
                         message_handler=self._on_message,
                         client_info=CLIENT_INFO,
                         **self._callbacks,
-                    ) as session:
-                        await session.initialize()
-                        handshake.deadline = math.inf
-                        self.session, had_session = session, True
-                        self.ready.set()
-                        await self._stop.wait()
-                        self.session = None
+                    ) as client,
+                    anyio.create_task_group() as followers,
+                ):
+                    # Listening before `ready`: a change made by the first call is not missed.
+                    await followers.start(follow_tool_changes, client, self.config.name)
+                    handshake.deadline = math.inf
+                    self.client, self.session, had_session = client, client.session, True
+                    self.ready.set()
+                    await self._stop.wait()
+                    followers.cancel_scope.cancel()
+                    self.client = self.session = None
             if handshake.cancelled_caught and not had_session and not self._stop_requested:
                 self.error = connect_timed_out(self.config, self.stderr)
         except Exception as exc:  # exception groups from the transports' task groups included
@@ -136,7 +145,7 @@ class LiveSession:
             else:
                 logger.debug("session with server %r ended with an error", self.config.name, exc_info=True)
         finally:
-            self.session = None
+            self.client = self.session = None
             self._stop.set()
             if had_session and not self._closing:
                 self.end_reason = end_of_session(self.config, self.stderr)
@@ -146,6 +155,11 @@ class LiveSession:
                     server=self.config.name,
                 )
             self.ready.set()
+
+    @asynccontextmanager
+    async def _watched_transport(self) -> AsyncIterator[TransportStreams]:
+        async with open_transport(self.config, self.stderr) as (read, write):
+            yield _WatchedReadStream(read, server=self.config.name, on_end=self._stop.set), write
 
     async def list_tools(self, session: ClientSession) -> list[ToolSpec]:
         """The server's tools, from the cache while no `tools/list_changed` arrived since the last listing."""

@@ -26,6 +26,7 @@ from toolbridge.mcp._convert import tool_result_from_mcp
 from toolbridge.mcp._failures import backing_off, call_lost_message, call_timed_out_message
 from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
+from toolbridge.mcp._revision import revision_advice
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
@@ -118,6 +119,12 @@ class ServerConnection:
         if live.end_reason is not None:
             return f"The session ended: {live.end_reason}."
         return None
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The MCP revision the current session speaks (`2026-07-28`, `2025-11-25`, ...), None unconnected."""
+        session = self._live.session if self._live is not None else None
+        return session.protocol_version if session is not None else None
 
     @property
     def ignored_messages(self) -> int:
@@ -341,12 +348,12 @@ class ServerConnection:
         call_id: str,
         timeout: float,
     ) -> ToolResult | _Lost:
-        session = live.session
-        if session is None:
+        client = live.client  # not the bare session: the client answers a server's input requests
+        if client is None:
             return _Lost("the session had already ended", sent=False)
         started = time.perf_counter()
         try:
-            raw = await session.call_tool(name, arguments, read_timeout_seconds=timeout)
+            raw = await client.call_tool(name, arguments, read_timeout_seconds=timeout)
         except MCPError as exc:
             elapsed = time.perf_counter() - started
             if exc.code == CONNECTION_CLOSED:
@@ -365,7 +372,11 @@ class ServerConnection:
                     "server_error",
                     (
                         f"Server {self.name!r} rejected the call to {name!r}: {exc.error.message} "
-                        f"(JSON-RPC error {exc.code}). Check the tool name and arguments."
+                        f"(JSON-RPC error {exc.code})."
+                        + (
+                            revision_advice(client.session.protocol_version, exc.error.message)
+                            or " Check the tool name and arguments."
+                        )
                     ),
                 )
             return ToolResult.error(call_id, message, kind=kind, server=self.name, duration=elapsed)

@@ -32,6 +32,8 @@ class ServerStatus(BaseModel):
     state: str
     tool_count: int | None
     last_error: str | None
+    protocol: str | None = None
+    """The MCP revision the server speaks with us (None when it is not connected)."""
 
 
 class Toolbox:
@@ -113,6 +115,7 @@ class Toolbox:
                     state=connection.state if config.enabled else "disabled",
                     tool_count=sum(1 for t in tools if t.source == name) if config.enabled else None,
                     last_error=error,
+                    protocol=connection.protocol_version,
                 )
             )
         return statuses
