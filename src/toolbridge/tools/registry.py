@@ -301,7 +301,7 @@ class ToolRegistry:
                 duration=time.perf_counter() - started,
             )
 
-        routed = call.model_copy(update={"arguments": arguments})
+        routed = call if arguments is call.arguments else call.model_copy(update={"arguments": arguments})
         if self._cache is None:
             result = await self._dispatch(entry, routed, timeout)
         else:
@@ -321,6 +321,8 @@ class ToolRegistry:
                 return await self._dispatch(entry, call, timeout)
             finally:
                 cache.forget_server(entry.source)
+        if cache.ttl(entry.spec, entry.original) <= 0:
+            return await self._dispatch(entry, call, timeout)  # never kept: no key to work out
         started = time.perf_counter()
         hit = cache.get(entry.spec, entry.original, call.arguments, chat=scope)
         if hit is not None:
