@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from toolbridge._values import MAX_NESTING, _described_problem, _plainly_fine
 from toolbridge.tools import validation
 from toolbridge.tools._fast_check import compile_check
 from toolbridge.tools.validation import validate_arguments
@@ -126,3 +127,37 @@ class _AnyNote(str):
 
 
 ANY_NOTE = _AnyNote()
+
+
+class _Huge(int):
+    """An integer past Python's conversion limit that hypothesis can still print."""
+
+    def __repr__(self) -> str:
+        return "<a 5000-digit integer>"
+
+
+HUGE = _Huge(10**5000)
+ODD_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.floats()
+    | st.integers()
+    | st.integers(min_value=4000, max_value=4600).map(lambda digits: HUGE)
+    | st.text(max_size=4)
+    | st.just("ok \ud800"),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=2) | st.just("\udfff"), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=ODD_VALUES, depth=st.sampled_from([0, MAX_NESTING - 2, MAX_NESTING + 2]))
+def test_the_quick_walk_over_arguments_finds_every_problem_the_detailed_one_names(
+    value: Any, depth: int
+) -> None:
+    for _ in range(depth):
+        value = [value]
+    assert _plainly_fine(value) == (_described_problem(value) is None)

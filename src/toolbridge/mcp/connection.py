@@ -200,7 +200,9 @@ class ServerConnection:
         """Run one tool. `timeout` (seconds) overrides the server's default per-call timeout."""
         limit = self.config.timeout if timeout is None else timeout
         started = time.perf_counter()
-        live = await self._connected()
+        live = self._live
+        if live is None or not live.usable:  # the common case needs no trip through the connect lock
+            live = await self._connected()
         outcome = await self._call_once(live, name, arguments, call_id, limit)
         if not isinstance(outcome, _Lost):
             return outcome

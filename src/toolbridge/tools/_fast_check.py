@@ -46,6 +46,7 @@ _TYPES: dict[str, Check] = {
     "null": lambda v: v is None,
 }
 _SCALARS = (str, int, float, bool, type(None))
+_OBJECT_KEYWORDS = frozenset({"properties", "required", "additionalProperties"})
 
 
 class _Unsupported(Exception):
@@ -71,8 +72,10 @@ class _Compiler:
         if schema is False or not isinstance(schema, Mapping):
             raise _Unsupported
         checks: list[Check] = []
+        if any(keyword in schema for keyword in _OBJECT_KEYWORDS):
+            checks.append(_object(self, schema))
         for keyword, value in schema.items():
-            if keyword in _ANNOTATIONS or keyword.startswith("x-"):
+            if keyword in _ANNOTATIONS or keyword in _OBJECT_KEYWORDS or keyword.startswith("x-"):
                 continue
             build = _KEYWORDS.get(keyword)
             if build is None:
@@ -101,11 +104,16 @@ def _always(_value: Any) -> bool:
 
 
 def _all_of(checks: list[Check]) -> Check:
+    # Two checks (`type` and an object's keywords, usually) without a generator: this runs on every call.
     if not checks:
         return _always
     if len(checks) == 1:
         return checks[0]
-    return lambda v: all(check(v) for check in checks)
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
+
+    return lambda v: all(one(v) for one in checks)
 
 
 def _type(_c: _Compiler, value: Any, _schema: Any) -> Check:
@@ -116,40 +124,28 @@ def _type(_c: _Compiler, value: Any, _schema: Any) -> Check:
     return tests[0] if len(tests) == 1 else lambda v: any(test(v) for test in tests)
 
 
-def _properties(c: _Compiler, value: Any, _schema: Any) -> Check:
-    if not isinstance(value, Mapping):
+def _object(c: _Compiler, schema: Mapping[str, Any]) -> Check:
+    """`properties`, `required` and `additionalProperties` in one pass over the object."""
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    if not isinstance(properties, Mapping) or not isinstance(required, list) or "patternProperties" in schema:
         raise _Unsupported("properties")
-    compiled = {name: c.compile(sub) for name, sub in value.items()}
+    compiled = {name: c.compile(sub) for name, sub in properties.items()}
+    names = tuple(required)
+    extra_schema = schema.get("additionalProperties", True)
+    extra = None if extra_schema is False else c.compile(extra_schema)
 
     def check(v: Any) -> bool:
         if not isinstance(v, dict):
             return True
+        for name in names:
+            if name not in v:
+                return False
         for name, item in v.items():
-            sub = compiled.get(name)
-            if sub is not None and not sub(item):
+            sub = compiled.get(name, extra)
+            if sub is None or not sub(item):
                 return False
         return True
-
-    return check
-
-
-def _required(_c: _Compiler, value: Any, _schema: Any) -> Check:
-    if not isinstance(value, list):
-        raise _Unsupported("required")
-    names = tuple(value)
-    return lambda v: not isinstance(v, dict) or all(name in v for name in names)
-
-
-def _additional_properties(c: _Compiler, value: Any, schema: Mapping[str, Any]) -> Check:
-    if "patternProperties" in schema:
-        raise _Unsupported("patternProperties")
-    known = frozenset(schema.get("properties") or ())
-    extra = c.compile(value) if value is not False else None
-
-    def check(v: Any) -> bool:
-        if not isinstance(v, dict):
-            return True
-        return all(name in known or (extra is not None and extra(item)) for name, item in v.items())
 
     return check
 
@@ -218,9 +214,6 @@ def _length(
 
 _KEYWORDS: dict[str, Callable[[_Compiler, Any, Any], Check]] = {
     "type": _type,
-    "properties": _properties,
-    "required": _required,
-    "additionalProperties": _additional_properties,
     "items": _items,
     "enum": _enum,
     "const": _const,

@@ -282,7 +282,8 @@ class ToolRegistry:
         conversation's entries apart (unless configured shared).
         """
         started = time.perf_counter()
-        await self._ensure_indexed(self._servers_for(call))
+        if not self._indexed or self._stale or self._index_lock.locked():
+            await self._ensure_indexed(self._servers_for(call))
         try:
             entry = self._resolve(call)
         except ToolbridgeError as exc:
@@ -302,10 +303,14 @@ class ToolRegistry:
             )
 
         routed = call if arguments is call.arguments else call.model_copy(update={"arguments": arguments})
-        if self._cache is None:
+        cache = self._cache
+        if cache is None or not (
+            cache.may_write(entry.spec, entry.original) or cache.ttl(entry.spec, entry.original)
+        ):
+            # Never kept, and nothing kept to drop: no cache key to work out.
             result = await self._dispatch(entry, routed, timeout)
         else:
-            result = await self._call_through_cache(self._cache, entry, routed, timeout, cache_scope)
+            result = await self._call_through_cache(cache, entry, routed, timeout, cache_scope)
         if notes:
             result = result.model_copy(update={"notes": [*notes, *result.notes]})
         return result
@@ -322,7 +327,7 @@ class ToolRegistry:
             finally:
                 cache.forget_server(entry.source)
         if cache.ttl(entry.spec, entry.original) <= 0:
-            return await self._dispatch(entry, call, timeout)  # never kept: no key to work out
+            return await self._dispatch(entry, call, timeout)
         started = time.perf_counter()
         hit = cache.get(entry.spec, entry.original, call.arguments, chat=scope)
         if hit is not None:
@@ -349,8 +354,9 @@ class ToolRegistry:
             )
         assert self._pool is not None
         try:
-            return await self._pool.call_tool(
-                entry.source, entry.original, call.arguments, call_id=call.id, timeout=timeout
+            connection = self._pool.connection(entry.source)
+            return await connection.call_tool(
+                entry.original, call.arguments, call_id=call.id, timeout=timeout
             )
         except ToolbridgeError as exc:
             return ToolResult.error(
