@@ -19,9 +19,9 @@ from toolbridge.models import (
     ToolCallCollector,
     ToolCallDelta,
 )
-from toolbridge.models.model_profiles import model_profile
+from toolbridge.models.model_profiles import DEFAULT_PROFILE, MODEL_PROFILES, model_profile
 from toolbridge.models.tool_calling import NativeToolsModel
-from toolbridge.parsing import call_format
+from toolbridge.parsing import call_format, dialect_names
 from toolbridge.testing import FunctionModel
 from toolbridge.types import SystemMessage, ToolSpec, UserMessage
 
@@ -74,6 +74,11 @@ def of_type(events: list[ModelEvent], kind: type[TextDelta] | type[ReasoningDelt
 def test_model_profiles_name_each_familys_dialect(model_id: str, dialect: str, reasoning_open: bool) -> None:
     profile = model_profile(model_id)
     assert (profile.dialect, profile.reasoning_open) == (dialect, reasoning_open)
+
+
+def test_every_profile_names_a_dialect_the_parser_reads() -> None:
+    assert {profile.dialect for _, profile in MODEL_PROFILES} <= set(dialect_names())
+    assert DEFAULT_PROFILE.dialect == "hermes"
 
 
 async def test_prompt_mode_asks_a_known_model_for_its_own_dialect_and_reads_it() -> None:

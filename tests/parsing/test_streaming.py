@@ -40,6 +40,12 @@ MARKERS = (
     "<|channel|>",
     "<|call|>",
     "<|end|>",
+    "<|python_tag|>",
+    "<|python_start|>",
+    "<|python_end|>",
+    "<|tool_call>",
+    "<tool_call|>",
+    '<|"|>',
 )
 
 
@@ -128,7 +134,21 @@ GeneratedCall = tuple[str, str | None, dict[str, Any], str]
 
 @st.composite
 def tool_call(draw: st.DrawFn) -> GeneratedCall:
-    kind = draw(st.sampled_from(["hermes", "fenced", "harmony", "invalid", "qwen3_xml", "glm"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "hermes",
+                "fenced",
+                "harmony",
+                "invalid",
+                "qwen3_xml",
+                "glm",
+                "llama3_json",
+                "llama_pythonic",
+                "gemma",
+            ]
+        )
+    )
     if kind == "invalid":
         return f"<tool_call>{draw(invalid_body)}</tool_call>", None, {}, ""
     name = draw(tool_name)
@@ -137,6 +157,15 @@ def tool_call(draw: st.DrawFn) -> GeneratedCall:
         return call_format(kind).format_call(name, args), name, args, json.dumps(args, ensure_ascii=False)
     args = draw(arguments)
     args_json = json.dumps(args, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 2])))
+    if kind in ("llama_pythonic", "gemma"):
+        # Written by the dialect itself; their argument deltas are JSON (pythonic) or the body as written.
+        markup = call_format(kind).format_call(name, args)
+        if kind == "llama_pythonic":
+            return f"<|python_start|>{markup}<|python_end|>", name, args, json.dumps(args, ensure_ascii=False)
+        return markup, name, args, markup[markup.index("{") : -len("<tool_call|>")]
+    if kind == "llama3_json":
+        body = '{"name": ' + json.dumps(name) + ', "parameters": ' + args_json + "}"
+        return f"<|python_tag|>{body}", name, args, args_json
     if kind == "hermes":
         body = '{"name": ' + json.dumps(name) + ', "arguments": ' + args_json + "}"
         return f"<tool_call>{draw(st.sampled_from(['', chr(10)]))}{body}\n</tool_call>", name, args, args_json

@@ -73,7 +73,10 @@ def parse_command(
 def _print_formats() -> None:
     rows = [("auto", "every format below, each recognised by its markers", "")]
     for name in dialect_names():
-        markers = "  ".join(call_format(name).opening_markers)
+        fmt = call_format(name)
+        markers = "  ".join(fmt.opening_markers)
+        if fmt.named_markers:  # bare forms, read only when the format is named
+            markers += ("  " if markers else "") + "  ".join(fmt.named_markers) + f"  (with --format {name})"
         models = ", ".join(pattern for pattern, profile in MODEL_PROFILES if profile.dialect == name)
         rows.append((name, markers, models))
     width = max(len(name) for name, _, _ in rows) + 2

@@ -18,6 +18,7 @@ import mcp_types as mcp
 from mcp.client.context import ClientRequestContext
 
 __all__ = [
+    "NO_FEATURES",
     "ClientFeatures",
     "ElicitationHandler",
     "LogHandler",

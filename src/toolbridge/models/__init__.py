@@ -12,6 +12,8 @@
   `tool_calling_model(model, mode)`: how tools reach a model (natively, in the prompt, or native until
   refused); each yields the same native-style events. `ToolCallCollector` turns a reply's
   `ToolCallDelta`s into `ToolCall`s.
+- `model_profile(model_id)`: the tool-call dialect a model writes and whether its prompt opens reasoning
+  (`ModelProfile`); a model's own `dialect` / `reasoning_open` (from its config) come first.
 - `remember_prompt_mode` / `remembered_tool_mode`: the memory of endpoints that reject native tools.
 """
 
@@ -33,6 +35,7 @@ from toolbridge.models.base import (
     UsageReport,
 )
 from toolbridge.models.demo import DemoModel
+from toolbridge.models.model_profiles import ModelProfile, model_profile
 from toolbridge.models.profiles import PROFILES, ProviderProfile, find_profile
 from toolbridge.models.provider import Provider
 from toolbridge.models.resolve import (
@@ -69,6 +72,7 @@ __all__ = [
     "Model",
     "ModelConfig",
     "ModelEvent",
+    "ModelProfile",
     "ModelRequest",
     "ModelSettings",
     "NativeToolsModel",
@@ -89,6 +93,7 @@ __all__ = [
     "forget_tool_mode",
     "model_configs",
     "model_name_problem",
+    "model_profile",
     "remember_prompt_mode",
     "remembered_tool_mode",
     "resolve_model",

@@ -8,6 +8,9 @@
 
     parse(text) -> ParseResult(content, reasoning, tool_calls, errors)   # a whole output at once
 
+    StreamParser("qwen3_xml", reasoning_open=True, schemas={"forecast": {...}})
+    parser.finish(truncated=True)         # finish reason `length`: a call still open is an error
+
     call_format("hermes").format_call("calculate", {"expression": "2 + 2"})  # writing a call
 
 Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`), `fenced` (a ```` ```tool ```` block),
@@ -17,7 +20,9 @@ Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`), `fenced` (a ````
 `qwen3_xml` (`<tool_call><function=NAME><parameter=KEY>value</parameter>...`), `glm`
 (`<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...`; the `<tool_call>` body decides
 between hermes, qwen3_xml and glm), `harmony` (gpt-oss's `<|channel|>commentary to=functions.NAME`
-messages, `analysis` as reasoning);
+messages, `analysis` as reasoning), `llama3_json` (`{"name": ..., "parameters": {...}}`, bare or after
+`<|python_tag|>`), `llama_pythonic` (`[f(a=1), g(b="x")]`), `gemma`
+(`<|tool_call>call:NAME{key:<|"|>text<|"|>}<tool_call|>`);
 each one both writes and reads its calls. The parser is pure (no I/O), looks at each character a bounded
 number of times, and gives the same result however the output is split into chunks. `decode_arguments`
 is the one JSON-repair rule for call arguments. This package imports nothing of toolbridge but `types`.

@@ -317,7 +317,8 @@ def _json_value(text: str) -> Any:
 class DeepSeekFormat(CallFormat):
     name = "deepseek"
     opening_markers = (CALLS_BEGIN, DSML_BEGIN)
-    stray_markers = (CALLS_END, CALL_END, END_OF_SENTENCE, DSML_END, INVOKE_END)
+    stray_markers = (CALLS_END, CALL_END, DSML_END, INVOKE_END)
+    end_of_turn_markers = (END_OF_SENTENCE,)
     call_noun = "<｜tool▁calls▁begin｜> section"
     call_instructions = (
         "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>, the tool's name, <｜tool▁sep｜>, its arguments as "

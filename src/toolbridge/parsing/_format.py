@@ -92,6 +92,10 @@ class CallReader(ABC):
     def __init__(self, opening_marker: str) -> None:
         self.finished = False
         self.rejected_text: str | None = None
+        self.between_calls = False
+        """Every call this reader read is complete; it only waits to see whether another follows (a
+        dialect with no closing marker, such as `;` between Llama 3 JSON calls). A cut-off output
+        ending here lost no call."""
         self._opening_marker = opening_marker
         self._started = False
         self._early_arguments: list[str] = []
@@ -144,6 +148,12 @@ class CallFormat(ABC):
     opening_markers: ClassVar[tuple[str, ...]]
     stray_markers: ClassVar[tuple[str, ...]] = ()
     """Closing markers that are dropped when they appear outside a call (never shown as content)."""
+    end_of_turn_markers: ClassVar[tuple[str, ...]] = ()
+    """End-of-turn tokens a server let through: dropped in content and in reasoning alike."""
+    named_markers: ClassVar[tuple[str, ...]] = ()
+    """Opening markers looked for only when this format is asked for by name, never in `auto`: they
+    also begin ordinary text (`{`, `[`), so only a caller who knows the model writes them may say so.
+    Their reader shows the text again (`rejected_text`) when it turns out not to be a call."""
     reasoning_markers: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(open, close) pairs around reasoning besides `<think>`/`</think>`, e.g. `[THINK]`/`[/THINK]`."""
     call_noun: ClassVar[str]

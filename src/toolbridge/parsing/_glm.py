@@ -17,7 +17,6 @@ Reasoning is `<think>` (prompt-opened from GLM-4.7 on), the stream parser's own.
 from __future__ import annotations
 
 import enum
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +32,7 @@ from toolbridge.parsing._tool_call_tag import (
     match_any,
     skip_space,
 )
+from toolbridge.parsing._typed_values import value_text
 
 __all__ = ["GlmFormat", "GlmReader"]
 
@@ -145,14 +145,11 @@ class GlmReader(TaggedBodyReader):
         return self._state is _State.BETWEEN
 
 
-def _value_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 class GlmFormat(CallFormat):
     name = "glm"
     opening_markers = (OPEN,)
-    stray_markers = (CLOSE, *END_OF_TURN)
+    stray_markers = (CLOSE,)
+    end_of_turn_markers = END_OF_TURN
     call_noun = "<tool_call> block"
     call_instructions = (
         "<tool_call> directly followed by the tool's name, then each argument as "
@@ -164,7 +161,7 @@ class GlmFormat(CallFormat):
         """The GLM-4.5 template's form: the name, then one line per key and per value."""
         lines = [f"{OPEN}{name}"]
         for key, value in arguments.items():
-            lines += [f"{KEY_OPEN}{key}{KEY_CLOSE}", f"{VALUE_OPEN}{_value_text(value)}{VALUE_CLOSE}"]
+            lines += [f"{KEY_OPEN}{key}{KEY_CLOSE}", f"{VALUE_OPEN}{value_text(value)}{VALUE_CLOSE}"]
         return "\n".join(lines) + "\n" + CLOSE
 
     def start_call(self, marker: str, context: ReadContext) -> CallReader:

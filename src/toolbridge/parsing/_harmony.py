@@ -288,7 +288,8 @@ class _HarmonyReader(CallReader):
 class HarmonyFormat(CallFormat):
     name = "harmony"
     opening_markers = (CHANNEL, START)
-    stray_markers = (CALL, RETURN, MESSAGE, CONSTRAIN, "<|endoftext|>")
+    stray_markers = (CALL, MESSAGE, CONSTRAIN)
+    end_of_turn_markers = (RETURN, "<|endoftext|>")
     reasoning_markers = ((ANALYSIS, END),)
     call_noun = "<|channel|>commentary message"
     call_instructions = (

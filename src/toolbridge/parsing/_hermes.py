@@ -176,7 +176,8 @@ class HermesReader(CallReader):
 class HermesFormat(CallFormat):
     name = "hermes"
     opening_markers = (OPEN,)
-    stray_markers = (CLOSE, "<|im_end|>", "<|endoftext|>")  # end-of-turn tokens a server let through
+    stray_markers = (CLOSE,)
+    end_of_turn_markers = ("<|im_end|>", "<|endoftext|>")
     call_noun = "<tool_call> block"
     call_instructions = (
         'a <tool_call> block holding one JSON object with the tool\'s "name" and its "arguments" '

@@ -228,8 +228,8 @@ class KimiFormat(CallFormat):
         "<|tool_call_section_end|>",
         ARGUMENTS,
         CLOSE,
-        "<|im_end|>",
     )
+    end_of_turn_markers = ("<|im_end|>",)
     call_noun = "<|tool_call_begin|> block"
     call_instructions = (
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|> "

@@ -247,7 +247,7 @@ class _MistralReader(CallReader):
 class MistralFormat(CallFormat):
     name = "mistral"
     opening_markers = (OPEN,)
-    stray_markers = (END_OF_TURN,)
+    end_of_turn_markers = (END_OF_TURN,)
     reasoning_markers = (("[THINK]", "[/THINK]"),)
     call_noun = "[TOOL_CALLS] call"
     call_instructions = (

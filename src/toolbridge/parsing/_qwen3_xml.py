@@ -23,7 +23,6 @@ The body decides the dialect (`_tool_call_tag`): asked for `qwen3_xml`, a hermes
 from __future__ import annotations
 
 import enum
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -40,6 +39,7 @@ from toolbridge.parsing._tool_call_tag import (
     match_any,
     skip_space,
 )
+from toolbridge.parsing._typed_values import value_text
 
 __all__ = ["Qwen3XmlFormat", "Qwen3XmlReader"]
 
@@ -177,14 +177,11 @@ class Qwen3XmlReader(TaggedBodyReader):
         return self._state is _State.AFTER_FUNCTION
 
 
-def _value_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 class Qwen3XmlFormat(CallFormat):
     name = "qwen3_xml"
     opening_markers = (OPEN,)
-    stray_markers = (CLOSE, *END_OF_TURN)
+    stray_markers = (CLOSE,)
+    end_of_turn_markers = END_OF_TURN
     call_noun = "<tool_call> block"
     call_instructions = (
         "a <tool_call> block holding <function=TOOL_NAME>, then each argument as <parameter=NAME>, its "
@@ -196,7 +193,7 @@ class Qwen3XmlFormat(CallFormat):
         """The Qwen3-Coder template's form: each tag on its own line."""
         lines = [OPEN, f"{FUNCTION_OPEN}{name}>"]
         for key, value in arguments.items():
-            lines += [f"{PARAMETER_OPEN}{key}>", _value_text(value), PARAMETER_CLOSE]
+            lines += [f"{PARAMETER_OPEN}{key}>", value_text(value), PARAMETER_CLOSE]
         lines += [FUNCTION_CLOSE, CLOSE]
         return "\n".join(lines)
 

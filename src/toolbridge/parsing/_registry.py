@@ -6,10 +6,13 @@ from toolbridge.errors import UsageError
 from toolbridge.parsing._deepseek import DeepSeekFormat
 from toolbridge.parsing._fenced import FencedFormat
 from toolbridge.parsing._format import CallFormat
+from toolbridge.parsing._gemma import GemmaFormat
 from toolbridge.parsing._glm import GlmFormat
 from toolbridge.parsing._harmony import HarmonyFormat
 from toolbridge.parsing._hermes import HermesFormat
 from toolbridge.parsing._kimi import KimiFormat
+from toolbridge.parsing._llama_json import Llama3JsonFormat
+from toolbridge.parsing._llama_pythonic import LlamaPythonicFormat
 from toolbridge.parsing._mistral import MistralFormat
 from toolbridge.parsing._qwen3_xml import Qwen3XmlFormat
 
@@ -35,6 +38,9 @@ FORMATS: dict[str, CallFormat] = {
         Qwen3XmlFormat(),
         GlmFormat(),
         HarmonyFormat(),
+        Llama3JsonFormat(),
+        LlamaPythonicFormat(),
+        GemmaFormat(),
     )
 }
 
@@ -51,8 +57,10 @@ def dialect_names() -> list[str]:
 
 def reading_format(dialect: str) -> str:
     """The parser format for output in `dialect`: `auto` when it covers the dialect (then calls a model
-    writes in another dialect are read too), else the dialect alone."""
-    return AUTO if call_format(dialect) in resolve_formats(AUTO) else dialect
+    writes in another dialect are read too), else the dialect alone: also when some of its calls have
+    markers `auto` does not look for (a bare `{` of `llama3_json`, a bare `[` of `llama_pythonic`)."""
+    fmt = call_format(dialect)
+    return AUTO if fmt in resolve_formats(AUTO) and not fmt.named_markers else dialect
 
 
 def resolve_formats(name: str) -> tuple[CallFormat, ...]:

@@ -112,10 +112,14 @@ def _plain_modes(format_name: str) -> tuple[_PlainMode, _PlainMode]:
     content_markers = [_Marker(open_, _Action.ENTER_REASONING) for open_, _ in pairs]
     content_markers += [_Marker(close, _Action.DROP) for _, close in pairs]
     for fmt in formats:
-        content_markers += [_Marker(text, _Action.START_CALL, fmt) for text in fmt.opening_markers]
-        content_markers += [_Marker(text, _Action.DROP) for text in fmt.stray_markers]
+        opening = fmt.opening_markers if format_name == AUTO else fmt.opening_markers + fmt.named_markers
+        content_markers += [_Marker(text, _Action.START_CALL, fmt) for text in opening]
+        content_markers += [
+            _Marker(text, _Action.DROP) for text in fmt.stray_markers + fmt.end_of_turn_markers
+        ]
     reasoning_markers = [_Marker(close, _Action.LEAVE_REASONING) for _, close in pairs]
     reasoning_markers += [_Marker(open_, _Action.DROP) for open_, _ in pairs]
+    reasoning_markers += [_Marker(text, _Action.DROP) for fmt in formats for text in fmt.end_of_turn_markers]
     return _PlainMode(_unique(content_markers), TextDelta), _PlainMode(
         _unique(reasoning_markers), ReasoningDelta
     )
@@ -205,7 +209,7 @@ class StreamParser:
         while True:
             pending, self._pending = self._pending, ""
             reader, self._reader = self._reader, None
-            if reader is not None and truncated:
+            if reader is not None and truncated and not reader.between_calls:
                 raw = "".join(self._call_raw) + pending
                 message = (
                     "The output was cut off (the model reached its token limit) in the middle of this "

@@ -27,7 +27,7 @@ from typing import Any
 from toolbridge._values import MAX_INT_DIGITS
 from toolbridge.parsing._calls import CallProblem, decode_json
 
-__all__ = ["typed_value"]
+__all__ = ["typed_value", "value_text"]
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
 _NOT_CONVERTED = object()
@@ -103,3 +103,8 @@ def _untyped(text: str) -> Any:
         except (ValueError, RecursionError):
             return text
     return text
+
+
+def value_text(value: Any) -> str:
+    """A value as the bare-text dialects write it: strings as they are, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
