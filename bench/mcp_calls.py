@@ -11,7 +11,9 @@ Sides: `toolbridge` (`Toolbox.call`: routing, argument check, cache policy, the 
 `SDK, same session` (the `ClientSession` inside toolbridge's connection, called directly: the difference
 is exactly toolbridge's layer), `bare ClientSession` and `bare Client` (the SDK alone, own process).
 Latency is the median and p95 of sequential `echo` calls, measured in alternating rounds so drift on a
-busy machine hits every side alike; on basic.py also the wall time of N concurrent 100 ms `sleep` calls.
+busy machine hits every side alike, with the CPU time the server process spent per call (Linux /proc;
+the handshake revision costs a server more than the stateless one); on basic.py also the wall time of N
+concurrent 100 ms `sleep` calls.
 Ratios are against the sides measured in this same run. Targets: toolbridge's layer <= 1.10x the session
 it wraps on both servers; N concurrent 100 ms calls well under 1 s.
 """
@@ -19,6 +21,7 @@ it wraps on both servers; N concurrent 100 ms calls well under 1 s.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -64,24 +67,59 @@ async def concurrent_wall_time(call: Call, count: int) -> float:
     return time.perf_counter() - started
 
 
+def child_pids(pid: int | str = "self") -> set[int]:
+    """A process's child processes, from /proc; empty where there is none."""
+    pids: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        children = task / "children"
+        if children.exists():
+            pids.update(int(child) for child in children.read_text().split())
+    return pids
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU time of a process and its children (toolbridge starts a server through a
+    shell that waits for it) so far; 0 where /proc cannot tell."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(child) for child in child_pids(pid))
+
+
 def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1]
 
 
-async def open_sides(stack: AsyncExitStack, script: Path, quiet: Any) -> tuple[dict[str, Call], str]:
-    """The four ways to call `script`'s tools, and the revision toolbridge speaks with it."""
+async def open_sides(
+    stack: AsyncExitStack, script: Path, quiet: Any
+) -> tuple[dict[str, Call], dict[str, int | None], str]:
+    """The four ways to call `script`'s tools, each side's server process, and toolbridge's revision."""
     config = ServerConfig(
         name="bench", transport="stdio", command=sys.executable, args=[str(script)], timeout=30
     )
     params = StdioServerParameters(command=sys.executable, args=[str(script)])
+    known = child_pids()
+
+    def new_server() -> int | None:
+        started = child_pids() - known
+        known.update(started)
+        return started.pop() if len(started) == 1 else None
+
     toolbox = await stack.enter_async_context(Toolbox(Config(servers={"bench": config}), native=False))
+    await toolbox.list_tools()
+    toolbox_server = new_server()
     read, write = await stack.enter_async_context(stdio_client(params, errlog=quiet))
     session = await stack.enter_async_context(ClientSession(read, write))
     await session.initialize()
-    client = await stack.enter_async_context(Client(params))
-    await toolbox.list_tools()
     await session.list_tools()
+    session_server = new_server()
+    client = await stack.enter_async_context(Client(params))
     await client.list_tools()
+    client_server = new_server()
     connection = toolbox.pool.connection("bench")
     own_session = connection._live.session  # type: ignore[union-attr]  # the session toolbridge holds
     assert own_session is not None
@@ -104,34 +142,51 @@ async def open_sides(stack: AsyncExitStack, script: Path, quiet: Any) -> tuple[d
         "bare ClientSession": via_session,
         "bare Client": via_client,
     }
-    return sides, connection.protocol_version or "?"
+    servers = {
+        LAYER: toolbox_server,
+        BASELINE: toolbox_server,
+        "bare ClientSession": session_server,
+        "bare Client": client_server,
+    }
+    return sides, servers, connection.protocol_version or "?"
 
 
 async def measure(script: Path, calls: int, concurrent: int | None) -> None:
     with open("/dev/null", "w") as quiet:  # noqa: ASYNC230 - opened once, before any I/O is timed
         async with AsyncExitStack() as stack:
-            sides, protocol = await open_sides(stack, script, quiet)
+            sides, servers, protocol = await open_sides(stack, script, quiet)
             for call in sides.values():
                 await timed_calls(call, WARM_UP)
             latencies: dict[str, list[float]] = {side: [] for side in sides}
+            server_cpu = dict.fromkeys(sides, 0.0)
             for _ in range(ROUNDS):
                 for side, call in sides.items():
+                    before = cpu_seconds(servers[side])
                     latencies[side] += await timed_calls(call, calls // ROUNDS)
+                    server_cpu[side] += cpu_seconds(servers[side]) - before
             walls = {}
             if concurrent:
                 walls = {side: await concurrent_wall_time(call, concurrent) for side, call in sides.items()}
-    report(latencies, walls, protocol, concurrent)
+    cpu_per_call = {side: seconds / len(latencies[side]) for side, seconds in server_cpu.items()}
+    report(latencies, cpu_per_call, walls, protocol, concurrent)
 
 
 def report(
-    latencies: dict[str, list[float]], walls: dict[str, float], protocol: str, concurrent: int | None
+    latencies: dict[str, list[float]],
+    server_cpu: dict[str, float],
+    walls: dict[str, float],
+    protocol: str,
+    concurrent: int | None,
 ) -> None:
     print(f"toolbridge speaks {protocol} with it\n")
     wall_title = f"{concurrent} x 100 ms wall s" if walls else ""
-    print(f"{'':20} {'median us':>10} {'p95 us':>10} {wall_title:>22}")
+    print(f"{'':20} {'median us':>10} {'p95 us':>10} {'server CPU us':>14} {wall_title:>22}")
     for side, values in latencies.items():
         wall = f"{walls[side]:22.3f}" if walls else ""
-        print(f"{side:20} {statistics.median(values) * 1e6:10.1f} {p95(values) * 1e6:10.1f} {wall}")
+        cpu = server_cpu[side] * 1e6
+        print(
+            f"{side:20} {statistics.median(values) * 1e6:10.1f} {p95(values) * 1e6:10.1f} {cpu:14.1f} {wall}"
+        )
     ours = latencies[LAYER]
     for other in [side for side in latencies if side != LAYER]:
         median_ratio = statistics.median(ours) / statistics.median(latencies[other])
