@@ -12,8 +12,7 @@ import logging
 
 import anyio
 import anyio.abc
-from mcp import Client, MCPError
-from mcp.client.subscriptions import SubscriptionLost
+from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolbridge.config.model import ProtocolChoice
@@ -60,7 +59,7 @@ async def follow_tool_changes(
             listening = True
             async for _change in subscription:
                 pass  # the session's message handler has seen it as a tools/list_changed notification
-    except (MCPError, SubscriptionLost) as exc:
+    except Exception as exc:  # refused, dropped, a transport error: following changes is best effort
         logger.debug("server %r: no stream of tool changes: %s", server, exc)
     if not listening:
         task_status.started()
