@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import mcp_types as mcp
 import pytest
 
@@ -55,15 +56,20 @@ async def test_log_messages_reach_the_log_handler_with_the_servers_name(
     stdio_server: Callable[..., ServerConfig],
 ) -> None:
     logged: list[tuple[str, str, Any]] = []
+    arrived = anyio.Event()
 
     async def on_log(server: str, params: mcp.LoggingMessageNotificationParams) -> None:
         logged.append((server, params.level, params.data))
+        arrived.set()
 
-    text = await call(
-        stdio_server("asks_client", name="loud"), ClientFeatures(on_log=on_log), "shout", {"text": "hey"}
-    )
+    features = ClientFeatures(on_log=on_log)
+    async with ServerConnection(stdio_server("asks_client", name="loud"), features=features) as server:
+        result = await server.call_tool("shout", {"text": "hey"}, call_id="call_1")
+        # Notifications are delivered in a task of their own: the result may come first.
+        with anyio.fail_after(10):
+            await arrived.wait()
 
-    assert text == "hey"
+    assert result.text == "hey"
     assert logged == [("loud", "warning", "hey")]
 
 
