@@ -2,18 +2,19 @@
 
 Run by hand: .venv/bin/python bench/mcp_calls.py [--calls 1000] [--concurrent 20]
 
-Two servers over stdio, each side talking to its own process of it, all in the same run:
-- bench/tiny_server.py, which answers in microseconds (2025-11-25 handshake): here the client's own
-  cost is most of a call, so this is where toolbridge's layer shows;
-- tests/servers/basic.py, the SDK's own server (it speaks 2026-07-28, which toolbridge and the SDK's
-  `Client` pick; a bare `ClientSession` speaks the handshake revision).
+Three runs, all in the same process:
+- bench/tiny_server.py over stdio, which answers in microseconds (2025-11-25 handshake): here the
+  client's own cost is most of a call, so this is where toolbridge's layer shows;
+- tests/servers/basic.py, the SDK's own server, over stdio (each side its own process) and over
+  streamable HTTP (one process for all sides). It speaks 2026-07-28, which toolbridge and the SDK's
+  `Client` pick; a bare `ClientSession` speaks the handshake revision.
 Sides: `toolbridge` (`Toolbox.call`: routing, argument check, cache policy, the call, the conversion),
 `SDK, same session` (the `ClientSession` inside toolbridge's connection, called directly: the difference
-is exactly toolbridge's layer), `bare ClientSession` and `bare Client` (the SDK alone, own process).
+is exactly toolbridge's layer), `bare ClientSession` and `bare Client` (the SDK alone).
 Latency is the median and p95 of sequential `echo` calls, measured in alternating rounds so drift on a
 busy machine hits every side alike, with the CPU time the server process spent per call (Linux /proc;
-the handshake revision costs a server more than the stateless one); on basic.py also the wall time of N
-concurrent 100 ms `sleep` calls.
+over HTTP the handshake revision's sessions cost the SDK's server more than stateless calls); on
+basic.py also the wall time of N concurrent 100 ms `sleep` calls.
 Ratios are against the sides measured in this same run. Targets: toolbridge's layer <= 1.10x the session
 it wraps on both servers; N concurrent 100 ms calls well under 1 s.
 """
@@ -22,25 +23,30 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Coroutine
-from contextlib import AsyncExitStack
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from toolbridge.config.model import Config, ServerConfig
 from toolbridge.tools import Toolbox
 
 HERE = Path(__file__).resolve().parent
-SERVERS = {
-    "tiny server (near-free)": HERE / "tiny_server.py",
-    "SDK server (tests/servers/basic.py)": HERE.parent / "tests" / "servers" / "basic.py",
+BASIC = HERE.parent / "tests" / "servers" / "basic.py"
+SERVERS: dict[str, tuple[Path, bool]] = {
+    "tiny server (near-free), stdio": (HERE / "tiny_server.py", False),
+    "SDK server (tests/servers/basic.py), stdio": (BASIC, False),
+    "SDK server (tests/servers/basic.py), streamable HTTP": (BASIC, True),
 }
 ROUNDS = 4
 WARM_UP = 50
@@ -94,14 +100,35 @@ def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1]
 
 
+@contextmanager
+def http_server(script: Path) -> Iterator[tuple[str, int]]:
+    """`script` serving streamable HTTP on a free 127.0.0.1 port: its URL and process id."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, str(script), "--transport", "http", "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while True:  # polling for readiness, before anything is timed
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None:
+                    raise RuntimeError(f"{script} did not start over HTTP") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", process.pid
+    finally:
+        process.terminate()
+        process.wait()
+
+
 async def open_sides(
-    stack: AsyncExitStack, script: Path, quiet: Any
+    stack: AsyncExitStack, script: Path, quiet: Any, *, http: bool
 ) -> tuple[dict[str, Call], dict[str, int | None], str]:
-    """The four ways to call `script`'s tools, each side's server process, and toolbridge's revision."""
-    config = ServerConfig(
-        name="bench", transport="stdio", command=sys.executable, args=[str(script)], timeout=30
-    )
-    params = StdioServerParameters(command=sys.executable, args=[str(script)])
+    """The four ways to call `script`'s tools, each side's server process, and toolbridge's revision.
+
+    Over stdio each side starts its own server process; over HTTP they share one."""
     known = child_pids()
 
     def new_server() -> int | None:
@@ -109,17 +136,28 @@ async def open_sides(
         known.update(started)
         return started.pop() if len(started) == 1 else None
 
+    if http:
+        url, shared = stack.enter_context(http_server(script))
+        config = ServerConfig(name="bench", transport="streamable-http", url=url, timeout=30)
+        transport: Any = streamable_http_client(url)
+        target: Any = url
+    else:
+        config = ServerConfig(
+            name="bench", transport="stdio", command=sys.executable, args=[str(script)], timeout=30
+        )
+        target = StdioServerParameters(command=sys.executable, args=[str(script)])
+        transport = stdio_client(target, errlog=quiet)
     toolbox = await stack.enter_async_context(Toolbox(Config(servers={"bench": config}), native=False))
     await toolbox.list_tools()
-    toolbox_server = new_server()
-    read, write = await stack.enter_async_context(stdio_client(params, errlog=quiet))
+    toolbox_server = shared if http else new_server()
+    read, write = await stack.enter_async_context(transport)
     session = await stack.enter_async_context(ClientSession(read, write))
     await session.initialize()
     await session.list_tools()
-    session_server = new_server()
-    client = await stack.enter_async_context(Client(params))
+    session_server = shared if http else new_server()
+    client = await stack.enter_async_context(Client(target))
     await client.list_tools()
-    client_server = new_server()
+    client_server = shared if http else new_server()
     connection = toolbox.pool.connection("bench")
     own_session = connection._live.session  # type: ignore[union-attr]  # the session toolbridge holds
     assert own_session is not None
@@ -151,10 +189,10 @@ async def open_sides(
     return sides, servers, connection.protocol_version or "?"
 
 
-async def measure(script: Path, calls: int, concurrent: int | None) -> None:
+async def measure(script: Path, calls: int, concurrent: int | None, *, http: bool) -> None:
     with open("/dev/null", "w") as quiet:  # noqa: ASYNC230 - opened once, before any I/O is timed
         async with AsyncExitStack() as stack:
-            sides, servers, protocol = await open_sides(stack, script, quiet)
+            sides, servers, protocol = await open_sides(stack, script, quiet, http=http)
             for call in sides.values():
                 await timed_calls(call, WARM_UP)
             latencies: dict[str, list[float]] = {side: [] for side in sides}
@@ -203,14 +241,14 @@ def report(
 
 
 async def main(calls: int, concurrent: int) -> None:
-    print(f"{calls} sequential calls to echo per side, over stdio, each side its own server process\n")
-    for title, script in SERVERS.items():
+    print(f"{calls} sequential calls to echo per side\n")
+    for title, (script, http) in SERVERS.items():
         print(f"== {title}")
-        await measure(script, calls, concurrent if script.name == "basic.py" else None)
+        await measure(script, calls, concurrent if script == BASIC else None, http=http)
         print()
     print(
-        '("bare ..." sides run their own server process, so on a busy machine they differ by process '
-        'luck too; "SDK, same session" isolates the layer)'
+        '(over stdio the "bare ..." sides run their own server process, so on a busy machine they differ '
+        'by process luck too; "SDK, same session" isolates the layer)'
     )
 
 

@@ -36,5 +36,6 @@ def test_the_call_benchmark_runs_and_prints_ratios_from_its_own_run() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "== tiny server (near-free)" in done.stdout
-    assert "toolbridge speaks 2026-07-28 with it" in done.stdout  # the SDK's server
-    assert done.stdout.count("ratio toolbridge / SDK, same session") == 2
+    assert "== SDK server (tests/servers/basic.py), streamable HTTP" in done.stdout
+    assert done.stdout.count("toolbridge speaks 2026-07-28 with it") == 2  # the SDK's server, both transports
+    assert done.stdout.count("ratio toolbridge / SDK, same session") == 3
