@@ -112,3 +112,14 @@ async def test_a_tool_that_asks_the_old_way_is_explained_and_works_on_the_handsh
     assert refused.is_error
     assert '"protocol": "2025-11-25"' in refused.text
     assert answered.text == "file:///work"
+
+
+async def test_a_server_that_never_acknowledges_the_tool_stream_is_used_without_it(
+    stdio_server: StdioServer,
+) -> None:
+    config = stdio_server("revisions", connect_timeout=30)
+    muted = config.model_copy(update={"args": [*config.args, "--mute-listen"]})
+    async with ServerConnection(muted) as server:
+        added = await server.call_tool("add_tool_quietly", {"name": "fresh"}, call_id="c")
+        assert server.protocol_version == "2026-07-28"
+    assert added.text == "added fresh"

@@ -21,7 +21,7 @@ from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
 from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
 from toolbridge.mcp._log_limit import RateLimitedLog
-from toolbridge.mcp._revision import CONNECT_MODES, follow_tool_changes
+from toolbridge.mcp._revision import CONNECT_MODES, LISTEN_ACK_WAIT, follow_tool_changes
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import TransportStreams, open_transport
 from toolbridge.mcp._transports._streams import ReadStream
@@ -129,8 +129,12 @@ class LiveSession:
                     ) as client,
                     anyio.create_task_group() as followers,
                 ):
-                    # Listening before `ready`: a change made by the first call is not missed.
-                    await followers.start(follow_tool_changes, client, self.config.name)
+                    # Listening before `ready`: a change made by the first call is not missed. A server
+                    # that never acknowledges the stream is used without it rather than not at all.
+                    listening = anyio.Event()
+                    followers.start_soon(follow_tool_changes, client, self.config.name, listening)
+                    with anyio.move_on_after(LISTEN_ACK_WAIT):
+                        await listening.wait()
                     handshake.deadline = math.inf
                     self.client, self.session, had_session = client, client.session, True
                     self.ready.set()

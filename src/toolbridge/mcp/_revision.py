@@ -11,13 +11,18 @@ from __future__ import annotations
 import logging
 
 import anyio
-import anyio.abc
 from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolbridge.config.model import ProtocolChoice
 
-__all__ = ["CONNECT_MODES", "follow_tool_changes", "revision_advice", "speaks_stateless_revision"]
+__all__ = [
+    "CONNECT_MODES",
+    "LISTEN_ACK_WAIT",
+    "follow_tool_changes",
+    "revision_advice",
+    "speaks_stateless_revision",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -40,26 +45,26 @@ def revision_advice(protocol_version: str | None, error: str) -> str:
     )
 
 
-async def follow_tool_changes(
-    client: Client, server: str, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-) -> None:
-    """Keep a `subscriptions/listen` stream for tool changes open; started once it is acknowledged.
+LISTEN_ACK_WAIT = 5.0
+"""Seconds a connect waits for the tool-change stream to be acknowledged before it goes on without."""
+
+
+async def follow_tool_changes(client: Client, server: str, listening: anyio.Event) -> None:
+    """Keep a `subscriptions/listen` stream for tool changes open; `listening` is set once it is
+    acknowledged, or once it is clear that there will be none.
 
     Nothing to do on the older revision (notifications come unasked) or for a server whose tools
     never change. A server that refuses the stream only loses live tool updates.
     """
     tools = client.server_capabilities.tools
-    if not speaks_stateless_revision(client.protocol_version) or tools is None or not tools.list_changed:
-        task_status.started()
-        return
-    listening = False
     try:
+        if not speaks_stateless_revision(client.protocol_version) or tools is None or not tools.list_changed:
+            return
         async with client.listen(tools_list_changed=True) as subscription:
-            task_status.started()
-            listening = True
+            listening.set()
             async for _change in subscription:
                 pass  # the session's message handler has seen it as a tools/list_changed notification
     except Exception as exc:  # refused, dropped, a transport error: following changes is best effort
         logger.debug("server %r: no stream of tool changes: %s", server, exc)
-    if not listening:
-        task_status.started()
+    finally:
+        listening.set()
