@@ -5,6 +5,7 @@ ToolbridgeError
 ├── ConfigError              a config file is missing, unreadable or invalid (names file, server, key)
 ├── ServerError              something went wrong with one MCP server (carries `server`)
 │   ├── ServerStartError     the server could not be started or initialized (command, exit code, stderr)
+│   │   └── AuthenticationError  it needs an OAuth sign-in that could not be done here, or that failed
 │   ├── ServerTimeoutError   connect/initialize or a call took longer than its timeout
 │   └── ConnectionLostError  the session died (process exited, stream closed, connection refused)
 ├── ToolError                a tool call could not be made as asked (carries `tool`)
@@ -36,6 +37,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 __all__ = [
+    "AuthenticationError",
     "ConfigError",
     "ConnectionLostError",
     "ModelError",
@@ -93,6 +95,11 @@ class ServerStartError(ServerError):
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
         super().__init__(message, server=server)
+
+
+class AuthenticationError(ServerStartError):
+    """The server wants an OAuth sign-in that nobody could give here (a non-interactive run), or the
+    sign-in failed (refused, wrong state, the authorization server answered an error)."""
 
 
 class ServerTimeoutError(ServerError):

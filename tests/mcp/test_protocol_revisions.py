@@ -28,6 +28,12 @@ async def test_a_server_that_answers_discover_is_spoken_to_in_the_stateless_revi
     assert echo.text == "hi"
 
 
+async def test_a_server_that_refuses_discover_gets_the_handshake(stdio_server: StdioServer) -> None:
+    async with ServerConnection(stdio_server("asks_client")) as server:
+        await server.connect()
+        assert server.protocol_version == "2025-11-25"
+
+
 async def test_the_config_can_ask_for_the_handshake_revision(stdio_server: StdioServer) -> None:
     async with ServerConnection(stdio_server("basic", protocol="2025-11-25")) as server:
         echo = await server.call_tool("echo", {"text": "hi"}, call_id="c")
@@ -73,7 +79,7 @@ async def test_a_servers_questions_are_answered_on_either_revision(
     features = ClientFeatures(
         sampling=sample, elicitation=elicit, roots=lambda server: [mcp.Root(uri="file:///work")]
     )
-    config = stdio_server("asks_client", protocol=protocol)
+    config = stdio_server("revisions", protocol=protocol)
     async with ServerConnection(config, features=features) as server:
         summary = await server.call_tool("summarize", {"text": "a long text"}, call_id="s")
         contact = await server.call_tool("ask_contact", {}, call_id="a")

@@ -53,6 +53,7 @@ bodies = {
     "/api/chats/{id}/messages": st.fixed_dictionaries({}, optional={"content": json_values}),
     "/api/chats/{id}/approvals/{call}": st.fixed_dictionaries({}, optional={"approved": json_values}),
     "/api/chats/{id}/cancel": json_values,
+    "/api/servers/{call}/sign-in": json_values,
 }
 queries = {
     "/v1/models": st.just({}),
@@ -63,6 +64,7 @@ queries = {
     "/api/servers": st.just({}),
     "/api/stats": st.fixed_dictionaries({}, optional={"since": texts}),
     "/api/health": st.just({}),
+    "/api/servers/{call}/sign-in": st.just({}),
 }
 
 

@@ -5,6 +5,8 @@ its events and approval.
     result = await agent.run("What is in myfile.xlsx?")      # RunResult
     async with agent.stream("15 + 27?") as events:           # AgentEvent ..., FinalEvent
         async for event in events: ...
+
+Servers' own requests (sampling, elicitation) reach a `UserAsker` given to `Agent.from_config(asker=...)`.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -46,11 +48,14 @@ __all__ = [
     "ApprovalRequestedEvent",
     "ApprovalRule",
     "Approver",
+    "ElicitationRequest",
     "FinalEvent",
     "InvalidToolCallEvent",
     "MessageAddedEvent",
+    "NobodyToAsk",
     "ReasoningDeltaEvent",
     "RunResult",
+    "SamplingRequest",
     "StepFinishedEvent",
     "StepStartedEvent",
     "StopReason",
@@ -60,6 +65,7 @@ __all__ = [
     "ToolCallStartedEvent",
     "ToolFilter",
     "ToolModeChangedEvent",
+    "UserAsker",
     "approve_all",
     "load_agent_definition",
     "parse_event",
@@ -67,6 +73,9 @@ __all__ = [
 
 if TYPE_CHECKING:
     from toolbridge.agent.agent import Agent, AgentStream
+    from toolbridge.agent.asking import ElicitationRequest, NobodyToAsk, SamplingRequest, UserAsker
+
+_ASKING = ("ElicitationRequest", "NobodyToAsk", "SamplingRequest", "UserAsker")
 
 
 def __getattr__(name: str) -> Any:
@@ -75,4 +84,8 @@ def __getattr__(name: str) -> Any:
         from toolbridge.agent import agent
 
         return getattr(agent, name)
+    if name in _ASKING:  # what servers ask of the person: they bring the MCP types
+        from toolbridge.agent import asking
+
+        return getattr(asking, name)
     raise AttributeError(f"module 'toolbridge.agent' has no attribute {name!r}")

@@ -26,12 +26,15 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from toolbridge.agent._reply import Emit
 from toolbridge.agent._unwrap import unwrapped
 from toolbridge.agent.approval import Approver
+from toolbridge.agent.asking import UserAsker
 from toolbridge.agent.definition import AgentDefinition, load_agent_definition
 from toolbridge.agent.events import AgentEvent, FinalEvent
 from toolbridge.agent.loop import AgentRun
 from toolbridge.agent.result import RunResult
+from toolbridge.agent.server_requests import ServerRequests
 from toolbridge.config.model import Config
 from toolbridge.errors import UsageError
+from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.models import Model, ModelSettings, resolve_model_async
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
 from toolbridge.types import Message
@@ -79,6 +82,8 @@ class Agent:
         else:
             self.registry = tools if tools is not None else ToolRegistry(native=native_tools())
         self._stack: AsyncExitStack | None = None
+        self.server_requests: ServerRequests | None = None
+        """What answers the servers' sampling, elicitation and roots requests (`from_config` makes it)."""
 
     @property
     def model(self) -> Model:
@@ -103,6 +108,9 @@ class Agent:
         model: Model | str | None = None,
         tools: Sequence[FunctionTool] = (),
         approve: Approver | None = None,
+        features: ClientFeatures = NO_FEATURES,
+        asker: UserAsker | None = None,
+        roots: Sequence[str] | None = None,
     ) -> Agent:
         """The agent `name` of `config` (None: the default agent), over a toolbox of the config's servers.
 
@@ -111,9 +119,20 @@ class Agent:
         `definition` is used instead of looking `name` up (e.g. an agent kept in the store).
         `model` overrides the definition's model: a `Model`, or a name the models layer resolves.
         Extra Python `tools` are offered next to the config's servers and the native tools.
+        `features` is what the servers get from their client (see `toolbridge.mcp.client_features`);
+        what it leaves None is filled in here: servers' sampling requests are answered by the agent's
+        model (or the one their config names) and, with elicitations, put to `asker` (none: declined
+        unless a server's sampling needs no approval). `roots` (paths or file:// URIs; None: the
+        definition's) are the folders servers see.
         """
         definition = definition or load_agent_definition(config, name)
-        agent = cls(None, Toolbox(config, tools=tools), definition, approve=approve)
+        requests = ServerRequests(
+            config, asker=asker, roots=roots if roots is not None else definition.roots or ()
+        )
+        toolbox = Toolbox(config, tools=tools, features=features.filled_from(requests.features()))
+        agent = cls(None, toolbox, definition, approve=approve)
+        agent.server_requests = requests
+        requests.model = lambda: agent._model
         if isinstance(model, Model):
             agent.model = model
         else:
@@ -174,6 +193,18 @@ class Agent:
             cache_scope=self.cache_scope,
         )
 
+    async def set_roots(self, folders: Sequence[str], *, server: str | None = None) -> None:
+        """Replace the roots the servers see (`server`: only that one's) and tell the servers that
+        are connected (`notifications/roots/list_changed`)."""
+        if self.server_requests is None or self._toolbox is None:
+            raise UsageError("roots belong to an agent made with Agent.from_config()")
+        changed = self.server_requests.roots.set(folders, server=server)
+        if changed is None:
+            changed = [
+                name for name in self._toolbox.pool.names if self.server_requests.roots.sees_shared(name)
+            ]
+        await self._toolbox.pool.notify_roots_changed(changed)
+
     # -- the toolbox's lifetime -----------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
@@ -187,6 +218,8 @@ class Agent:
             self._owns_model = True
         if self._owns_model:
             stack.push_async_callback(self._close_model_if_any)
+        if self.server_requests is not None:
+            stack.push_async_callback(self.server_requests.aclose)
         if self._toolbox is not None:
             try:
                 await stack.enter_async_context(self._toolbox)

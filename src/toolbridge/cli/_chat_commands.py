@@ -1,7 +1,8 @@
-"""The commands a chat understands between questions: /help, /tools, /model, /clear, /exit."""
+"""The commands a chat understands between questions: /help, /tools, /model, /roots, /clear, /exit."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 
 from rich.markup import escape
@@ -19,6 +20,7 @@ _HELP = {
     "/help": "this list",
     "/tools": "the tools the agent can use",
     "/model [NAME]": "the model answering; with NAME, switch to it (as --model takes it)",
+    "/roots [PATH ...]": "the folders servers may work in; with PATHs, change them (servers are told)",
     "/clear": "start a new conversation (a new stored chat)",
     "/exit": "end the chat (also /quit or Ctrl-D)",
 }
@@ -37,6 +39,7 @@ def run_chat_command(session: TerminalSession, line: str) -> str | None:
         "/help": _help,
         "/tools": _tools,
         "/model": _model,
+        "/roots": _roots,
         "/clear": _clear,
         "/exit": _exit,
         "/quit": _exit,
@@ -70,6 +73,15 @@ def _model(session: TerminalSession, argument: str) -> None:
             stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
             return
     stdout.print(f"model: [bold]{escape(session.agent.model.name)}[/]")
+
+
+def _roots(session: TerminalSession, argument: str) -> None:
+    try:
+        roots = session.set_roots(shlex.split(argument)) if argument else session.roots()
+    except (ToolbridgeError, ValueError) as exc:
+        stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
+        return
+    stdout.print("roots: " + (escape(", ".join(roots)) if roots else "none"))
 
 
 def _clear(session: TerminalSession, argument: str) -> None:

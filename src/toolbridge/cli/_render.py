@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 from rich.console import Console, Group, RenderableType
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from toolbridge.agent import AgentEvent, ApprovalRequest, RunResult
 
 __all__ = ["EventPrinter", "JsonEventPrinter", "TerminalRenderer"]
+
+T = TypeVar("T")
 
 _ARGUMENTS_SHOWN = 120
 _RESULT_SHOWN = 160
@@ -50,6 +53,15 @@ class EventPrinter:
 
     async def ask_approval(self, request: ApprovalRequest) -> bool:
         raise NotImplementedError
+
+    async def ask(self, question: Callable[[Console], T]) -> T:
+        """Run `question` (blocking: it reads stdin) in a worker thread, with the console it may write
+        to; nothing else draws meanwhile. Ctrl-C abandons it."""
+        return await anyio.to_thread.run_sync(question, stderr, abandon_on_cancel=True)
+
+    def note(self, text: str) -> None:
+        """A line about what a server did (e.g. a step it asked for is complete)."""
+        stderr.print(Text(text))
 
     def close(self) -> None:
         """The turn ended (normally or not): leave the terminal tidy."""
@@ -187,11 +199,21 @@ class TerminalRenderer(EventPrinter):
         stderr.print(Text(f"stopped: {detail}", style="yellow"))
 
     async def ask_approval(self, request: ApprovalRequest) -> bool:
+        return await self._asking_alone(_confirm(self.console, request))
+
+    async def ask(self, question: Callable[[Console], T]) -> T:
+        ask = lambda: question(self.console)  # noqa: E731
+        return await self._asking_alone(anyio.to_thread.run_sync(ask, abandon_on_cancel=True))
+
+    def note(self, text: str) -> None:
+        self._print_above(Text(text))
+
+    async def _asking_alone(self, question: Awaitable[T]) -> T:
         async with self._one_question_at_a_time:
             self._stop_live()
             self._asking = True
             try:
-                return await _confirm(self.console, request)
+                return await question
             finally:
                 self._asking = False
                 held, self._held = self._held, []

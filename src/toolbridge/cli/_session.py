@@ -7,6 +7,7 @@ or the MCP servers it keeps open between turns.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, asynccontextmanager
 from typing import Any
@@ -15,13 +16,23 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from toolbridge.agent import Agent, AgentStream, ApprovalRequest, RunResult, approve_all
-from toolbridge.cli._render import EventPrinter
+from toolbridge.cli._asks import TerminalAsker
+from toolbridge.cli._render import EventPrinter, JsonEventPrinter
 from toolbridge.config import Config
+from toolbridge.mcp.client_features import ClientFeatures
+from toolbridge.mcp.oauth import OAuth
 from toolbridge.models import resolve_model
 from toolbridge.store import RunRecorder, Store, find_agent, resolve_agent_model
 from toolbridge.types import NATIVE_SOURCE, Message, ToolSpec
 
 __all__ = ["TerminalSession"]
+
+
+def _chat_features() -> ClientFeatures:
+    """What servers get from a chat: a person to sign in (OAuth) when a server first asks."""
+    from toolbridge.cli.auth import browser_sign_in
+
+    return ClientFeatures(oauth=OAuth(sign_in=browser_sign_in()))
 
 
 class TerminalSession:
@@ -82,8 +93,21 @@ class TerminalSession:
         definition = found.definition
         if self._instructions is not None:
             definition = definition.model_copy(update={"instructions": self._instructions})
+        asker = TerminalAsker(
+            self.printer,
+            approve_everything=self._approve_everything,
+            json_output=isinstance(self.printer, JsonEventPrinter),
+        )
+        # Servers see the folder toolbridge runs in, unless the agent names its own.
+        roots = definition.roots if definition.roots is not None else [os.getcwd()]
         async with Agent.from_config(
-            self._config, definition=definition, model=model, approve=approve
+            self._config,
+            definition=definition,
+            model=model,
+            approve=approve,
+            asker=asker,
+            roots=roots,
+            features=_chat_features(),
         ) as agent:
             try:
                 yield agent
@@ -127,6 +151,17 @@ class TerminalSession:
         model = resolve_model(name, self._config)
         previous, self.agent.model = self.agent.model, model
         self._portal.call(previous.aclose)
+
+    def set_roots(self, folders: list[str]) -> list[str]:
+        """Replace the folders servers may work in (telling the connected ones); the new roots' URIs."""
+        assert self._portal is not None
+        self._portal.call(self.agent.set_roots, folders)
+        return self.roots()
+
+    def roots(self) -> list[str]:
+        """The URIs of the roots servers without roots of their own see."""
+        requests = self.agent.server_requests
+        return [] if requests is None else [str(root.uri) for root in requests.roots("")]
 
     def clear(self) -> None:
         """Start over: the next turn opens a new stored chat with no history."""

@@ -50,13 +50,15 @@ def call(
     loaded = load(config)
     store = open_store(db, config)
 
-    from toolbridge.tools import Toolbox  # the MCP SDK: imported when a command needs it
+    from toolbridge.cli._asks import answering_in_the_terminal  # the MCP SDK: imported when needed
+    from toolbridge.tools import Toolbox
 
     request = ToolCall(name=tool, arguments=parsed, source=server)
 
     async def main() -> ToolResult:
         started_at, started = datetime.now(UTC), time.perf_counter()
-        async with Toolbox(loaded) as toolbox:
+        requests = answering_in_the_terminal(loaded, json_output=json)
+        async with Toolbox(loaded, features=requests.features()) as toolbox:
             try:
                 result = await toolbox.call(tool, parsed, source=server, timeout=timeout)
             except anyio.get_cancelled_exc_class():
@@ -68,6 +70,8 @@ def call(
                 )
                 _log(store, request, interrupted, started_at)
                 raise
+            finally:
+                await requests.aclose()
         _log(store, request, result.model_copy(update={"call_id": request.id}), started_at)
         return result
 

@@ -1,10 +1,11 @@
 """Imports every command module so that each registers its commands on the app."""
 
-from toolbridge.cli import agents, ask, call, chat, history, models, parse, serve, servers, stats, tools
+from toolbridge.cli import agents, ask, auth, call, chat, history, models, parse, serve, servers, stats, tools
 
 __all__ = [
     "agents",
     "ask",
+    "auth",
     "call",
     "chat",
     "history",

@@ -11,8 +11,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, get_args
 
+from pydantic import ValidationError
+
 from toolbridge.config._document import Trail, UnresolvedVariable, expand, key_path
-from toolbridge.config._errors import describe
+from toolbridge.config._errors import describe, explain
+from toolbridge.config._server_auth import parse_server_auth
+from toolbridge.config.asks import SamplingConfig
 from toolbridge.config.model import ProtocolChoice, ServerConfig, Transport
 from toolbridge.errors import ConfigError
 
@@ -31,8 +35,10 @@ _TRANSPORT_ALIASES: dict[str, Transport] = {
 # fmt: off
 _SERVER_KEYS = (
     "type", "transport", "command", "args", "env", "cwd", "url", "headers",
-    "enabled", "disabled", "timeout", "connect_timeout", "connectTimeout", "tools", "protocol",
+    "enabled", "disabled", "timeout", "connect_timeout", "connectTimeout", "tools",
+    "auth", "protocol",
 )
+_CLIENT_KEYS = ("sampling", "roots")  # what the server may ask of its client (`config.asks`)
 # fmt: on
 # Keys other clients write into the same entries that do not change how to reach the server.
 _FOREIGN_KEYS = frozenset({"description", "autoApprove", "alwaysAllow", "dev", "gallery", "version", "name"})
@@ -69,11 +75,11 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
 
     expanded: dict[str, Any] = expand(dict(entry), (), config_dir, defer)
     for key in expanded:
-        if key in _SERVER_KEYS or key in _FOREIGN_KEYS:
+        if key in _SERVER_KEYS or key in _CLIENT_KEYS or key in _FOREIGN_KEYS:
             continue
         if key == "envFile":
             raise fail("'envFile' is not supported; put the variables in 'env' instead", key)
-        close = difflib.get_close_matches(key, _SERVER_KEYS, n=1)
+        close = difflib.get_close_matches(key, (*_SERVER_KEYS, *_CLIENT_KEYS), n=1)
         hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(_SERVER_KEYS)}"
         raise fail(f"unknown key; {hint}", key)
 
@@ -108,6 +114,14 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
         fields.update(_tool_filters(expanded["tools"], fail))
     if "protocol" in expanded:
         fields["protocol"] = _protocol(expanded["protocol"], fail)
+    if "auth" in expanded:
+        if fields["transport"] == "stdio":
+            raise fail("'auth' (OAuth) is for servers reached over HTTP ('url'); remove it", "auth")
+        fields["auth"] = parse_server_auth(expanded["auth"], fail)
+    if "sampling" in expanded:
+        fields["sampling"] = _sampling(expanded["sampling"], fail)
+    if "roots" in expanded:
+        fields["roots"] = _string_list(expanded["roots"], "roots", fail)
     fields["unresolved"] = tuple(str(fail(message, key)) for key, message in unresolved.items())
     return ServerConfig(**fields)
 
@@ -220,6 +234,14 @@ def _seconds(value: Any, key: str, fail: _Fail) -> float:
     if number is None or not number > 0 or number == float("inf"):
         raise fail(f"expected a positive number of seconds, got {describe(value)}", key)
     return number
+
+
+def _sampling(value: Any, fail: _Fail) -> SamplingConfig:
+    try:
+        return SamplingConfig.model_validate(value)
+    except ValidationError as exc:
+        key, message = explain(exc, SamplingConfig, {})
+        raise fail(message, f"sampling.{key}" if key else "sampling") from None
 
 
 def _tool_filters(value: Any, fail: _Fail) -> dict[str, Any]:

@@ -20,7 +20,8 @@ in the database (`toolbridge agents create`):
       "default": "auto",                     // auto: ask for destructiveHint tools, never for readOnlyHint
       "servers": {"excel": "always"},
       "tools": {"write_file": "never", "excel__delete_*": "always"}
-    }
+    },
+    "roots": ["~/sheets"]                    // folders its servers may work in (MCP roots)
   }
 }
 ```
@@ -136,6 +137,9 @@ class AgentDefinition(_Section):
     max_result_chars: int = Field(default=DEFAULT_MAX_RESULT_CHARS, ge=100)
     call_timeout: float | None = Field(default=None, gt=0)
     approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
+    roots: list[str] | None = None
+    """Folders (paths or file:// URIs) its servers are told they may work in (a server's own `roots`
+    wins); None: the current folder in the CLI, none in `toolbridge serve`."""
 
     @field_validator("tools", mode="before")
     @classmethod

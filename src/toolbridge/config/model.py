@@ -8,7 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolbridge.config._document import Unresolved
+from toolbridge.config._server_auth import ServerAuth
 from toolbridge.config.agents import DEFAULT_AGENT_NAME, AgentDefinition
+from toolbridge.config.asks import SamplingConfig
 from toolbridge.config.sections import CacheConfig, ModelConfig, RoutingConfig, ServeConfig
 from toolbridge.errors import ConfigError
 
@@ -38,6 +40,8 @@ class ServerConfig(BaseModel):
     # sse / streamable-http
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    auth: ServerAuth | None = None
+    """OAuth settings beyond what discovery finds (see `config._server_auth`)."""
     # options
     enabled: bool = True
     timeout: float = DEFAULT_CALL_TIMEOUT
@@ -50,6 +54,10 @@ class ServerConfig(BaseModel):
     """If set, only these tools (names or fnmatch patterns, see `config.tool_rules`) are exposed."""
     tools_deny: list[str] = Field(default_factory=list)
     """Tools (names or fnmatch patterns, see `config.tool_rules`) never exposed."""
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    """How its `sampling/createMessage` requests are answered (see `config.asks`)."""
+    roots: list[str] | None = None
+    """Folders (paths or file:// URIs) it is told about; None: the agent's (or the run's default)."""
     unresolved: tuple[str, ...] = ()
     """Why the server cannot be started yet: `${VAR}`s in its settings that are not set (whole messages,
     naming the file, the key and the variable). Only using the server fails on them."""

@@ -6,14 +6,16 @@ Third-party exceptions (SDK, httpx2, OS) are translated here into toolbridge's e
 from __future__ import annotations
 
 import math
+import re
 import signal
 
 import httpx2
 from mcp import MCPError
+from mcp.client.auth import OAuthFlowError, OAuthRegistrationError
 from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 
 from toolbridge.config.model import ServerConfig
-from toolbridge.errors import ServerError, ServerStartError, ServerTimeoutError
+from toolbridge.errors import AuthenticationError, ServerError, ServerStartError, ServerTimeoutError
 from toolbridge.mcp._invalid_reply import INVALID_REPLY
 from toolbridge.mcp._stderr import StderrLog
 
@@ -31,6 +33,8 @@ def start_failure(config: ServerConfig, exc: BaseException, stderr: StderrLog | 
     """The error for a server whose transport or MCP handshake failed before the session was usable."""
     if isinstance(exc, ServerError):
         return exc
+    if (signing_in := _oauth_failure(config, exc)) is not None:
+        return signing_in
     cause = _most_telling(exc)
     exit_code = stderr.exit_code() if stderr is not None else None
     tail = stderr.tail() if stderr is not None else ""
@@ -131,6 +135,32 @@ def call_lost_message(
         f"The connection to server {server!r} was lost during the call to {tool!r} ({why}). {after}: "
         "check whether its effect happened before calling it again."
     )
+
+
+def _oauth_failure(config: ServerConfig, exc: BaseException) -> AuthenticationError | None:
+    """A sign-in that could not be done or failed, as the error that says so (None if it was not that)."""
+    for leaf in _leaves(exc):
+        if isinstance(leaf, AuthenticationError):
+            return leaf
+        refused = re.match(r"Registration failed: (4\d\d)", str(leaf))
+        if isinstance(leaf, OAuthRegistrationError) and refused:
+            # No OAuth to sign in with, or none open to new clients: only credentials from the config help.
+            return AuthenticationError(
+                f"Server {config.name!r} answered HTTP 401 (authentication required) at {config.url}, and "
+                f"toolbridge could not register there as an OAuth client (HTTP {refused[1]}). Give the server "
+                'its credentials in \'headers\' (like "Authorization": "Bearer ${TOKEN}"), or a client '
+                "registered by hand in 'auth' (client_id, client_secret).",
+                server=config.name,
+                command=config.describe(),
+            )
+        if isinstance(leaf, OAuthFlowError):
+            return AuthenticationError(
+                f"Server {config.name!r}: signing in with OAuth failed: {leaf}. Check the server's 'auth' "
+                f"settings, or run `toolbridge auth login {config.name}` to sign in again.",
+                server=config.name,
+                command=config.describe(),
+            )
+    return None
 
 
 def _most_telling(exc: BaseException) -> BaseException:

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 
 import anyio
+import httpx2
 import mcp_types as mcp
 from mcp import Client, ClientSession
 from mcp.client.session import IncomingMessage
@@ -22,6 +23,7 @@ from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_fa
 from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
 from toolbridge.mcp._log_limit import RateLimitedLog
 from toolbridge.mcp._revision import CONNECT_MODES, LISTEN_ACK_WAIT, follow_tool_changes
+from toolbridge.mcp._session_auth import transport_auth
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import TransportStreams, open_transport
 from toolbridge.mcp._transports._streams import ReadStream
@@ -52,6 +54,8 @@ class LiveSession:
     ) -> None:
         self.config = config
         self._callbacks = session_callbacks(features, config.name)
+        self._features = features
+        self._on_elicitation_complete = features.on_elicitation_complete
         self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
         self.client: Client | None = None
@@ -117,10 +121,11 @@ class LiveSession:
         try:
             self._scope.deadline = anyio.current_time() + self.config.connect_timeout
             with self._scope as handshake:
+                auth = await transport_auth(self.config, self._features, self._scope)
                 # `auto` probes `server/discover` (the stateless revision) and falls back to `initialize`.
                 async with (
                     Client(
-                        self._watched_transport(),
+                        self._watched_transport(auth),
                         mode=CONNECT_MODES[self.config.protocol],
                         cache=None,  # tool listings are cached here, until the server says they changed
                         message_handler=self._on_message,
@@ -161,8 +166,8 @@ class LiveSession:
             self.ready.set()
 
     @asynccontextmanager
-    async def _watched_transport(self) -> AsyncIterator[TransportStreams]:
-        async with open_transport(self.config, self.stderr) as (read, write):
+    async def _watched_transport(self, auth: httpx2.Auth | None) -> AsyncIterator[TransportStreams]:
+        async with open_transport(self.config, self.stderr, auth) as (read, write):
             yield _WatchedReadStream(read, server=self.config.name, on_end=self._stop.set), write
 
     async def list_tools(self, session: ClientSession) -> list[ToolSpec]:
@@ -192,6 +197,9 @@ class LiveSession:
         if isinstance(message, mcp.ToolListChangedNotification):
             self.forget_tools()
             self._on_tools_changed()
+        elif isinstance(message, mcp.ElicitCompleteNotification):
+            if self._on_elicitation_complete is not None:
+                self._on_elicitation_complete(self.config.name, message.params.elicitation_id)
         elif isinstance(message, Exception):
             # The SDK hands over lines it could not parse instead of failing the session.
             self.ignored_messages += 1

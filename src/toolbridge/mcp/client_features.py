@@ -11,15 +11,18 @@ is decided above this layer, by whoever builds the `ClientFeatures`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mcp_types as mcp
 from mcp.client.context import ClientRequestContext
 
+from toolbridge.mcp.oauth import OAuth
+
 __all__ = [
     "NO_FEATURES",
     "ClientFeatures",
+    "ElicitationCompleteHandler",
     "ElicitationHandler",
     "LogHandler",
     "RootsProvider",
@@ -42,6 +45,9 @@ RootsProvider = Callable[[str], Sequence[mcp.Root]]
 LogHandler = Callable[[str, mcp.LoggingMessageNotificationParams], Awaitable[None]]
 """(server name, a `notifications/message`)."""
 
+ElicitationCompleteHandler = Callable[[str, str], None]
+"""(server name, elicitation id): a URL-mode elicitation was completed (`notifications/elicitation/complete`)."""
+
 
 @dataclass(frozen=True)
 class ClientFeatures:
@@ -49,6 +55,21 @@ class ClientFeatures:
     elicitation: ElicitationHandler | None = None
     roots: RootsProvider | None = None
     on_log: LogHandler | None = None
+    oauth: OAuth | None = field(default_factory=OAuth)
+    """How HTTP servers that want OAuth are signed in to; by default with the stored tokens only.
+    None: never (a server's 401 is an error)."""
+    on_elicitation_complete: ElicitationCompleteHandler | None = None
+
+    def filled_from(self, defaults: ClientFeatures) -> ClientFeatures:
+        """These features, with what they leave None taken from `defaults`."""
+        return replace(
+            self,
+            **{
+                name: getattr(defaults, name)
+                for name in ("sampling", "elicitation", "roots", "on_log", "on_elicitation_complete")
+                if getattr(self, name) is None
+            },
+        )
 
 
 NO_FEATURES = ClientFeatures()
@@ -65,6 +86,8 @@ def session_callbacks(features: ClientFeatures, server: str) -> dict[str, Any]:
             return await sampling(server, params)
 
         callbacks["sampling_callback"] = sample
+        # The handlers give the request's tools to the model (or answer without them).
+        callbacks["sampling_capabilities"] = mcp.SamplingCapability(tools=mcp.SamplingToolsCapability())
     if (elicitation := features.elicitation) is not None:
 
         async def elicit(

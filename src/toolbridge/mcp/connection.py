@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import (
+    AuthenticationError,
     ConnectionLostError,
     ServerError,
     ServerStartError,
@@ -125,6 +127,12 @@ class ServerConnection:
         """The MCP revision the current session speaks (`2026-07-28`, `2025-11-25`, ...), None unconnected."""
         session = self._live.session if self._live is not None else None
         return session.protocol_version if session is not None else None
+
+    @property
+    def needs_sign_in(self) -> bool:
+        """The server wants an OAuth sign-in that was not given (see `toolbridge.mcp.oauth`)."""
+        live = self._live
+        return live is not None and isinstance(live.error, AuthenticationError)
 
     @property
     def ignored_messages(self) -> int:
@@ -243,6 +251,16 @@ class ServerConnection:
             server=self.name,
             duration=time.perf_counter() - started,
         )
+
+    async def notify_roots_changed(self) -> None:
+        """Tell the server its roots changed (`notifications/roots/list_changed`), if it is connected;
+        one that connects later asks for them anyway."""
+        live = self._live
+        if live is not None and live.session is not None and live.usable:
+            with warnings.catch_warnings():
+                # The SDK marks roots deprecated for the 2026 revision; servers on 2025-11-25 use them.
+                warnings.simplefilter("ignore")
+                await live.session.send_roots_list_changed()
 
     async def close(self) -> None:
         """End the session and stop the server process. The connection cannot be used afterwards."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Self
 
@@ -114,6 +114,11 @@ class ServerPool:
             for name in self.enabled_names:
                 group.start_soon(connect, name)
         return {name: outcomes[name] for name in self.enabled_names}
+
+    async def notify_roots_changed(self, servers: Iterable[str] | None = None) -> None:
+        """Send `notifications/roots/list_changed` to `servers` (None: every one) that are connected."""
+        for name in self.names if servers is None else servers:
+            await self.connection(name).notify_roots_changed()
 
     async def list_tools(self, server: str, *, refresh: bool = False) -> list[ToolSpec]:
         return await self.connection(server).list_tools(refresh=refresh)

@@ -18,7 +18,15 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from toolbridge.agent import AgentStream, ApprovalDecidedEvent, ApprovalRequest, ApprovalRequestedEvent
+from toolbridge.agent import (
+    AgentEvent,
+    AgentStream,
+    ApprovalDecidedEvent,
+    ApprovalRequest,
+    ApprovalRequestedEvent,
+    ToolCallFinishedEvent,
+    ToolCallStartedEvent,
+)
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._errors import ApiError, describe_failure
@@ -51,6 +59,8 @@ class _Channel:
     """The current run's events as sent, for streams that open while it runs."""
     subscribers: set[MemoryObjectSendStream[str]] = field(default_factory=set)
     approvals: dict[str, _PendingApproval] = field(default_factory=dict)
+    calls: dict[str, str | None] = field(default_factory=dict)
+    """The run's calls in flight: id -> server (which chat a server's question belongs to)."""
 
     def publish(self, data: str) -> None:
         self.backlog.append(data)
@@ -81,6 +91,8 @@ class ChatHub:
         self._settings = settings
         self._runs = runs
         self._channels: dict[int, _Channel] = {}
+        self.calls_changed = anyio.Event()
+        """Set (and replaced) when a chat's run starts a call."""
 
     def _channel(self, chat_id: int) -> _Channel:
         return self._channels.setdefault(chat_id, _Channel())
@@ -130,6 +142,8 @@ class ChatHub:
         try:
             async with stream as events:
                 async for event in events:
+                    # First: the call's server may ask its question while the event is being stored.
+                    self._track_call(channel, event)
                     await recorder.observe(event)
                     if isinstance(event, ApprovalRequestedEvent):
                         channel.pending(event.call.id)  # before anyone can see the request
@@ -145,6 +159,7 @@ class ChatHub:
             channel.stream = None
             channel.backlog = []
             channel.approvals.clear()
+            channel.calls.clear()
 
     async def _wait_for_answer(self, channel: _Channel, request: ApprovalRequest) -> bool:
         pending = channel.pending(request.call.id)
@@ -160,6 +175,27 @@ class ChatHub:
             raise ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
         pending.approved = approved
         pending.answered.set()
+
+    def _track_call(self, channel: _Channel, event: AgentEvent) -> None:
+        if isinstance(event, ToolCallStartedEvent):
+            channel.calls[event.call.id] = event.server
+            self.calls_changed.set()
+            self.calls_changed = anyio.Event()
+        elif isinstance(event, ToolCallFinishedEvent):
+            channel.calls.pop(event.call_id, None)
+
+    def calls_on(self, server: str) -> list[tuple[int, str]]:
+        """(chat, call) of every call in flight on `server` in the chats' runs."""
+        return [
+            (chat_id, call_id)
+            for chat_id, channel in self._channels.items()
+            for call_id, on in channel.calls.items()
+            if on == server
+        ]
+
+    def publish(self, chat_id: int, data: str) -> None:
+        """Send an event of the server's own (not the agent's) to the chat's event streams."""
+        self._channel(chat_id).publish(data)
 
     async def cancel(self, chat_id: int) -> None:
         """Stop the chat's run: its stream and running tools are cancelled, and it ends `cancelled`."""

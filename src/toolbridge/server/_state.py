@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from toolbridge.server._agents import AgentCatalog
+from toolbridge.server._asks import WebAsker
 from toolbridge.server._chats import ChatHub
 from toolbridge.server._settings import ServerSettings
 from toolbridge.store import Store
@@ -22,6 +23,8 @@ class ServerState:
     toolbox: Toolbox
     catalog: AgentCatalog
     chats: ChatHub
+    asker: WebAsker
+    """Servers' questions waiting for an answer on the web page."""
 
     @staticmethod
     def of(request: Request) -> ServerState:

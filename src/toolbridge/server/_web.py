@@ -3,7 +3,7 @@ approvals, tools, servers and statistics."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -40,6 +40,16 @@ class ApprovalAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     approved: bool
+
+
+class ServerRequestAnswer(BaseModel):
+    """The answer to a server's question: `accept` (a sampling approval, a form with its `content`, a
+    URL the user opened), `decline` or `cancel`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
 
 
 def _chat_json(chat: ChatSummary) -> dict[str, Any]:
@@ -110,6 +120,14 @@ async def chat_events(chat_id: ChatId, request: Request) -> StreamingResponse:
 async def answer_approval(chat_id: ChatId, call_id: str, request: Request) -> Response:
     body = await read_body(request, ApprovalAnswer)
     await ServerState.of(request).chats.answer(chat_id, call_id, body.approved)
+    return Response(status_code=204)
+
+
+@router.post("/chats/{chat_id}/server-requests/{request_id}", status_code=204)
+async def answer_server_request(chat_id: ChatId, request_id: str, request: Request) -> Response:
+    body = await read_body(request, ServerRequestAnswer)
+    await ServerState.of(request).chats.get_chat(chat_id)
+    await ServerState.of(request).asker.answer(chat_id, request_id, body.action, body.content)
     return Response(status_code=204)
 
 

@@ -15,9 +15,11 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
+from toolbridge.agent.server_requests import ServerRequests
 from toolbridge.config import Config
-from toolbridge.server import _openai, _web
+from toolbridge.server import _openai, _sign_in, _web
 from toolbridge.server._agents import AgentCatalog
+from toolbridge.server._asks import WebAsker
 from toolbridge.server._chats import ChatHub
 from toolbridge.server._errors import ApiError, install_error_handlers
 from toolbridge.server._security import SecurityMiddleware
@@ -29,6 +31,7 @@ from toolbridge.tools import Toolbox
 __all__ = ["STATIC_DIR", "create_app"]
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+NOBODY_TO_ASK = "toolbridge serve has nobody to ask (the OpenAI endpoint answers programs)"
 
 
 def create_app(config: Config, *, store: Store, settings: ServerSettings | None = None) -> FastAPI:
@@ -41,16 +44,24 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with Toolbox(config) as toolbox, anyio.create_task_group() as runs:
+        # Servers' questions go to the web page's chat whose call waits on them (else they are
+        # declined); sampling is answered by the server's sampling model or the default one; roots
+        # are only those a server's config gives it.
+        asker = WebAsker(timeout=settings.approval_timeout)
+        requests = ServerRequests(config, asker=asker, non_interactive=NOBODY_TO_ASK)
+        toolbox = Toolbox(config, features=requests.features())
+        async with toolbox, anyio.create_task_group() as runs:
             catalog = AgentCatalog(config, store, toolbox.registry)
-            chats = ChatHub(catalog, store, settings, runs)
-            app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats)
+            chats = asker.hub = ChatHub(catalog, store, settings, runs)
+            app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats, asker)
+            app.state.sign_ins = _sign_in.SignIns(config, runs)
             try:
                 yield
             finally:
                 runs.cancel_scope.cancel()
                 with anyio.CancelScope(shield=True):
                     await catalog.aclose()
+                    await requests.aclose()
 
     app = FastAPI(
         title="toolbridge",
@@ -64,6 +75,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     app.add_middleware(SecurityMiddleware, settings=settings)
     app.include_router(_openai.router)
     app.include_router(_web.router)
+    app.include_router(_sign_in.router)
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:

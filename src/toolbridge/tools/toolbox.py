@@ -34,6 +34,8 @@ class ServerStatus(BaseModel):
     last_error: str | None
     protocol: str | None = None
     """The MCP revision the server speaks with us (None when it is not connected)."""
+    needs_sign_in: bool = False
+    """It wants an OAuth sign-in (`toolbridge auth login`, or the web page's Sign in button)."""
 
 
 class Toolbox:
@@ -116,6 +118,7 @@ class Toolbox:
                     tool_count=sum(1 for t in tools if t.source == name) if config.enabled else None,
                     last_error=error,
                     protocol=connection.protocol_version,
+                    needs_sign_in=connection.needs_sign_in,
                 )
             )
         return statuses

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
+import httpx2
+
 from toolbridge.config.model import ServerConfig, Transport
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports._streams import TransportStreams
@@ -18,7 +20,9 @@ from toolbridge.mcp._transports.streamable_http import open_streamable_http
 
 __all__ = ["Opener", "TransportStreams", "open_transport"]
 
-Opener = Callable[[ServerConfig, StderrLog | None], AbstractAsyncContextManager[TransportStreams]]
+Opener = Callable[
+    [ServerConfig, StderrLog | None, httpx2.Auth | None], AbstractAsyncContextManager[TransportStreams]
+]
 
 _OPENERS: dict[Transport, Opener] = {
     "stdio": open_stdio,
@@ -28,7 +32,8 @@ _OPENERS: dict[Transport, Opener] = {
 
 
 def open_transport(
-    config: ServerConfig, stderr: StderrLog | None
+    config: ServerConfig, stderr: StderrLog | None, auth: httpx2.Auth | None = None
 ) -> AbstractAsyncContextManager[TransportStreams]:
-    """The streams to `config`'s server; `stderr` receives a child process's stderr, if there is one."""
-    return _OPENERS[config.transport](config, stderr)
+    """The streams to `config`'s server; `stderr` receives a child process's stderr, if there is one;
+    `auth` signs an HTTP server's requests (OAuth)."""
+    return _OPENERS[config.transport](config, stderr, auth)

@@ -9,6 +9,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import httpx2
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from toolbridge.config.model import ServerConfig
@@ -43,7 +44,9 @@ if not any(isinstance(f, _WithoutParseFailureTracebacks) for f in _SDK_STDIO_LOG
 
 
 @asynccontextmanager
-async def open_stdio(config: ServerConfig, stderr: StderrLog | None) -> AsyncIterator[TransportStreams]:
+async def open_stdio(
+    config: ServerConfig, stderr: StderrLog | None, _auth: httpx2.Auth | None = None
+) -> AsyncIterator[TransportStreams]:
     if not config.command:
         raise ServerStartError(
             f"Server {config.name!r} uses the stdio transport but has no 'command'. "

@@ -21,12 +21,12 @@ HTTP_READ_TIMEOUT = 300.0
 
 @asynccontextmanager
 async def open_streamable_http(
-    config: ServerConfig, stderr: StderrLog | None
+    config: ServerConfig, stderr: StderrLog | None, auth: httpx2.Auth | None = None
 ) -> AsyncIterator[TransportStreams]:
     url = require_url(config)
     timeout = httpx2.Timeout(config.connect_timeout, read=HTTP_READ_TIMEOUT)
     async with (
-        httpx2.AsyncClient(headers=config.headers, timeout=timeout) as client,
+        httpx2.AsyncClient(headers=config.headers, timeout=timeout, auth=auth) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams

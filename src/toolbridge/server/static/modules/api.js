@@ -50,6 +50,11 @@ export class Api {
     return this.json("POST", path, { approved });
   }
 
+  answerServerRequest(chatId, requestId, answer) {
+    const path = `/api/chats/${encodeURIComponent(chatId)}/server-requests/${encodeURIComponent(requestId)}`;
+    return this.json("POST", path, answer);
+  }
+
   tools() {
     return this.json("GET", "/api/tools");
   }
@@ -60,6 +65,16 @@ export class Api {
 
   health() {
     return this.json("GET", "/api/health");
+  }
+
+  /** Starts an OAuth sign-in to a server: `{url, done, error}` (url: the address to open). */
+  startSignIn(server) {
+    return this.json("POST", `/api/servers/${encodeURIComponent(server)}/sign-in`);
+  }
+
+  /** Waits for the server's sign-in to end: `{signed_in, error}`. */
+  finishSignIn(server) {
+    return this.json("GET", `/api/servers/${encodeURIComponent(server)}/sign-in`);
   }
 
   stats(since) {

@@ -26,6 +26,7 @@ export class ChatView {
     this.subscription = null;
     this.transcript = new Transcript(elements.transcript, {
       onDecision: (callId, approved) => this.api.decideApproval(this.chat.id, callId, approved),
+      onServerAnswer: (requestId, answer) => this.api.answerServerRequest(this.chat.id, requestId, answer),
     });
     this.bindComposer();
   }

@@ -77,6 +77,9 @@ const HANDLERS = {
     run.transcript.cardFor(event.call.id).requestApproval(event.reason);
   },
   approval_decided: (run, event) => run.transcript.cardFor(event.call_id)?.approvalDecided(event.approved),
+  server_request: (run, event) => run.transcript.askForServer(event),
+  server_request_answered: (run, event) => run.transcript.cardFor(event.call_id)?.serverRequestAnswered(event),
+  server_request_completed: (run, event) => run.transcript.cardFor(event.call_id)?.serverRequestCompleted(event),
   tool_call_finished: (run, event) => run.transcript.cardFor(event.call_id)?.finish(event),
   final: (run, event) => run.finish(event.result),
   run_error: (run, event) => {

@@ -12,7 +12,10 @@ export async function renderServersPanel(container, api) {
   const tools = await api.tools();
   const health = await api.health();
   const toolsBySource = groupBy(tools, (tool) => tool.source ?? NATIVE);
-  const cards = servers.map((server) => serverCard(server, toolsBySource.get(server.name) ?? []));
+  const redraw = () => renderServersPanel(container, api);
+  const cards = servers.map((server) =>
+    serverCard(server, toolsBySource.get(server.name) ?? [], (card) => signIn(server, api, card, redraw)),
+  );
   const nativeTools = toolsBySource.get(NATIVE) ?? [];
   if (nativeTools.length && !servers.some((server) => server.name === NATIVE)) {
     cards.push(
@@ -44,9 +47,9 @@ function storeCard(store) {
   );
 }
 
-function serverCard(server, tools) {
+function serverCard(server, tools, onSignIn) {
   const count = server.tool_count ?? tools.length;
-  return el(
+  const card = el(
     "section",
     { class: "panel-card server-card", dataset: { testid: "server-card", server: server.name }, "aria-label": `Server ${server.name}` },
     el(
@@ -60,6 +63,14 @@ function serverCard(server, tools) {
       el("span", { class: `state-badge state-${stateClass(server.state)}`, dataset: { testid: "server-state" } }, server.state ?? "unknown"),
     ),
     server.last_error ? el("p", { class: "error-text", dataset: { testid: "server-error" } }, server.last_error) : null,
+    server.needs_sign_in
+      ? el(
+          "p",
+          { class: "sign-in" },
+          el("button", { type: "button", class: "button", onclick: () => onSignIn(card) }, "Sign in"),
+          el("span", { class: "muted", dataset: { testid: "sign-in-status" } }),
+        )
+      : null,
     el(
       "details",
       { class: "server-tools" },
@@ -67,6 +78,34 @@ function serverCard(server, tools) {
       el("ul", { class: "tool-list" }, tools.map(toolItem)),
     ),
   );
+  return card;
+}
+
+// OAuth: the authorization server's page opens in a new tab, and the server's callback on 127.0.0.1
+// receives the result. The tab is opened during the click, where no popup blocker stops it.
+async function signIn(server, api, card, redraw) {
+  const button = card.querySelector(".sign-in button");
+  const status = card.querySelector('[data-testid="sign-in-status"]');
+  button.disabled = true;
+  const tab = window.open("", "_blank");
+  status.textContent = " Signing in…";
+  try {
+    const started = await api.startSignIn(server.name);
+    if (started.url && tab) {
+      tab.location.href = started.url;
+      status.textContent = " Finish signing in in the new tab.";
+    } else if (started.url) {
+      replaceChildren(status, " ", el("a", { href: started.url, target: "_blank", rel: "noopener" }, "Open the sign-in page"));
+    } else {
+      tab?.close();
+    }
+    const finished = started.done ? { signed_in: !started.error, error: started.error } : await api.finishSignIn(server.name);
+    if (!finished.signed_in) throw new Error(finished.error ?? "the sign-in did not complete");
+    await redraw();
+  } catch (error) {
+    status.textContent = ` Sign-in failed: ${error.message}`;
+    button.disabled = false;
+  }
 }
 
 function toolItem(tool) {

@@ -6,6 +6,7 @@
 
 import { el, replaceChildren } from "./dom.js";
 import { formatDuration, oneLineJson, prettyJson } from "./format.js";
+import { renderServerQuestion } from "./server_question.js";
 
 const STATE_LABELS = {
   running: "Running…",
@@ -35,6 +36,7 @@ export class ToolCard {
     this.durationLabel = el("span", { class: "tool-duration", dataset: { testid: "tool-duration" } });
     this.approvalBox = el("div", { class: "tool-approval", dataset: { testid: "tool-approval" }, hidden: true });
     this.resultBox = el("details", { class: "tool-result", dataset: { testid: "tool-result" }, hidden: true });
+    this.questionBox = el("div", { class: "tool-server-questions" });
     this.element = el(
       "article",
       {
@@ -54,6 +56,7 @@ export class ToolCard {
       ),
       renderArguments(call.arguments),
       this.approvalBox,
+      this.questionBox,
       this.resultBox,
     );
     this.setServer(server);
@@ -93,6 +96,26 @@ export class ToolCard {
       el("p", { class: "tool-approval-reason" }, "Run this call? ", el("span", { class: "muted" }, `(${reason})`)),
       el("div", { class: "tool-approval-actions" }, approve, deny, status),
     );
+  }
+
+  /** The server this call runs on asks something (see server_question.js); `answer` sends the reply. */
+  askForServer(event, answer) {
+    const question = renderServerQuestion(event, answer);
+    question.dataset.requestId = event.request_id;
+    this.questionBox.append(question);
+  }
+
+  serverRequestAnswered({ request_id, action }) {
+    const question = this.questionBox.querySelector(`[data-request-id="${request_id}"]`);
+    if (!question) return;
+    const waiting = question.dataset.kind === "url" && action === "accept";
+    replaceChildren(question, el("p", { class: "muted" }, waiting
+      ? "Waiting for the server to say the step is complete…"
+      : `You answered the server: ${action}.`));
+  }
+
+  serverRequestCompleted() {
+    this.questionBox.append(el("p", { class: "muted", dataset: { testid: "server-question-completed" } }, "The server says the step is complete."));
   }
 
   approvalDecided(approved) {

@@ -7,10 +7,12 @@ import { renderMarkdown } from "./markdown.js";
 import { ToolCard } from "./tool_card.js";
 
 export class Transcript {
-  /** `onDecision(callId, approved)` answers an approval request for one of the cards. */
-  constructor(container, { onDecision }) {
+  /** `onDecision(callId, approved)` answers an approval request for one of the cards;
+   * `onServerAnswer(requestId, {action, content})` a server's question shown in one. */
+  constructor(container, { onDecision, onServerAnswer }) {
     this.container = container;
     this.onDecision = onDecision;
+    this.onServerAnswer = onServerAnswer;
     this.cards = new Map();
   }
 
@@ -93,6 +95,11 @@ export class Transcript {
     const card = new ToolCard({ call, server, onDecision: (approved) => this.onDecision(call.id, approved) });
     this.cards.set(call.id, card);
     return card;
+  }
+
+  /** A server's question, shown in the card of the call waiting on it. */
+  askForServer(event) {
+    this.cardFor(event.call_id)?.askForServer(event, (answer) => this.onServerAnswer(event.request_id, answer));
   }
 
   cardFor(callId) {

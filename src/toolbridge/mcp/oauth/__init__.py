@@ -1,0 +1,48 @@
+"""OAuth 2.1 for remote MCP servers, through the SDK's OAuth client.
+
+- `OAuth`: where sign-ins are kept and who does the browser step; `ClientFeatures(oauth=...)` gives it
+  to every session. By default tokens are read from the token file and nobody is asked, so a server
+  that needs a sign-in fails with `AuthenticationError` until `toolbridge auth login` (or a `sign_in`)
+  has been through the flow.
+- `SignIn`: the browser step, `(server, authorization_url) -> AuthorizationCodeResult(code, state)`.
+  `loopback_sign_in(show)` is the usual one: a callback listener on 127.0.0.1 and `show` to open a
+  browser or print the URL. Tests and other applications pass their own.
+- `TokenStore` / `FileTokenStore` / `StoredLogin`: where tokens and client registrations live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mcp.shared.auth import AuthorizationCodeResult
+
+from toolbridge.errors import AuthenticationError
+from toolbridge.mcp.oauth._loopback import ShowUrl, loopback_sign_in
+from toolbridge.mcp.oauth._provider import REFRESH_MARGIN, SignIn, oauth_for_server, uses_oauth
+from toolbridge.mcp.oauth._tokens import FileTokenStore, StoredLogin, TokenStore, default_token_file
+
+__all__ = [
+    "REFRESH_MARGIN",
+    "AuthenticationError",
+    "AuthorizationCodeResult",
+    "FileTokenStore",
+    "OAuth",
+    "ShowUrl",
+    "SignIn",
+    "StoredLogin",
+    "TokenStore",
+    "default_token_file",
+    "loopback_sign_in",
+    "oauth_for_server",
+    "uses_oauth",
+]
+
+
+@dataclass(frozen=True)
+class OAuth:
+    tokens: TokenStore = field(default_factory=FileTokenStore)
+    """Where each server's tokens and client registration are kept."""
+    sign_in: SignIn | None = None
+    """The browser step; None: a server that needs a new sign-in fails with `AuthenticationError`."""
+    client_name: str = "toolbridge"
+    """The name the client registers under (shown by the authorization server's consent page)."""

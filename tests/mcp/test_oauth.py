@@ -1,0 +1,308 @@
+"""OAuth 2.1 against a real authorization server and a protected MCP server on 127.0.0.1 (the SDK's
+server-side auth pieces), with the browser step played headless through the `SignIn` callback."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+import uvicorn
+
+from oauth_helpers import HeadlessBrowser, OAuthServer, free_port, start_oauth_server
+from toolbridge.config._server_auth import ServerAuth
+from toolbridge.config.model import ServerConfig
+from toolbridge.errors import AuthenticationError
+from toolbridge.mcp import ServerConnection
+from toolbridge.mcp.client_features import ClientFeatures
+from toolbridge.mcp.oauth import FileTokenStore, OAuth
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def oauth_server() -> Iterator[OAuthServer]:
+    server = start_oauth_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def oauth_sse_server() -> Iterator[OAuthServer]:
+    server = start_oauth_server("--transport", "sse")
+    yield server
+    server.stop()
+
+
+def features(store: FileTokenStore, browser: HeadlessBrowser | None = None) -> ClientFeatures:
+    return ClientFeatures(oauth=OAuth(tokens=store, sign_in=browser))
+
+
+async def call(config: ServerConfig, feats: ClientFeatures, tool: str = "whoami") -> str:
+    async with ServerConnection(config, features=feats) as server:
+        result = await server.call_tool(tool, {}, call_id="c1")
+    assert not result.is_error, result.text
+    return result.text
+
+
+async def test_first_use_signs_in_through_the_callback_and_the_tokens_are_kept(
+    oauth_server: OAuthServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    store = FileTokenStore(tmp_path / "tokens.json")
+    browser = HeadlessBrowser()
+
+    assert "with scopes mcp:read" in await call(oauth_server.config(), features(store, browser))
+    stored = await store.load("secure")
+    assert stored is not None
+    assert stored.tokens is not None
+    assert stored.tokens.refresh_token
+    for secret in (stored.tokens.access_token, stored.tokens.refresh_token):
+        assert secret not in caplog.text  # never logged, even at debug level
+
+    assert [server for server, _ in browser.asked] == ["secure"]
+    asked = browser.parameters()
+    assert asked["code_challenge_method"] == "S256"
+    assert asked["code_challenge"]
+    assert asked["resource"] == oauth_server.url  # RFC 8707: the token is for this server
+    assert asked["scope"] == "mcp:read"  # from the server's scopes_supported
+    assert asked["redirect_uri"].startswith("http://127.0.0.1:")
+    assert [event["grant"] for event in oauth_server.events("token")] == ["authorization_code"]
+    assert len(oauth_server.events("register")) == 1  # dynamic client registration
+    # Owner-only file; a second run uses the stored token without asking anyone.
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert "mcp:read" in await call(oauth_server.config(), features(store))
+    assert len(browser.asked) == 1
+    assert len(oauth_server.events("authorize")) == 1
+
+
+async def test_the_older_sse_transport_signs_in_the_same_way(
+    oauth_sse_server: OAuthServer, tmp_path: Path
+) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    browser = HeadlessBrowser()
+    assert "mcp:read" in await call(oauth_sse_server.config(), features(store, browser))
+    assert browser.parameters()["resource"] == oauth_sse_server.url
+    assert "mcp:read" in await call(oauth_sse_server.config(), features(store))  # the stored token
+    assert len(browser.asked) == 1
+
+
+async def test_without_a_way_to_sign_in_the_error_says_how(oauth_server: OAuthServer, tmp_path: Path) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    with pytest.raises(AuthenticationError) as caught:
+        async with ServerConnection(oauth_server.config(), features=features(store)) as server:
+            await server.connect()
+    assert "toolbridge auth login secure" in str(caught.value)
+
+
+async def test_tokens_are_refreshed_before_they_expire_also_after_a_restart(
+    oauth_server: OAuthServer, tmp_path: Path
+) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    browser = HeadlessBrowser()
+    await call(oauth_server.config(), features(store, browser))
+    signed_in = await store.load("secure")
+    assert signed_in is not None
+    assert signed_in.tokens is not None
+    assert signed_in.expires_at is not None
+    assert signed_in.tokens.refresh_token
+
+    # As if time had passed: the token expires in 30 s (inside the refresh margin), then has expired.
+    # Each new connection (as in a new process, reading the file) refreshes rather than signing in again.
+    tokens_seen = {signed_in.tokens.access_token}
+    for expires_in in (30, -10):
+        stored = await store.load("secure")
+        assert stored is not None
+        assert stored.tokens is not None
+        await store.save("secure", stored.model_copy(update={"expires_at": time.time() + expires_in}))
+        assert "mcp:read" in await call(oauth_server.config(), features(store))
+        refreshed = await store.load("secure")
+        assert refreshed is not None
+        assert refreshed.tokens is not None
+        assert refreshed.tokens.access_token not in tokens_seen
+        tokens_seen.add(refreshed.tokens.access_token)
+
+    grants = [event["grant"] for event in oauth_server.events("token")]
+    assert grants == ["authorization_code", "refresh_token", "refresh_token"]
+    assert len(browser.asked) == 1
+    assert len(oauth_server.events("authorize")) == 1
+    assert all(event["resource"] == oauth_server.url for event in oauth_server.events("token"))
+
+
+async def test_a_403_insufficient_scope_steps_up_to_the_scopes_the_server_names(
+    oauth_server: OAuthServer, tmp_path: Path
+) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    browser = HeadlessBrowser()
+    async with ServerConnection(oauth_server.config(), features=features(store, browser)) as server:
+        assert "mcp:read" in (await server.call_tool("whoami", {}, call_id="c1")).text
+        report = await server.call_tool("admin_report", {}, call_id="c2")
+        assert not report.is_error, report.text
+        assert report.text == "admin report: all systems nominal"
+        assert "mcp:admin" in (await server.call_tool("whoami", {}, call_id="c3")).text
+
+    assert len(browser.asked) == 2
+    assert browser.parameters(0)["scope"] == "mcp:read"
+    assert browser.parameters(1)["scope"].split() == ["mcp:read", "mcp:admin"]
+    stored = await store.load("secure")
+    assert stored is not None
+    assert stored.scope is not None
+    assert "mcp:admin" in stored.scope.split()
+
+
+async def test_a_token_for_another_server_is_refused_and_a_new_one_is_signed_in_for(tmp_path: Path) -> None:
+    first, second = start_oauth_server(), start_oauth_server()  # same signing secret: tokens look genuine
+    try:
+        store = FileTokenStore(tmp_path / "tokens.json")
+        browser = HeadlessBrowser()
+        await call(first.config("a"), features(store, browser))
+        login_a = await store.load("a")
+        assert login_a is not None
+        assert login_a.tokens is not None
+        token_a = login_a.tokens.access_token
+        # The audience check is what refuses it: the same token works at the server it was issued for.
+        assert _initialize_status(first.url, token_a) == 200
+        assert _initialize_status(second.url, token_a) == 401
+
+        # A's sign-in presented to B (as if B's record held it): B refuses, toolbridge signs in to B.
+        await store.save("b", login_a.model_copy(update={"url": second.url}))
+        assert "mcp:read" in await call(second.config("b"), features(store, browser))
+
+        assert [server for server, _ in browser.asked] == ["a", "b"]
+        assert browser.parameters()["resource"] == second.url
+        assert len(second.events("register")) == 1  # A's client registration is not reused at B
+        login_b = await store.load("b")
+        assert login_b is not None
+        assert login_b.tokens is not None
+        assert login_b.tokens.access_token != token_a
+        assert _initialize_status(second.url, login_b.tokens.access_token) == 200
+    finally:
+        first.stop()
+        second.stop()
+
+
+async def test_a_client_registered_by_hand_is_used_instead_of_registering(tmp_path: Path) -> None:
+    redirect = f"http://127.0.0.1:{free_port()}/callback"
+    server = start_oauth_server("--client", f"my-app:s3cret:{redirect}")
+    try:
+        store = FileTokenStore(tmp_path / "tokens.json")
+        browser = HeadlessBrowser()
+        auth = ServerAuth(client_id="my-app", client_secret="s3cret", redirect_uri=redirect)
+        assert "client my-app" in await call(server.config(auth=auth), features(store, browser))
+        assert server.events("register") == []
+        assert browser.parameters()["client_id"] == "my-app"
+        assert browser.parameters()["redirect_uri"] == redirect
+        assert "s3cret" not in store.path.read_text()  # the config holds the secret; the file need not
+    finally:
+        server.stop()
+
+
+async def test_client_credentials_sign_in_with_no_person(tmp_path: Path) -> None:
+    server = start_oauth_server("--client", "robot:r0b0t-secret")
+    try:
+        store = FileTokenStore(tmp_path / "tokens.json")
+        auth = ServerAuth(
+            grant="client_credentials", client_id="robot", client_secret="r0b0t-secret", issuer=server.issuer
+        )
+        assert "client robot" in await call(server.config(auth=auth), features(store))
+        assert [(e["grant"], e["resource"]) for e in server.events("token")] == [
+            ("client_credentials", server.url)
+        ]
+        assert server.events("authorize") == []
+    finally:
+        server.stop()
+
+
+def _initialize_status(url: str, token: str) -> int:
+    """The HTTP status of an MCP initialize sent to `url` with `token` (a direct probe of the server)."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    return httpx2.post(url, json=body, headers=headers, timeout=10).status_code
+
+
+async def test_a_client_id_metadata_document_is_the_client_where_the_server_supports_it(
+    tmp_path: Path,
+) -> None:
+    server = start_oauth_server("--metadata-documents")
+    try:
+        document = "https://app.example.com/toolbridge-client.json"
+        browser = HeadlessBrowser()
+        auth = ServerAuth(client_metadata_url=document)
+        config = server.config(auth=auth)
+        assert "mcp:read" in await call(config, features(FileTokenStore(tmp_path / "t.json"), browser))
+        assert server.events("register") == []  # no dynamic registration
+        assert browser.parameters()["client_id"] == document
+        assert [event["client_id"] for event in server.events("metadata_document")] == [document]
+    finally:
+        server.stop()
+
+
+async def test_a_server_without_protected_resource_metadata_is_found_the_older_way(tmp_path: Path) -> None:
+    server = start_oauth_server("--legacy")  # as 2025-03-26 servers: the origin's authorization server
+    try:
+        browser = HeadlessBrowser()
+        assert "mcp:read" in await call(
+            server.config(), features(FileTokenStore(tmp_path / "t.json"), browser)
+        )
+        assert browser.asked[0][1].startswith(f"{server.issuer}/authorize?")
+        assert len(server.events("register")) == 1
+        # Both well-known places were tried (path, then root) before the origin's metadata was used.
+        missing = [event["path"] for event in server.events("resource_metadata_missing")]
+        assert missing[:2] == [
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-protected-resource",
+        ]
+    finally:
+        server.stop()
+
+
+async def test_metadata_naming_another_resource_stops_the_sign_in(tmp_path: Path) -> None:
+    server = start_oauth_server("--advertise-resource", "https://elsewhere.example.com/mcp")
+    try:
+        browser = HeadlessBrowser()
+        with pytest.raises(AuthenticationError) as caught:
+            await call(server.config(), features(FileTokenStore(tmp_path / "t.json"), browser))
+        message = str(caught.value)
+        assert "signing in with OAuth failed" in message
+        assert "https://elsewhere.example.com/mcp" in message
+        assert browser.asked == []  # no token is asked for another server's audience
+    finally:
+        server.stop()
+
+
+async def test_a_401_without_any_oauth_to_offer_says_to_configure_credentials(tmp_path: Path) -> None:
+    async def always_401(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send(
+            {"type": "http.response.start", "status": 401, "headers": [(b"www-authenticate", b"Bearer")]}
+        )
+        await send({"type": "http.response.body", "body": b"authentication required"})
+
+    listening = socket.create_server(("127.0.0.1", 0))  # accepts (queues) connections from now on
+    port = listening.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(always_401, log_config=None, lifespan="off"))
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve, [listening])
+        config = ServerConfig(name="locked", transport="streamable-http", url=f"http://127.0.0.1:{port}/mcp")
+        with pytest.raises(AuthenticationError) as caught:
+            await call(config, features(FileTokenStore(tmp_path / "t.json"), HeadlessBrowser()))
+        server.should_exit = True
+    assert "answered HTTP 401" in str(caught.value)
+    assert "'headers'" in str(caught.value)

@@ -1,0 +1,110 @@
+"""The OAuth-protected test server (tests/servers/oauth_protected.py) in a child process, and a headless
+browser step that follows its authorization redirect."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import httpx2
+from mcp.shared.auth import AuthorizationCodeResult
+
+from toolbridge.config.model import ServerConfig
+
+SERVER_SCRIPT = Path(__file__).resolve().parent / "servers" / "oauth_protected.py"
+READY_TIMEOUT = 20.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class OAuthServer:
+    port: int
+    process: subprocess.Popen[bytes]
+    transport: str = "streamable-http"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/{'mcp' if self.transport == 'streamable-http' else 'sse'}"
+
+    @property
+    def issuer(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def config(self, name: str = "secure", **options: Any) -> ServerConfig:
+        return ServerConfig(name=name, transport=self.transport, url=self.url, **options)  # type: ignore[arg-type]
+
+    def events(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """What the authorization server saw, oldest first (`kind`: only "register", "authorize" or "token")."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/test/events", timeout=10) as response:
+            seen: list[dict[str, Any]] = json.loads(response.read())
+        return [event for event in seen if kind is None or event["event"] == kind]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_oauth_server(*options: str) -> OAuthServer:
+    """Start the server (with command-line `options`) and return once it accepts connections."""
+    port = free_port()
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server process
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER_SCRIPT), "--port", str(port), *options],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            stderr.seek(0)
+            raise AssertionError(f"the OAuth test server exited early:\n{stderr.read().decode()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return OAuthServer(port, process, "sse" if "sse" in options else "streamable-http")
+        except OSError:
+            if time.monotonic() > deadline:
+                process.kill()
+                raise AssertionError("the OAuth test server did not listen in time") from None
+            time.sleep(0.02)  # polling for readiness, not waiting for a guess
+
+
+@dataclass
+class HeadlessBrowser:
+    """A `SignIn` that plays the browser: opens the authorization URL and reads the redirect's code and
+    state without visiting the redirect URI. Records which server asked and the URLs it was given."""
+
+    asked: list[tuple[str, str]] = field(default_factory=list)
+
+    async def __call__(self, server: str, authorization_url: str) -> AuthorizationCodeResult:
+        self.asked.append((server, authorization_url))
+        async with httpx2.AsyncClient() as client:
+            response = await client.get(authorization_url)
+        assert response.status_code == 302, response.text
+        query = {
+            key: values[0] for key, values in parse_qs(urlparse(response.headers["location"]).query).items()
+        }
+        return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+    def parameters(self, index: int = -1) -> dict[str, str]:
+        """The query of the `index`th authorization URL."""
+        return {key: values[0] for key, values in parse_qs(urlparse(self.asked[index][1]).query).items()}
