@@ -14,7 +14,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_a_ping_finds_an_idle_session_whose_server_went_away(http_server) -> None:
     first = http_server("basic", "streamable-http")
-    config = first.config("remote", ping_interval=0.2)
+    config = first.config("remote", ping_interval=0.2, protocol="2025-11-25")
     async with ServerConnection(config) as server:
         before = await server.call_tool("pid", {}, call_id="p1")
         first.stop()
@@ -35,7 +35,7 @@ async def test_a_call_to_a_session_the_restarted_server_forgot_is_sent_again_on_
     http_server,
 ) -> None:
     first = http_server("basic", "streamable-http")
-    async with ServerConnection(first.config("remote")) as server:
+    async with ServerConnection(first.config("remote", protocol="2025-11-25")) as server:
         before = await server.call_tool("pid", {}, call_id="p1")
         first.stop()
         http_server("basic", "streamable-http", port=first.port)

@@ -95,4 +95,4 @@ server._tool_manager._tools["broken_weather"].fn_metadata.output_model = None
 
 
 if __name__ == "__main__":
-    run(server)
+    run(server, handshake_only=True)  # logging/setLevel and log messages are of the 2025-11-25 revision

@@ -41,7 +41,8 @@ def servers(
     verbose: VerboseOption = False,
     logs: LogsOption = None,
 ) -> None:
-    """Connect to every configured MCP server and show its transport, state, tool count and last error.
+    """Connect to every configured MCP server; show its transport, MCP revision, state, tool count, last
+    error.
 
     Exits 1 when a server failed to start."""
     setup_logging(verbose)
@@ -98,12 +99,13 @@ def _show(statuses: list[ServerStatus], loaded: Config, json: bool) -> None:
         where = loaded.path or "no config file found"
         stdout.print(f"No MCP servers configured ({where}). Add an 'mcpServers' section to toolbridge.json.")
         return
-    table = Table("name", "transport", "state", "tools", "last error", "target")
+    table = Table("name", "transport", "protocol", "state", "tools", "last error", "target")
     for status in statuses:
         style = {"connected": "green", "failed": "red"}.get(status.state, "yellow")
         table.add_row(
             status.name,
             status.transport,
+            status.protocol or "",
             f"[{style}]{status.state}[/]",
             "" if status.tool_count is None else str(status.tool_count),
             status.last_error or "",

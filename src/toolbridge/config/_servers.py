@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
@@ -17,7 +17,7 @@ from toolbridge.config._document import Trail, UnresolvedVariable, expand, key_p
 from toolbridge.config._errors import describe, explain
 from toolbridge.config._server_auth import parse_server_auth
 from toolbridge.config.asks import SamplingConfig
-from toolbridge.config.model import ServerConfig, Transport
+from toolbridge.config.model import ProtocolChoice, ServerConfig, Transport
 from toolbridge.errors import ConfigError
 
 __all__ = ["parse_server"]
@@ -37,7 +37,7 @@ _SERVER_KEYS = (
     "type", "transport", "command", "args", "env", "cwd", "url", "headers",
     "enabled", "disabled", "timeout", "connect_timeout", "connectTimeout", "tools",
     "timeout_resets_on_progress", "log_level", "ping_interval",
-    "auth",
+    "auth", "protocol",
 )
 _CLIENT_KEYS = ("sampling", "roots")  # what the server may ask of its client (`config.asks`)
 # fmt: on
@@ -116,6 +116,8 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
             fields["connect_timeout"] = _seconds(expanded[key], key, fail)
     if "tools" in expanded:
         fields.update(_tool_filters(expanded["tools"], fail))
+    if "protocol" in expanded:
+        fields["protocol"] = _protocol(expanded["protocol"], fail)
     if "auth" in expanded:
         if fields["transport"] == "stdio":
             raise fail("'auth' (OAuth) is for servers reached over HTTP ('url'); remove it", "auth")
@@ -148,6 +150,14 @@ def _session_options(entry: Mapping[str, Any], fail: _Fail) -> dict[str, Any]:
     if "ping_interval" in entry:
         options["ping_interval"] = _seconds(entry["ping_interval"], "ping_interval", fail)
     return options
+
+
+def _protocol(value: object, fail: _Fail) -> ProtocolChoice:
+    choices: tuple[ProtocolChoice, ...] = get_args(ProtocolChoice)
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise fail(f"unknown protocol {value!r}; expected 'auto' (the default) or '2025-11-25'", "protocol")
 
 
 def _transport(entry: Mapping[str, Any], fail: _Fail) -> Transport:

@@ -27,6 +27,9 @@ __all__ = [
 Transport = Literal["stdio", "sse", "streamable-http"]
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 """MCP's log levels (RFC 5424's), lowest first."""
+ProtocolChoice = Literal["auto", "2025-11-25"]
+"""`auto`: the newest revision the server speaks (2026-07-28 when it answers `server/discover`);
+`2025-11-25`: always the `initialize` handshake (for servers whose tools ask the client mid-call)."""
 
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
@@ -65,6 +68,8 @@ class ServerConfig(BaseModel):
     sse_fallback: bool = False
     """Streamable HTTP first, the older SSE transport if the server answers like an old one (set when
     the config names no `type`)."""
+    protocol: ProtocolChoice = "auto"
+    """Which MCP revision to speak; see `ProtocolChoice`."""
     tools_allow: list[str] | None = None
     """If set, only these tools (names or fnmatch patterns, see `config.tool_rules`) are exposed."""
     tools_deny: list[str] = Field(default_factory=list)

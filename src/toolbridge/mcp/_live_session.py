@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from types import TracebackType
 
 import anyio
+import httpx2
 import mcp_types as mcp
-from mcp import ClientSession, MCPError
+from mcp import Client, ClientSession, MCPError
 from mcp.client.session import IncomingMessage
 from mcp.shared.message import SessionMessage
 
@@ -20,9 +22,15 @@ from toolbridge.mcp._convert import tool_spec_from_mcp
 from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_failure
 from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
 from toolbridge.mcp._log_limit import RateLimitedLog
+from toolbridge.mcp._revision import (
+    CONNECT_MODES,
+    LISTEN_ACK_WAIT,
+    follow_tool_changes,
+    speaks_stateless_revision,
+)
 from toolbridge.mcp._session_auth import transport_auth
 from toolbridge.mcp._stderr import StderrLog
-from toolbridge.mcp._transports import open_transport
+from toolbridge.mcp._transports import TransportStreams, open_transport
 from toolbridge.mcp._transports._http_status import CURRENT_WATCH, HttpStatusWatch, OldHttpServerError
 from toolbridge.mcp._transports._streams import ReadStream
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures, session_callbacks
@@ -61,6 +69,8 @@ class LiveSession:
         self._callbacks["logging_callback"] = self.log.callback(features.on_log)
         self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
+        self.client: Client | None = None
+        """The SDK's client around `session`: it negotiates the revision and drives input-required calls."""
         self.error: ServerError | None = None
         """Why the session could not be made (set when `ready` fires without a session)."""
         self.end_reason: str | None = None
@@ -145,7 +155,7 @@ class LiveSession:
             else:
                 logger.debug("session with server %r ended with an error", self.config.name, exc_info=True)
         finally:
-            self.session = None
+            self.client = self.session = None
             self._stop.set()
             if self._had_session and not self._closing:
                 self.end_reason = self.ping_failure or end_of_session(self.config, self.stderr)
@@ -157,7 +167,7 @@ class LiveSession:
             self.ready.set()
 
     async def _serve(self, config: ServerConfig, handshake: anyio.CancelScope) -> None:
-        """Open the transport `config` names, make the session, and keep it until told to stop."""
+        """Reach the server `config` names, make the session, and keep it until told to stop."""
         established = False
 
         def ended() -> None:
@@ -170,31 +180,46 @@ class LiveSession:
         token = CURRENT_WATCH.set(self.http)
         try:
             auth = await transport_auth(config, self._features, self._scope)
-            async with open_transport(config, self.stderr, auth) as (read, write):
-                watched = _WatchedReadStream(read, server=config.name, on_end=ended, on_message=self._heard)
-                async with ClientSession(
-                    watched,
-                    write,
+            # `auto` probes `server/discover` (the stateless revision) and falls back to `initialize`.
+            async with (
+                Client(
+                    self._watched_transport(config, auth, ended),
+                    mode=CONNECT_MODES[config.protocol],
+                    cache=None,  # tool listings are cached here, until the server says they changed
                     message_handler=self._on_message,
                     client_info=CLIENT_INFO,
                     **self._callbacks,
-                ) as session:
-                    await session.initialize()
-                    await self._set_log_level(session)
-                    handshake.deadline = math.inf
-                    established = True
-                    self.session, self._had_session = session, True
-                    self.ready.set()
-                    if config.transport == "stdio":
-                        await self._stop.wait()  # a dead process is seen as the end of its stdout
-                    else:
-                        async with anyio.create_task_group() as keeping:
-                            keeping.start_soon(self._keep_alive, session)
-                            await self._stop.wait()
-                            keeping.cancel_scope.cancel()
-                    self.session = None
+                ) as client,
+                anyio.create_task_group() as followers,
+            ):
+                # Listening before `ready`: a change made by the first call is not missed. A server
+                # that never acknowledges the stream is used without it rather than not at all.
+                listening = anyio.Event()
+                followers.start_soon(follow_tool_changes, client, config.name, listening)
+                with anyio.move_on_after(LISTEN_ACK_WAIT):
+                    await listening.wait()
+                stateless = speaks_stateless_revision(client.session.protocol_version)
+                if not stateless:  # the stateless revision has neither log levels nor sessions to keep
+                    await self._set_log_level(client.session)
+                handshake.deadline = math.inf
+                established = True
+                self.client, self.session, self._had_session = client, client.session, True
+                self.ready.set()
+                if config.transport != "stdio" and not stateless:
+                    # A dead stdio server is seen as the end of its stdout; an HTTP one needs asking.
+                    followers.start_soon(self._keep_alive, client.session)
+                await self._stop.wait()
+                followers.cancel_scope.cancel()
+                self.client = self.session = None
         finally:
             CURRENT_WATCH.reset(token)
+
+    @asynccontextmanager
+    async def _watched_transport(
+        self, config: ServerConfig, auth: httpx2.Auth | None, on_end: Callable[[], None]
+    ) -> AsyncIterator[TransportStreams]:
+        async with open_transport(config, self.stderr, auth) as (read, write):
+            yield _WatchedReadStream(read, server=config.name, on_end=on_end, on_message=self._heard), write
 
     def _heard(self) -> None:
         self._last_heard = anyio.current_time()

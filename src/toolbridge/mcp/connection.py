@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+import contextlib
 import time
 import warnings
 from collections.abc import Callable
@@ -31,6 +31,7 @@ from toolbridge.mcp._failures import backing_off, call_lost_message, call_timed_
 from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._progress_relay import ProgressRelay
+from toolbridge.mcp._revision import revision_advice
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.mcp.progress import ProgressHandler
@@ -139,6 +140,12 @@ class ServerConnection:
         return self._session_config.transport
 
     @property
+    def protocol_version(self) -> str | None:
+        """The MCP revision the current session speaks (`2026-07-28`, `2025-11-25`, ...), None unconnected."""
+        session = self._live.session if self._live is not None else None
+        return session.protocol_version if session is not None else None
+
+    @property
     def needs_sign_in(self) -> bool:
         """The server wants an OAuth sign-in that was not given (see `toolbridge.mcp.oauth`)."""
         live = self._live
@@ -223,7 +230,9 @@ class ServerConnection:
         """
         limit = self.config.timeout if timeout is None else timeout
         started = time.perf_counter()
-        live = await self._connected()
+        live = self._live
+        if live is None or not live.usable:  # the common case needs no trip through the connect lock
+            live = await self._connected()
         call = _Call(name, arguments, call_id, limit, on_progress)
         outcome = await self._call_once(live, call)
         if not isinstance(outcome, _Lost):
@@ -386,19 +395,19 @@ class ServerConnection:
 
     async def _call_once(self, live: LiveSession, call: _Call) -> ToolResult | _Lost:
         name, call_id, timeout = call.name, call.call_id, call.timeout
-        session = live.session
-        if session is None:
+        client = live.client  # not the bare session: the client answers a server's input requests
+        if client is None:
             return _Lost("the session had already ended", sent=False)
         started = time.perf_counter()
         resets = self.config.timeout_resets_on_progress
         # Resetting on progress needs a deadline we can move: our own scope instead of the SDK's
         # timeout (cancelling it still sends the server a courtesy cancel).
-        deadline = anyio.CancelScope(deadline=anyio.current_time() + timeout if resets else math.inf)
-        reports = ProgressRelay(call.on_progress, deadline if resets else None, timeout)
+        deadline = anyio.CancelScope(deadline=anyio.current_time() + timeout) if resets else None
+        reports = ProgressRelay(call.on_progress, deadline, timeout)
         try:
-            with deadline:
+            with deadline or contextlib.nullcontext():
                 try:
-                    raw = await session.call_tool(
+                    raw = await client.call_tool(
                         name,
                         call.arguments,
                         read_timeout_seconds=None if resets else timeout,
@@ -406,7 +415,7 @@ class ServerConnection:
                     )
                 finally:
                     reports.close()
-            if deadline.cancelled_caught:
+            if deadline is not None and deadline.cancelled_caught:
                 message = call_timed_out_message(self.name, name, timeout, resets_on_progress=True)
                 elapsed = time.perf_counter() - started
                 return ToolResult.error(call_id, message, kind="timeout", server=self.name, duration=elapsed)
@@ -431,7 +440,11 @@ class ServerConnection:
                     "server_error",
                     (
                         f"Server {self.name!r} rejected the call to {name!r}: {exc.error.message} "
-                        f"(JSON-RPC error {exc.code}). Check the tool name and arguments."
+                        f"(JSON-RPC error {exc.code})."
+                        + (
+                            revision_advice(client.session.protocol_version, exc.error.message)
+                            or " Check the tool name and arguments."
+                        )
                     ),
                 )
             return ToolResult.error(call_id, message, kind=kind, server=self.name, duration=elapsed)

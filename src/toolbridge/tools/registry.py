@@ -288,7 +288,8 @@ class ToolRegistry:
         an MCP server reports on the call.
         """
         started = time.perf_counter()
-        await self._ensure_indexed(self._servers_for(call))
+        if not self._indexed or self._stale or self._index_lock.locked():
+            await self._ensure_indexed(self._servers_for(call))
         try:
             entry = self._resolve(call)
         except ToolbridgeError as exc:
@@ -307,13 +308,15 @@ class ToolRegistry:
                 duration=time.perf_counter() - started,
             )
 
-        routed = call.model_copy(update={"arguments": arguments})
-        if self._cache is None:
+        routed = call if arguments is call.arguments else call.model_copy(update={"arguments": arguments})
+        cache = self._cache
+        if cache is None or not (
+            cache.may_write(entry.spec, entry.original) or cache.ttl(entry.spec, entry.original)
+        ):
+            # Never kept, and nothing kept to drop: no cache key to work out.
             result = await self._dispatch(entry, routed, timeout, on_progress)
         else:
-            result = await self._call_through_cache(
-                self._cache, entry, routed, timeout, cache_scope, on_progress
-            )
+            result = await self._call_through_cache(cache, entry, routed, timeout, cache_scope, on_progress)
         if notes:
             result = result.model_copy(update={"notes": [*notes, *result.notes]})
         return result
@@ -335,6 +338,8 @@ class ToolRegistry:
                 return await self._dispatch(entry, call, timeout, on_progress)
             finally:
                 cache.forget_server(entry.source)
+        if cache.ttl(entry.spec, entry.original) <= 0:
+            return await self._dispatch(entry, call, timeout, on_progress)
         started = time.perf_counter()
         hit = cache.get(entry.spec, entry.original, call.arguments, chat=scope)
         if hit is not None:
@@ -363,13 +368,9 @@ class ToolRegistry:
             )
         assert self._pool is not None
         try:
-            return await self._pool.call_tool(
-                entry.source,
-                entry.original,
-                call.arguments,
-                call_id=call.id,
-                timeout=timeout,
-                on_progress=on_progress,
+            connection = self._pool.connection(entry.source)
+            return await connection.call_tool(
+                entry.original, call.arguments, call_id=call.id, timeout=timeout, on_progress=on_progress
             )
         except ToolbridgeError as exc:
             return ToolResult.error(

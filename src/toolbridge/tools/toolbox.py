@@ -33,6 +33,8 @@ class ServerStatus(BaseModel):
     state: str
     tool_count: int | None
     last_error: str | None
+    protocol: str | None = None
+    """The MCP revision the server speaks with us (None when it is not connected)."""
     needs_sign_in: bool = False
     """It wants an OAuth sign-in (`toolbridge auth login`, or the web page's Sign in button)."""
 
@@ -125,6 +127,7 @@ class Toolbox:
                     state=connection.state if config.enabled else "disabled",
                     tool_count=sum(1 for t in tools if t.source == name) if config.enabled else None,
                     last_error=error,
+                    protocol=connection.protocol_version,
                     needs_sign_in=connection.needs_sign_in,
                 )
             )

@@ -57,6 +57,8 @@ function serverCard(server, tools, onSignIn = null, api = null) {
       { class: "panel-card-header" },
       el("h3", {}, server.name),
       el("span", { class: "muted" }, server.transport ?? ""),
+      // The MCP revision the session speaks (2026-07-28 or the 2025-11-25 handshake); none until connected.
+      server.protocol ? el("span", { class: "muted", dataset: { testid: "server-protocol" } }, `MCP ${server.protocol}`) : null,
       el("span", { class: "tool-card-spacer" }),
       el("span", { class: `state-badge state-${stateClass(server.state)}`, dataset: { testid: "server-state" } }, server.state ?? "unknown"),
     ),
