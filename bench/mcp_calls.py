@@ -1,35 +1,56 @@
-"""How much toolbridge's connection layer adds to MCP tool calls, next to a bare SDK session.
+"""How much toolbridge adds to MCP tool calls, next to the bare SDK, on a near-free and on a real server.
 
 Run by hand: .venv/bin/python bench/mcp_calls.py [--calls 1000] [--concurrent 20]
 
-Both sides talk to the same test server script (tests/servers/basic.py) over stdio, each to its own
-process, in the same run:
-- latency: sequential calls to `echo`, median and p95 per call, measured in alternating rounds so
-  drift on a busy machine hits both sides alike;
-- concurrency: wall time of N simultaneous calls to `sleep` (100 ms each).
-Targets: toolbridge adds under 10 % per call; 20 concurrent 100 ms calls finish well under 1 s.
+Three runs, all in the same process:
+- bench/tiny_server.py over stdio, which answers in microseconds (2025-11-25 handshake): here the
+  client's own cost is most of a call, so this is where toolbridge's layer shows;
+- tests/servers/basic.py, the SDK's own server, over stdio (each side its own process) and over
+  streamable HTTP (one process for all sides). It speaks 2026-07-28, which toolbridge and the SDK's
+  `Client` pick; a bare `ClientSession` speaks the handshake revision.
+Sides: `toolbridge` (`Toolbox.call`: routing, argument check, cache policy, the call, the conversion),
+`SDK, same session` (the `ClientSession` inside toolbridge's connection, called directly: the difference
+is exactly toolbridge's layer), `bare ClientSession` and `bare Client` (the SDK alone).
+Latency is the median and p95 of sequential `echo` calls, measured in alternating rounds so drift on a
+busy machine hits every side alike, with the CPU time the server process spent per call (Linux /proc;
+over HTTP the handshake revision's sessions cost the SDK's server more than stateless calls); on
+basic.py also the wall time of N concurrent 100 ms `sleep` calls.
+Ratios are against the sides measured in this same run. Targets: toolbridge's layer <= 1.10x the session
+it wraps on both servers; N concurrent 100 ms calls well under 1 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import ClientSession
+from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
-from toolbridge.config.model import ServerConfig
-from toolbridge.mcp import ServerPool
+from toolbridge.config.model import Config, ServerConfig
+from toolbridge.tools import Toolbox
 
-SERVER = str(Path(__file__).resolve().parent.parent / "tests" / "servers" / "basic.py")
+HERE = Path(__file__).resolve().parent
+BASIC = HERE.parent / "tests" / "servers" / "basic.py"
+SERVERS: dict[str, tuple[Path, bool]] = {
+    "tiny server (near-free), stdio": (HERE / "tiny_server.py", False),
+    "SDK server (tests/servers/basic.py), stdio": (BASIC, False),
+    "SDK server (tests/servers/basic.py), streamable HTTP": (BASIC, True),
+}
 ROUNDS = 4
 WARM_UP = 50
+LAYER, BASELINE = "toolbridge", "SDK, same session"
 
 Call = Callable[[str, dict[str, object]], Coroutine[Any, Any, object]]
 
@@ -52,76 +73,183 @@ async def concurrent_wall_time(call: Call, count: int) -> float:
     return time.perf_counter() - started
 
 
+def child_pids(pid: int | str = "self") -> set[int]:
+    """A process's child processes, from /proc; empty where there is none."""
+    pids: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        children = task / "children"
+        if children.exists():
+            pids.update(int(child) for child in children.read_text().split())
+    return pids
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU time of a process and its children (toolbridge starts a server through a
+    shell that waits for it) so far; 0 where /proc cannot tell."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(child) for child in child_pids(pid))
+
+
 def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1]
 
 
-async def main(calls: int, concurrent: int) -> None:
-    config = ServerConfig(name="bench", transport="stdio", command=sys.executable, args=[SERVER], timeout=30)
-    params = StdioServerParameters(command=sys.executable, args=[SERVER])
+@contextmanager
+def http_server(script: Path) -> Iterator[tuple[str, int]]:
+    """`script` serving streamable HTTP on a free 127.0.0.1 port: its URL and process id."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, str(script), "--transport", "http", "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while True:  # polling for readiness, before anything is timed
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None:
+                    raise RuntimeError(f"{script} did not start over HTTP") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", process.pid
+    finally:
+        process.terminate()
+        process.wait()
+
+
+async def open_sides(
+    stack: AsyncExitStack, script: Path, quiet: Any, *, http: bool
+) -> tuple[dict[str, Call], dict[str, int | None], str]:
+    """The four ways to call `script`'s tools, each side's server process, and toolbridge's revision.
+
+    Over stdio each side starts its own server process; over HTTP they share one."""
+    known = child_pids()
+
+    def new_server() -> int | None:
+        started = child_pids() - known
+        known.update(started)
+        return started.pop() if len(started) == 1 else None
+
+    if http:
+        url, shared = stack.enter_context(http_server(script))
+        config = ServerConfig(name="bench", transport="streamable-http", url=url, timeout=30)
+        transport: Any = streamable_http_client(url)
+        target: Any = url
+    else:
+        config = ServerConfig(
+            name="bench", transport="stdio", command=sys.executable, args=[str(script)], timeout=30
+        )
+        target = StdioServerParameters(command=sys.executable, args=[str(script)])
+        transport = stdio_client(target, errlog=quiet)
+    toolbox = await stack.enter_async_context(Toolbox(Config(servers={"bench": config}), native=False))
+    await toolbox.list_tools()
+    toolbox_server = shared if http else new_server()
+    read, write = await stack.enter_async_context(transport)
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    await session.list_tools()
+    session_server = shared if http else new_server()
+    client = await stack.enter_async_context(Client(target))
+    await client.list_tools()
+    client_server = shared if http else new_server()
+    connection = toolbox.pool.connection("bench")
+    own_session = connection._live.session  # type: ignore[union-attr]  # the session toolbridge holds
+    assert own_session is not None
+
+    async def via_toolbridge(name: str, arguments: dict[str, object]) -> object:
+        return await toolbox.call(name, arguments)
+
+    async def via_same_session(name: str, arguments: dict[str, object]) -> object:
+        return await own_session.call_tool(name, arguments)
+
+    async def via_session(name: str, arguments: dict[str, object]) -> object:
+        return await session.call_tool(name, arguments)
+
+    async def via_client(name: str, arguments: dict[str, object]) -> object:
+        return await client.call_tool(name, arguments)
+
+    sides: dict[str, Call] = {
+        LAYER: via_toolbridge,
+        BASELINE: via_same_session,
+        "bare ClientSession": via_session,
+        "bare Client": via_client,
+    }
+    servers = {
+        LAYER: toolbox_server,
+        BASELINE: toolbox_server,
+        "bare ClientSession": session_server,
+        "bare Client": client_server,
+    }
+    return sides, servers, connection.protocol_version or "?"
+
+
+async def measure(script: Path, calls: int, concurrent: int | None, *, http: bool) -> None:
     with open("/dev/null", "w") as quiet:  # noqa: ASYNC230 - opened once, before any I/O is timed
-        async with (
-            ServerPool({"bench": config}) as pool,
-            stdio_client(params, errlog=quiet) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            await session.list_tools()
-            await pool.list_tools("bench")
-            counter = iter(range(10**9))
-
-            async def via_toolbridge(name: str, arguments: dict[str, object]) -> object:
-                return await pool.call_tool("bench", name, arguments, call_id=f"c{next(counter)}")
-
-            async def via_sdk(name: str, arguments: dict[str, object]) -> object:
-                return await session.call_tool(name, arguments)
-
-            # The same SDK session toolbridge holds, called directly: same process, so the
-            # difference to "toolbridge" is exactly what the connection layer adds per call.
-            own_session = pool.connection("bench")._live.session  # type: ignore[union-attr]
-            assert own_session is not None
-
-            async def via_toolbridges_session(name: str, arguments: dict[str, object]) -> object:
-                return await own_session.call_tool(name, arguments)
-
-            sides: dict[str, Call] = {
-                "toolbridge": via_toolbridge,
-                "bare SDK": via_sdk,
-                "SDK, same session": via_toolbridges_session,
-            }
+        async with AsyncExitStack() as stack:
+            sides, servers, protocol = await open_sides(stack, script, quiet, http=http)
             for call in sides.values():
                 await timed_calls(call, WARM_UP)
-
             latencies: dict[str, list[float]] = {side: [] for side in sides}
+            server_cpu = dict.fromkeys(sides, 0.0)
             for _ in range(ROUNDS):
                 for side, call in sides.items():
+                    before = cpu_seconds(servers[side])
                     latencies[side] += await timed_calls(call, calls // ROUNDS)
-            walls = {side: await concurrent_wall_time(call, concurrent) for side, call in sides.items()}
+                    server_cpu[side] += cpu_seconds(servers[side]) - before
+            walls = {}
+            if concurrent:
+                walls = {side: await concurrent_wall_time(call, concurrent) for side, call in sides.items()}
+    cpu_per_call = {side: seconds / len(latencies[side]) for side, seconds in server_cpu.items()}
+    report(latencies, cpu_per_call, walls, protocol, concurrent)
 
-    print(f"{calls} sequential calls to echo, {concurrent} concurrent calls to a 100 ms sleep (stdio)\n")
-    print(f"{'':18} {'median ms':>10} {'p95 ms':>10} {'concurrent wall s':>18}")
-    for side in sides:
-        values = latencies[side]
-        median, tail = statistics.median(values) * 1000, p95(values) * 1000
-        print(f"{side:18} {median:10.3f} {tail:10.3f} {walls[side]:18.3f}")
-    ours = latencies["toolbridge"]
-    for other in ("bare SDK", "SDK, same session"):
-        median_ratio = statistics.median(ours) / statistics.median(latencies[other])
-        p95_ratio = p95(ours) / p95(latencies[other])
-        wall_ratio = walls["toolbridge"] / walls[other]
+
+def report(
+    latencies: dict[str, list[float]],
+    server_cpu: dict[str, float],
+    walls: dict[str, float],
+    protocol: str,
+    concurrent: int | None,
+) -> None:
+    print(f"toolbridge speaks {protocol} with it\n")
+    wall_title = f"{concurrent} x 100 ms wall s" if walls else ""
+    print(f"{'':20} {'median us':>10} {'p95 us':>10} {'server CPU us':>14} {wall_title:>22}")
+    for side, values in latencies.items():
+        wall = f"{walls[side]:22.3f}" if walls else ""
+        cpu = server_cpu[side] * 1e6
         print(
-            f"ratio toolbridge / {other}: median {median_ratio:.3f}, p95 {p95_ratio:.3f}, "
-            f"concurrent {wall_ratio:.3f}"
+            f"{side:20} {statistics.median(values) * 1e6:10.1f} {p95(values) * 1e6:10.1f} {cpu:14.1f} {wall}"
         )
+    ours = latencies[LAYER]
+    for other in [side for side in latencies if side != LAYER]:
+        median_ratio = statistics.median(ours) / statistics.median(latencies[other])
+        tail_ratio = p95(ours) / p95(latencies[other])
+        print(f"ratio toolbridge / {other}: median {median_ratio:.3f}, p95 {tail_ratio:.3f}")
+    layer = statistics.median(ours) / statistics.median(latencies[BASELINE])
+    added = (statistics.median(ours) - statistics.median(latencies[BASELINE])) * 1e6
+    verdict = "met" if layer <= 1.10 else "NOT met"
     print(
-        '("bare SDK" runs its own server process, so on a busy machine it differs by process luck '
-        'too; "SDK, same session" isolates the layer)'
+        f"target: toolbridge's layer <= 1.10x the session it wraps: {verdict} ({layer:.3f}x, {added:+.1f} us)"
     )
-    layer = statistics.median(ours) / statistics.median(latencies["SDK, same session"])
+    if walls:
+        print(f"target: {concurrent} x 100 ms concurrently well under 1 s: {walls[LAYER]:.3f} s")
+
+
+async def main(calls: int, concurrent: int) -> None:
+    print(f"{calls} sequential calls to echo per side\n")
+    for title, (script, http) in SERVERS.items():
+        print(f"== {title}")
+        await measure(script, calls, concurrent if script == BASIC else None, http=http)
+        print()
     print(
-        f"target: median overhead < 10 %: {'met' if layer < 1.10 else 'NOT met'} ({(layer - 1) * 100:+.1f} %)"
+        '(over stdio the "bare ..." sides run their own server process, so on a busy machine they differ '
+        'by process luck too; "SDK, same session" isolates the layer)'
     )
-    print(f"target: {concurrent} x 100 ms concurrently well under 1 s: {walls['toolbridge']:.3f} s")
 
 
 if __name__ == "__main__":

@@ -69,6 +69,37 @@ def value_problem(value: Any) -> str | None:
     """What makes `value` unfit to use as data, in words for the model; None when it is fine.
 
     Walks the value without recursion, so a value nested past the stack is described, not crashed on."""
+    if _plainly_fine(value):
+        return None  # the usual case: no paths to build for the message
+    return _described_problem(value)
+
+
+def _plainly_fine(value: Any) -> bool:
+    """The same walk as `_described_problem`, without keeping where it is."""
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > MAX_NESTING:
+            return False
+        if isinstance(item, str):
+            if not item.isascii() and has_lone_surrogate(item):
+                return False
+        elif isinstance(item, bool) or item is None or isinstance(item, float):
+            continue
+        elif isinstance(item, int):
+            if item.bit_length() * _LOG10_2 > MAX_INT_DIGITS:
+                return False
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and has_lone_surrogate(key):
+                    return False
+                pending.append((child, depth + 1))
+        elif isinstance(item, list | tuple):
+            pending.extend((child, depth + 1) for child in item)
+    return True
+
+
+def _described_problem(value: Any) -> str | None:
     pending: list[tuple[Any, str, int]] = [(value, "", 0)]
     while pending:
         item, path, depth = pending.pop()

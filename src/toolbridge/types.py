@@ -6,6 +6,7 @@ model provider converts them to and from its own wire format inside its adapter,
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
 from typing import Annotated, Any, Literal
@@ -108,12 +109,21 @@ class ToolSpec(_Model):
     `h__delete_file`, after a collision); None: the same as `name`. Config rules match this name."""
 
 
+_CALL_ID_PREFIX = f"call_{uuid.uuid4().hex[:6]}"
+_call_numbers = itertools.count(1)
+
+
+def _new_call_id() -> str:
+    # A random prefix per process and a counter: unique here, and a uuid per call cost more than the rest.
+    return f"{_CALL_ID_PREFIX}{next(_call_numbers):06x}"
+
+
 class ToolCall(_Model):
     """A request to run a tool, as a model wrote it."""
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
-    id: str = Field(default_factory=lambda: f"call_{uuid.uuid4().hex[:12]}")
+    id: str = Field(default_factory=_new_call_id)
     source: str | None = None
     """Where the model says the tool lives; a hint only, routing checks it."""
 

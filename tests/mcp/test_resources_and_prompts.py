@@ -90,8 +90,11 @@ async def test_template_and_prompt_arguments_complete(stdio_server: StdioServer)
     assert languages == ["rust"]
 
 
-async def test_listings_are_refreshed_when_the_server_says_they_changed(stdio_server: StdioServer) -> None:
-    async with ServerConnection(stdio_server("library")) as library:
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])  # a listen stream, or notifications unasked
+async def test_listings_are_refreshed_when_the_server_says_they_changed(
+    stdio_server: StdioServer, protocol: str
+) -> None:
+    async with ServerConnection(stdio_server("library", protocol=protocol)) as library:
         before = await library.content.list_resources()
         prompts_before = await library.content.list_prompts()
         await library.call_tool("add_note", {"name": "later", "text": "Added later."}, call_id="a")
@@ -107,7 +110,7 @@ async def test_listings_are_refreshed_when_the_server_says_they_changed(stdio_se
 
 
 async def test_a_server_without_resources_or_prompts_lists_none(stdio_server: StdioServer) -> None:
-    async with ServerConnection(stdio_server("basic")) as basic:
+    async with ServerConnection(stdio_server("basic", protocol="2025-11-25")) as basic:
         assert await basic.content.list_resources() == []
         assert await basic.content.list_prompts() == []
         with pytest.raises(ServerError, match="does not offer resource subscriptions"):
@@ -177,7 +180,8 @@ async def test_subscriptions_are_renewed_after_the_server_restarts_and_a_failing
     async def broken(server: str, uri: str) -> None:
         raise RuntimeError("a bug in the handler")
 
-    async with ServerConnection(stdio_server("library")) as library:
+    # Subscriptions are those of the 2025-11-25 revision (resources/subscribe).
+    async with ServerConnection(stdio_server("library", protocol="2025-11-25")) as library:
         await library.content.subscribe("note://readme", on_update)
         await library.content.subscribe("note://readme", broken)
         first = await library.call_tool("touch", {"uri": "note://readme"}, call_id="t1")

@@ -1,6 +1,10 @@
 """A server whose tools ask their client: for a completion (sampling), the user (elicitation), its
 roots, and that send it log messages.
 
+Its tools ask with requests of their own, mid-call, which only the 2025-11-25 revision allows, so over
+stdio it serves that revision alone, as servers written before 2026-07-28 do, and clients fall back to
+the handshake (tests/servers/revisions.py asks the same questions on either revision).
+
 Run: python tests/servers/asks_client.py [--transport stdio|http|sse] [--port N]
 """
 
@@ -133,4 +137,4 @@ async def await_roots_change() -> str:
 
 
 if __name__ == "__main__":
-    run(server)
+    run(server, handshake_only=True)

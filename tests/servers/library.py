@@ -99,7 +99,8 @@ async def add_note(name: str, text: str, ctx: Context) -> str:
     """Add a note resource; the client is told the resource list changed."""
     notes[name] = text
     server.add_resource(TextResource(uri=f"note://{name}", name=name, text=text, mime_type="text/plain"))
-    await ctx.session.send_resource_list_changed()
+    await ctx.notify_resources_changed()  # to listen streams (2026-07-28)
+    await ctx.session.send_resource_list_changed()  # unasked (2025-11-25)
     return f"added note://{name}"
 
 
@@ -111,6 +112,7 @@ async def add_prompt(name: str, ctx: Context) -> str:
         return f"This is the {name} prompt."
 
     server.add_prompt(Prompt.from_function(made, name=name, description=f"The {name} prompt."))
+    await ctx.notify_prompts_changed()
     await ctx.session.send_prompt_list_changed()
     return f"added prompt {name}"
 

@@ -7,6 +7,7 @@ how much. Records land in a dict shared with the loop, so a cancelled run still 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Iterable
 
@@ -20,10 +21,12 @@ from toolbridge.agent.events import (
     ApprovalDecidedEvent,
     ApprovalRequestedEvent,
     ToolCallFinishedEvent,
+    ToolCallProgressEvent,
     ToolCallStartedEvent,
     preview,
 )
 from toolbridge.agent.result import ToolCallRecord
+from toolbridge.mcp import ProgressHandler, ToolProgress
 from toolbridge.tools.registry import QUALIFIER, ToolRegistry
 from toolbridge.types import TextPart, ToolCall, ToolResult, ToolSpec
 
@@ -86,7 +89,12 @@ class ToolRunner:
             else:
                 routed = call.model_copy(update={"name": tool.name, "source": None})
                 timeout = self._definition.call_timeout
-                result = await self._registry.call(routed, timeout=timeout, cache_scope=self._cache_scope)
+                result = await self._registry.call(
+                    routed,
+                    timeout=timeout,
+                    cache_scope=self._cache_scope,
+                    on_progress=self._progress_reporter(step, call, tool),
+                )
                 ran = True
         result, cut = truncate(result, self._definition.max_result_chars)
         records[call.id] = ToolCallRecord(
@@ -106,6 +114,24 @@ class ToolRunner:
                 cached=result.cached,
             )
         )
+
+    def _progress_reporter(self, step: int, call: ToolCall, tool: ToolSpec) -> ProgressHandler:
+        async def report(progress: ToolProgress) -> None:
+            event = ToolCallProgressEvent(
+                step=step,
+                call_id=call.id,
+                name=call.name,
+                server=tool.source,
+                progress=progress.progress,
+                total=progress.total,
+                message=progress.message,
+                percent=progress.percent,
+            )
+            # Told from the server session's task: a report racing the run's end finds the stream closed.
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self._send(event)
+
+        return report
 
     def resolve(self, name: str) -> ToolSpec | None:
         """The offered tool a model means by `name`, also when it (un)qualified the name: `excel__read`."""
@@ -140,7 +166,11 @@ class ToolRunner:
 
     async def _send(
         self,
-        event: ToolCallStartedEvent | ToolCallFinishedEvent | ApprovalRequestedEvent | ApprovalDecidedEvent,
+        event: ToolCallStartedEvent
+        | ToolCallProgressEvent
+        | ToolCallFinishedEvent
+        | ApprovalRequestedEvent
+        | ApprovalDecidedEvent,
     ) -> None:
         if self._emit is not None:
             await self._emit(event)

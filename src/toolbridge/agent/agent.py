@@ -87,7 +87,8 @@ class Agent:
 
     @property
     def toolbox(self) -> Toolbox | None:
-        """The toolbox passed in (its servers' resources and prompts are `toolbox.content`), if any."""
+        """The toolbox the agent was given (its MCP servers; their resources and prompts are
+        `toolbox.content`), if it was given one."""
         return self._toolbox
 
     @property

@@ -5,7 +5,7 @@ Every event has a `type` discriminator and the `step` it belongs to (1-based; 0 
 ```
 step_started ─┬─ reasoning_delta* ─ text_delta* ─ step_finished
               └─ (tool_mode_changed: the step is redone in prompt mode)
-per call:     tool_call_started ─ (approval_requested ─ approval_decided) ─ tool_call_finished
+per call:     tool_call_started ─ (approval_requested ─ approval_decided) ─ tool_call_progress* ─ tool_call_finished
 message_added as each message of the transcript completes (the prompt, each reply, each result)
 final         always last, carries the `RunResult`
 ```
@@ -34,6 +34,7 @@ __all__ = [
     "StepStartedEvent",
     "TextDeltaEvent",
     "ToolCallFinishedEvent",
+    "ToolCallProgressEvent",
     "ToolCallStartedEvent",
     "ToolModeChangedEvent",
     "parse_event",
@@ -107,6 +108,20 @@ class ApprovalDecidedEvent(_Event):
     approved: bool
 
 
+class ToolCallProgressEvent(_Event):
+    """The server reported progress on a running call (MCP `notifications/progress`)."""
+
+    type: Literal["tool_call_progress"] = "tool_call_progress"
+    call_id: str
+    name: str
+    server: str | None = None
+    progress: float
+    total: float | None = None
+    message: str | None = None
+    percent: int | None = None
+    """Whole percent done, when the server gave a total."""
+
+
 class ToolCallFinishedEvent(_Event):
     type: Literal["tool_call_finished"] = "tool_call_finished"
     call_id: str
@@ -157,6 +172,7 @@ AgentEvent = Annotated[
     | ToolCallStartedEvent
     | ApprovalRequestedEvent
     | ApprovalDecidedEvent
+    | ToolCallProgressEvent
     | ToolCallFinishedEvent
     | InvalidToolCallEvent
     | MessageAddedEvent

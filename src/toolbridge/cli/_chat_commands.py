@@ -1,5 +1,5 @@
-"""The commands a chat understands between questions: /help, /tools, /model, /roots, /clear, /prompts,
-/prompt, /exit."""
+"""The commands a chat understands between questions: /help, /tools, /model, /roots, /logs, /clear,
+/prompts, /prompt, /exit."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ _HELP = {
     "/tools": "the tools the agent can use",
     "/model [NAME]": "the model answering; with NAME, switch to it (as --model takes it)",
     "/roots [PATH ...]": "the folders servers may work in; with PATHs, change them (servers are told)",
+    "/logs SERVER": "the last messages SERVER logged to toolbridge",
     "/clear": "start a new conversation (a new stored chat)",
     "/prompts": "the servers' prompts and their arguments",
     "/prompt NAME [key=value ...]": "send a server's prompt (its messages start or continue the chat)",
@@ -49,6 +50,7 @@ def run_chat_command(session: TerminalSession, line: str) -> str | None:
         "/tools": _tools,
         "/model": _model,
         "/roots": _roots,
+        "/logs": _logs,
         "/clear": _clear,
         "/prompts": list_prompts,
         "/prompt": send_prompt,
@@ -93,6 +95,23 @@ def _roots(session: TerminalSession, argument: str) -> None:
         stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
         return
     stdout.print("roots: " + (escape(", ".join(roots)) if roots else "none"))
+
+
+def _logs(session: TerminalSession, argument: str) -> None:
+    if not argument:
+        stderr.print(
+            "usage: /logs SERVER (the server's name, as `toolbridge servers` lists it)", markup=False
+        )
+        return
+    try:
+        entries = session.server_logs(argument)
+    except ToolbridgeError as exc:
+        stderr.print(f"[bold red]error:[/] {escape(str(exc))}")
+        return
+    for entry in entries:
+        stdout.print(f"  {entry.describe()}", markup=False, highlight=False)
+    if not entries:
+        stdout.print(f"Server {argument!r} has logged no messages to toolbridge.", markup=False)
 
 
 def _clear(session: TerminalSession, argument: str) -> None:

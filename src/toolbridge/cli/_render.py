@@ -8,7 +8,9 @@ terminal the same events are printed as plain lines, and `--json` prints the eve
 from __future__ import annotations
 
 import json
+import math
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -25,13 +27,15 @@ from toolbridge.cli._common import stderr
 from toolbridge.types import ToolCall
 
 if TYPE_CHECKING:
-    from toolbridge.agent import AgentEvent, ApprovalRequest, RunResult
+    from toolbridge.agent import AgentEvent, ApprovalRequest, RunResult, ToolCallProgressEvent
 
 __all__ = ["EventPrinter", "JsonEventPrinter", "TerminalRenderer"]
 
 T = TypeVar("T")
 
 _ARGUMENTS_SHOWN = 120
+_PROGRESS_REDRAW = 1 / 12
+"""Seconds between progress reports drawn at once (the live region's own refresh rate)."""
 _RESULT_SHOWN = 160
 
 
@@ -43,6 +47,14 @@ def _one_line(text: str, limit: int) -> str:
 def describe_call(call: ToolCall) -> str:
     arguments = json.dumps(call.arguments, ensure_ascii=False)
     return f"{call.name} {_one_line(arguments, _ARGUMENTS_SHOWN)}"
+
+
+def progress_label(event: ToolCallProgressEvent) -> str:
+    """`excel.read_range 40% reading sheet 2`: the call's server and tool, how far, and what it does."""
+    name = event.name.removeprefix(f"{event.server}__") if event.server else event.name
+    where = f"{event.server}.{name}" if event.server else name
+    amount = f"{event.percent}%" if event.percent is not None else f"{event.progress:g}"
+    return " ".join(part for part in (where, amount, event.message) if part)
 
 
 class EventPrinter:
@@ -87,6 +99,9 @@ class TerminalRenderer(EventPrinter):
         self._text = ""
         self._reasoning = ""
         self._running: dict[str, ToolCall] = {}
+        self._progress: dict[str, str] = {}
+        self._progress_drawn_at = -math.inf
+        """What the spinner of a call that reported progress says instead of its arguments."""
         self._printed_any_text = False
         # While the user answers an approval question nothing may draw over it: no live region, and
         # lines meant for above it wait until the answer is in.
@@ -104,17 +119,18 @@ class TerminalRenderer(EventPrinter):
         if self._text:
             parts.append(Markdown(self._text))
         for call in self._running.values():
-            parts.append(Spinner("dots", Text(describe_call(call), style="cyan")))
+            label = self._progress.get(call.id) or describe_call(call)
+            parts.append(Spinner("dots", Text(label, style="cyan")))
         return Group(*parts)
 
-    def _refresh(self) -> None:
+    def _refresh(self, *, now: bool = False) -> None:
         if not self.console.is_terminal or self._asking:
             return
         if self._live is None:
             self._live = Live(self._view(), console=self.console, refresh_per_second=12, transient=True)
             self._live.start()
         else:
-            self._live.update(self._view())
+            self._live.update(self._view(), refresh=now)
 
     def _stop_live(self) -> None:
         if self._live is not None:
@@ -144,7 +160,17 @@ class TerminalRenderer(EventPrinter):
             self._running[event.call.id] = event.call
             if not self.console.is_terminal:
                 self.console.print(f"→ {describe_call(event.call)}", markup=False)
+        elif event.type == "tool_call_progress":
+            self._progress[event.call_id] = progress_label(event)
+            # Drawn at once, so a short call's report is seen; a flood of reports at the live region's pace.
+            now = time.monotonic()
+            drawn_now = now - self._progress_drawn_at >= _PROGRESS_REDRAW
+            if drawn_now:
+                self._progress_drawn_at = now
+            self._refresh(now=drawn_now)
+            return
         elif event.type == "tool_call_finished":
+            self._progress.pop(event.call_id, None)
             call = self._running.pop(event.call_id, None)
             self._print_above(self._finished_line(event, call))
         elif event.type == "invalid_tool_call":
@@ -224,6 +250,7 @@ class TerminalRenderer(EventPrinter):
     def close(self) -> None:
         self._stop_live()
         self._running.clear()
+        self._progress.clear()
         self._text = ""
         self._reasoning = ""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -19,13 +19,16 @@ from toolbridge.agent import Agent, AgentStream, ApprovalRequest, RunResult, app
 from toolbridge.cli._asks import TerminalAsker
 from toolbridge.cli._render import EventPrinter, JsonEventPrinter
 from toolbridge.config import Config
-from toolbridge.errors import ToolbridgeError
+from toolbridge.errors import ToolbridgeError, UsageError
 from toolbridge.mcp.client_features import ClientFeatures
 from toolbridge.mcp.oauth import OAuth
 from toolbridge.models import resolve_model
 from toolbridge.store import RunRecorder, Store, find_agent, resolve_agent_model
 from toolbridge.tools import ContentCatalog
 from toolbridge.types import NATIVE_SOURCE, ContentPart, Message, ToolSpec
+
+if TYPE_CHECKING:
+    from toolbridge.mcp.server_log import LogEntry
 
 __all__ = ["TerminalSession"]
 
@@ -149,6 +152,14 @@ class TerminalSession:
         definition = self.agent.definition
         servers = None if definition.servers is None else [*definition.servers, NATIVE_SOURCE]
         return definition.select_tools(await self.agent.registry.list_tools(servers=servers))
+
+    def server_logs(self, server: str) -> list[LogEntry]:
+        """The last messages `server` logged (connecting it if needed); raises ServerError if it cannot."""
+        assert self._portal is not None
+        toolbox = self.agent.toolbox
+        if toolbox is None:
+            raise UsageError("this chat's agent has no MCP servers")
+        return self._portal.call(toolbox.server_logs, server)
 
     def switch_model(self, name: str) -> None:
         """Answer the next turns with the model `name` (as `--model` takes it); raises ConfigError if unknown."""

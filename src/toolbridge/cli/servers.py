@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -11,6 +12,7 @@ from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
     VerboseOption,
+    fail,
     load,
     print_json,
     run,
@@ -22,16 +24,32 @@ from toolbridge.cli.app import app
 
 if TYPE_CHECKING:
     from toolbridge.config import Config
+    from toolbridge.mcp.server_log import LogEntry
     from toolbridge.tools import ServerStatus
 
 
+LogsOption = Annotated[
+    str | None,
+    typer.Option("--logs", metavar="SERVER", help="Connect SERVER and show the last messages it logged."),
+]
+
+
 @app.command()
-def servers(config: ConfigOption = None, json: JsonOption = False, verbose: VerboseOption = False) -> None:
-    """Connect to every configured MCP server and show its transport, state, tool count and last error.
+def servers(
+    config: ConfigOption = None,
+    json: JsonOption = False,
+    verbose: VerboseOption = False,
+    logs: LogsOption = None,
+) -> None:
+    """Connect to every configured MCP server; show its transport, MCP revision, state, tool count, last
+    error.
 
     Exits 1 when a server failed to start."""
     setup_logging(verbose)
     loaded = load(config)
+    if logs is not None:
+        _show_logs(loaded, logs, json)
+        return
 
     from toolbridge.tools import Toolbox  # the MCP SDK: imported when a command needs it
 
@@ -49,6 +67,30 @@ def servers(config: ConfigOption = None, json: JsonOption = False, verbose: Verb
         raise typer.Exit(1)
 
 
+def _show_logs(loaded: Config, server: str, json: bool) -> None:
+    from toolbridge.errors import ServerError
+    from toolbridge.tools import Toolbox
+
+    async def main() -> tuple[list[LogEntry], str]:
+        async with Toolbox(loaded) as toolbox:
+            entries = await toolbox.server_logs(server)
+            return entries, toolbox.pool.connection(server).stderr_tail()
+
+    try:
+        entries, stderr_tail = run(main)
+    except ServerError as exc:
+        fail(str(exc))
+    if json:
+        print_json([asdict(entry) for entry in entries])
+        return
+    for entry in entries:
+        stdout.print(entry.describe(), markup=False, highlight=False)
+    if not entries:
+        stdout.print(f"Server {server!r} has logged no messages to toolbridge.", markup=False)
+    if stderr_tail:
+        stdout.print(f"Last lines of its stderr:\n{stderr_tail}", markup=False, highlight=False)
+
+
 def _show(statuses: list[ServerStatus], loaded: Config, json: bool) -> None:
     if json:
         print_json([status.model_dump() for status in statuses])
@@ -57,12 +99,13 @@ def _show(statuses: list[ServerStatus], loaded: Config, json: bool) -> None:
         where = loaded.path or "no config file found"
         stdout.print(f"No MCP servers configured ({where}). Add an 'mcpServers' section to toolbridge.json.")
         return
-    table = Table("name", "transport", "state", "tools", "last error", "target")
+    table = Table("name", "transport", "protocol", "state", "tools", "last error", "target")
     for status in statuses:
         style = {"connected": "green", "failed": "red"}.get(status.state, "yellow")
         table.add_row(
             status.name,
             status.transport,
+            status.protocol or "",
             f"[{style}]{status.state}[/]",
             "" if status.tool_count is None else str(status.tool_count),
             status.last_error or "",

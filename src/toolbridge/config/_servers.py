@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
@@ -17,7 +17,7 @@ from toolbridge.config._document import Trail, UnresolvedVariable, expand, key_p
 from toolbridge.config._errors import describe, explain
 from toolbridge.config._server_auth import parse_server_auth
 from toolbridge.config.asks import SamplingConfig
-from toolbridge.config.model import ServerConfig, Transport
+from toolbridge.config.model import ProtocolChoice, ServerConfig, Transport
 from toolbridge.errors import ConfigError
 
 __all__ = ["parse_server"]
@@ -36,7 +36,8 @@ _TRANSPORT_ALIASES: dict[str, Transport] = {
 _SERVER_KEYS = (
     "type", "transport", "command", "args", "env", "cwd", "url", "headers",
     "enabled", "disabled", "timeout", "connect_timeout", "connectTimeout", "tools",
-    "auth",
+    "timeout_resets_on_progress", "log_level", "ping_interval",
+    "auth", "protocol",
 )
 _CLIENT_KEYS = ("sampling", "roots")  # what the server may ask of its client (`config.asks`)
 # fmt: on
@@ -84,6 +85,9 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
         raise fail(f"unknown key; {hint}", key)
 
     fields: dict[str, Any] = {"name": name, "transport": _transport(expanded, fail)}
+    # No type given: an HTTP server may be an old SSE one behind a URL that does not say so.
+    named_type = "type" in expanded or "transport" in expanded
+    fields["sse_fallback"] = fields["transport"] == "streamable-http" and not named_type
     if "command" in expanded:
         fields["command"] = _non_empty_string(expanded["command"], "command", fail)
     if "url" in expanded:
@@ -112,6 +116,8 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
             fields["connect_timeout"] = _seconds(expanded[key], key, fail)
     if "tools" in expanded:
         fields.update(_tool_filters(expanded["tools"], fail))
+    if "protocol" in expanded:
+        fields["protocol"] = _protocol(expanded["protocol"], fail)
     if "auth" in expanded:
         if fields["transport"] == "stdio":
             raise fail("'auth' (OAuth) is for servers reached over HTTP ('url'); remove it", "auth")
@@ -120,11 +126,38 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
         fields["sampling"] = _sampling(expanded["sampling"], fail)
     if "roots" in expanded:
         fields["roots"] = _string_list(expanded["roots"], "roots", fail)
+    fields.update(_session_options(expanded, fail))
     fields["unresolved"] = tuple(str(fail(message, key)) for key, message in unresolved.items())
     return ServerConfig(**fields)
 
 
 _Fail = Callable[..., ConfigError]
+
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def _session_options(entry: Mapping[str, Any], fail: _Fail) -> dict[str, Any]:
+    """Progress, logging and keep-alive settings of the session."""
+    options: dict[str, Any] = {}
+    if "timeout_resets_on_progress" in entry:
+        key = "timeout_resets_on_progress"
+        options[key] = _boolean(entry[key], key, fail)
+    if "log_level" in entry:
+        level = entry["log_level"]
+        if not isinstance(level, str) or level.lower() not in _LOG_LEVELS:
+            raise fail(f"expected one of {', '.join(_LOG_LEVELS)}, got {describe(level)}", "log_level")
+        options["log_level"] = level.lower()
+    if "ping_interval" in entry:
+        options["ping_interval"] = _seconds(entry["ping_interval"], "ping_interval", fail)
+    return options
+
+
+def _protocol(value: object, fail: _Fail) -> ProtocolChoice:
+    choices: tuple[ProtocolChoice, ...] = get_args(ProtocolChoice)
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise fail(f"unknown protocol {value!r}; expected 'auto' (the default) or '2025-11-25'", "protocol")
 
 
 def _transport(entry: Mapping[str, Any], fail: _Fail) -> Transport:
@@ -167,7 +200,8 @@ def _transport(entry: Mapping[str, Any], fail: _Fail) -> Transport:
         return transport
     if has_command:
         return "stdio"
-    # The old SSE transport conventionally serves at /sse; everything else is streamable HTTP.
+    # The old SSE transport conventionally serves at /sse; everything else is streamable HTTP first
+    # (falling back to SSE when the server answers like an old one: see `ServerConfig.sse_fallback`).
     url = entry["url"]
     return "sse" if isinstance(url, str) and url.rstrip("/").endswith("/sse") else "streamable-http"
 

@@ -14,12 +14,26 @@ from toolbridge.config.asks import SamplingConfig
 from toolbridge.config.sections import CacheConfig, ModelConfig, RoutingConfig, ServeConfig
 from toolbridge.errors import ConfigError
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "Config", "ServerConfig", "Transport"]
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_PING_INTERVAL",
+    "Config",
+    "LogLevel",
+    "ServerConfig",
+    "Transport",
+]
 
 Transport = Literal["stdio", "sse", "streamable-http"]
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+"""MCP's log levels (RFC 5424's), lowest first."""
+ProtocolChoice = Literal["auto", "2025-11-25"]
+"""`auto`: the newest revision the server speaks (2026-07-28 when it answers `server/discover`);
+`2025-11-25`: always the `initialize` handshake (for servers whose tools ask the client mid-call)."""
 
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_PING_INTERVAL = 30.0
 
 
 class ServerConfig(BaseModel):
@@ -45,6 +59,17 @@ class ServerConfig(BaseModel):
     """Default per-call timeout in seconds; a call can override it."""
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     """Seconds allowed for starting/connecting and the MCP initialize handshake."""
+    timeout_resets_on_progress: bool = False
+    """A progress notification from the server restarts the call's timeout (long calls that report)."""
+    log_level: LogLevel | None = None
+    """Sent as `logging/setLevel` at connect (when the server offers logging); None: the server's own."""
+    ping_interval: float = DEFAULT_PING_INTERVAL
+    """Seconds an HTTP session may stay idle before a ping checks it is still alive."""
+    sse_fallback: bool = False
+    """Streamable HTTP first, the older SSE transport if the server answers like an old one (set when
+    the config names no `type`)."""
+    protocol: ProtocolChoice = "auto"
+    """Which MCP revision to speak; see `ProtocolChoice`."""
     tools_allow: list[str] | None = None
     """If set, only these tools (names or fnmatch patterns, see `config.tool_rules`) are exposed."""
     tools_deny: list[str] = Field(default_factory=list)

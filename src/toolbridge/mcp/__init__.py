@@ -5,6 +5,7 @@
 - `ConnectionState`: what `ServerConnection.state` says.
 - `ServerContent` (`connection.content`): the server's resources and prompts, as `ResourceInfo`,
   `ResourceTemplateInfo`, `PromptInfo` and `PromptMessages`.
+- `ToolProgress`: a server's progress report on a call (`call_tool(..., on_progress=...)`).
 
 Client features (sampling, elicitation, roots, logs, OAuth sign-in) reach every session through
 `client_features.ClientFeatures`; OAuth lives in `toolbridge.mcp.oauth`.
@@ -20,9 +21,11 @@ from toolbridge.mcp.content import (
     ServerContent,
 )
 from toolbridge.mcp.pool import ServerPool
+from toolbridge.mcp.progress import ProgressHandler, ToolProgress
 
 __all__ = [
     "ConnectionState",
+    "ProgressHandler",
     "PromptArgumentInfo",
     "PromptInfo",
     "PromptMessages",
@@ -31,4 +34,5 @@ __all__ = [
     "ServerConnection",
     "ServerContent",
     "ServerPool",
+    "ToolProgress",
 ]

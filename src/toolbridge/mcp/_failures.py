@@ -18,6 +18,7 @@ from toolbridge.config.model import ServerConfig
 from toolbridge.errors import AuthenticationError, ServerError, ServerStartError, ServerTimeoutError
 from toolbridge.mcp._invalid_reply import INVALID_REPLY
 from toolbridge.mcp._stderr import StderrLog
+from toolbridge.mcp._transports._http_status import AUTH_STATUSES, auth_required_message
 
 __all__ = [
     "backing_off",
@@ -48,6 +49,13 @@ def start_failure(config: ServerConfig, exc: BaseException, stderr: StderrLog | 
     elif isinstance(cause, httpx2.ConnectError):
         what = f"could not be reached at {config.url} ({cause or 'connection refused'})"
         hint = "Check that the server is running and that the URL (host, port, path) is right."
+    elif isinstance(cause, httpx2.HTTPStatusError) and cause.response.status_code in AUTH_STATUSES:
+        return ServerStartError(
+            f"Server {config.name!r} could not be used: "
+            f"{auth_required_message(cause.response.status_code, str(cause.request.url))}",
+            server=config.name,
+            command=config.describe(),
+        )
     elif isinstance(cause, httpx2.HTTPStatusError):
         what = f"answered HTTP {cause.response.status_code} at {config.url}"
         hint = _http_hint(config)
@@ -110,9 +118,12 @@ def end_of_session(config: ServerConfig, stderr: StderrLog | None) -> str:
     return f"the server exited {_exit_description(exit_code)}{_stderr_section(tail)}"
 
 
-def call_timed_out_message(server: str, tool: str, timeout: float) -> str:
+def call_timed_out_message(
+    server: str, tool: str, timeout: float, *, resets_on_progress: bool = False
+) -> str:
+    silence = "answer or report progress" if resets_on_progress else "answer"
     return (
-        f"Tool {tool!r} on server {server!r} timed out: it did not answer within {timeout:g} s, so the "
+        f"Tool {tool!r} on server {server!r} timed out: it did not {silence} within {timeout:g} s, so the "
         "call was cancelled at the server. Try again with a longer timeout or a smaller task, or tell the user "
         "the tool did not answer in time."
     )

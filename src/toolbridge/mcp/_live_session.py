@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from types import TracebackType
 
 import anyio
+import httpx2
 import mcp_types as mcp
-from mcp import ClientSession
+from mcp import Client, ClientSession, MCPError
 from mcp.client.session import IncomingMessage
 from mcp.shared.message import SessionMessage
 
@@ -21,11 +23,19 @@ from toolbridge.mcp._failures import connect_timed_out, end_of_session, start_fa
 from toolbridge.mcp._invalid_reply import invalid_reply_error, relabelled_sdk_parse_error
 from toolbridge.mcp._listings import Listings
 from toolbridge.mcp._log_limit import RateLimitedLog
+from toolbridge.mcp._revision import (
+    CONNECT_MODES,
+    LISTEN_ACK_WAIT,
+    follow_tool_changes,
+    speaks_stateless_revision,
+)
 from toolbridge.mcp._session_auth import transport_auth
 from toolbridge.mcp._stderr import StderrLog
-from toolbridge.mcp._transports import open_transport
+from toolbridge.mcp._transports import TransportStreams, open_transport
+from toolbridge.mcp._transports._http_status import CURRENT_WATCH, HttpStatusWatch, OldHttpServerError
 from toolbridge.mcp._transports._streams import ReadStream
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures, session_callbacks
+from toolbridge.mcp.server_log import ServerLog
 from toolbridge.types import ToolSpec
 
 __all__ = ["LiveSession"]
@@ -49,13 +59,19 @@ class LiveSession:
         *,
         on_tools_changed: Callable[[], None],
         features: ClientFeatures = NO_FEATURES,
+        log: ServerLog | None = None,
     ) -> None:
         self.config = config
         self._callbacks = session_callbacks(features, config.name)
         self._features = features
         self._on_elicitation_complete = features.on_elicitation_complete
+        # One path for log messages: the server's log first, then the features' handler.
+        self.log = log or ServerLog(config.name)
+        self._callbacks["logging_callback"] = self.log.callback(features.on_log)
         self.stderr = StderrLog(config.name) if config.transport == "stdio" else None
         self.session: ClientSession | None = None
+        self.client: Client | None = None
+        """The SDK's client around `session`: it negotiates the revision and drives input-required calls."""
         self.error: ServerError | None = None
         """Why the session could not be made (set when `ready` fires without a session)."""
         self.end_reason: str | None = None
@@ -71,6 +87,13 @@ class LiveSession:
         self._closing = False
         self._stop_requested = False
         self._on_tools_changed = on_tools_changed
+        self._had_session = False
+        self._last_heard = 0.0
+        self.http = HttpStatusWatch()
+        """What the HTTP server answered (its error statuses, a forgotten session)."""
+        self.ping_failure: str | None = None
+        self.fell_back_to_sse = False
+        """The config named no transport and the server turned out to speak only the older SSE one."""
         self._tools: list[ToolSpec] | None = None
         self._tools_generation = 0
         self.listings = Listings()
@@ -115,45 +138,131 @@ class LiveSession:
             self.done.set()
 
     async def _run_session(self) -> None:
-        had_session = False
         try:
             self._scope.deadline = anyio.current_time() + self.config.connect_timeout
             with self._scope as handshake:
-                auth = await transport_auth(self.config, self._features, self._scope)
-                async with open_transport(self.config, self.stderr, auth) as (read, write):
-                    watched = _WatchedReadStream(read, server=self.config.name, on_end=self._stop.set)
-                    async with ClientSession(
-                        watched,
-                        write,
-                        message_handler=self._on_message,
-                        client_info=CLIENT_INFO,
-                        **self._callbacks,
-                    ) as session:
-                        await session.initialize()
-                        await self.listings.subscribe_again(session, self.config.name)
-                        handshake.deadline = math.inf
-                        self.session, had_session = session, True
-                        self.ready.set()
-                        await self._stop.wait()
-                        self.session = None
-            if handshake.cancelled_caught and not had_session and not self._stop_requested:
+                try:
+                    await self._serve(self.config, handshake)
+                except OldHttpServerError as refused:
+                    if not self.config.sse_fallback or self._had_session:
+                        raise
+                    # No type in the config: the server may be one of the older SSE transport.
+                    logger.info("server %r: %s Trying the older SSE transport.", self.config.name, refused)
+                    self.fell_back_to_sse = True
+                    await self._serve(self.config.model_copy(update={"transport": "sse"}), handshake)
+            if handshake.cancelled_caught and not self._had_session and not self._stop_requested:
                 self.error = connect_timed_out(self.config, self.stderr)
         except Exception as exc:  # exception groups from the transports' task groups included
-            if not had_session:
+            if not self._had_session:
                 self.error = start_failure(self.config, exc, self.stderr)
             else:
                 logger.debug("session with server %r ended with an error", self.config.name, exc_info=True)
         finally:
-            self.session = None
+            self.client = self.session = None
             self._stop.set()
-            if had_session and not self._closing:
-                self.end_reason = end_of_session(self.config, self.stderr)
-            elif not had_session and self.error is None:
+            if self._had_session and not self._closing:
+                self.end_reason = self.ping_failure or end_of_session(self.config, self.stderr)
+            elif not self._had_session and self.error is None:
                 self.error = ConnectionLostError(
                     f"Connecting to server {self.config.name!r} was interrupted before it completed.",
                     server=self.config.name,
                 )
             self.ready.set()
+
+    async def _serve(self, config: ServerConfig, handshake: anyio.CancelScope) -> None:
+        """Reach the server `config` names, make the session, and keep it until told to stop."""
+        established = False
+
+        def ended() -> None:
+            # A failed attempt (before an SSE fallback) closing its stream must not end the next one.
+            if established:
+                self._stop.set()
+
+        self.http = HttpStatusWatch()
+        # The HTTP opener reads it when entered (the transport interface passes only the config).
+        token = CURRENT_WATCH.set(self.http)
+        try:
+            auth = await transport_auth(config, self._features, self._scope)
+            # `auto` probes `server/discover` (the stateless revision) and falls back to `initialize`.
+            async with (
+                Client(
+                    self._watched_transport(config, auth, ended),
+                    mode=CONNECT_MODES[config.protocol],
+                    cache=None,  # tool listings are cached here, until the server says they changed
+                    message_handler=self._on_message,
+                    client_info=CLIENT_INFO,
+                    **self._callbacks,
+                ) as client,
+                anyio.create_task_group() as followers,
+            ):
+                # Listening before `ready`: a change made by the first call is not missed. A server
+                # that never acknowledges the stream is used without it rather than not at all.
+                listening = anyio.Event()
+                followers.start_soon(follow_tool_changes, client, config.name, listening)
+                with anyio.move_on_after(LISTEN_ACK_WAIT):
+                    await listening.wait()
+                stateless = speaks_stateless_revision(client.session.protocol_version)
+                if not stateless:  # the stateless revision has neither log levels nor sessions to keep
+                    await self._set_log_level(client.session)
+                    await self.listings.subscribe_again(client.session, config.name)
+                handshake.deadline = math.inf
+                established = True
+                self.client, self.session, self._had_session = client, client.session, True
+                self.ready.set()
+                if config.transport != "stdio" and not stateless:
+                    # A dead stdio server is seen as the end of its stdout; an HTTP one needs asking.
+                    followers.start_soon(self._keep_alive, client.session)
+                await self._stop.wait()
+                followers.cancel_scope.cancel()
+                self.client = self.session = None
+        finally:
+            CURRENT_WATCH.reset(token)
+
+    @asynccontextmanager
+    async def _watched_transport(
+        self, config: ServerConfig, auth: httpx2.Auth | None, on_end: Callable[[], None]
+    ) -> AsyncIterator[TransportStreams]:
+        async with open_transport(config, self.stderr, auth) as (read, write):
+            yield _WatchedReadStream(read, server=config.name, on_end=on_end, on_message=self._heard), write
+
+    def _heard(self) -> None:
+        self._last_heard = anyio.current_time()
+
+    async def _keep_alive(self, session: ClientSession) -> None:
+        """Ping an HTTP session that has been silent for `ping_interval`; end it when that fails.
+
+        An HTTP server that went away while idle is otherwise found only by the next call. Ended
+        here, the next use reconnects, as after a stdio server's exit.
+        """
+        interval = self.config.ping_interval
+        self._heard()
+        while True:
+            await anyio.sleep_until(self._last_heard + interval)
+            if anyio.current_time() < self._last_heard + interval:
+                continue  # something arrived meanwhile: not idle
+            try:
+                # As patient as a handshake: a slow answer is not a dead server.
+                with anyio.fail_after(self.config.connect_timeout):
+                    await session.send_ping()
+            except (MCPError, TimeoutError) as exc:
+                why = exc.error.message if isinstance(exc, MCPError) else "no answer in time"
+                self.ping_failure = f"it stopped answering pings ({why})"
+                self._stop.set()
+                return
+            self._heard()
+
+    async def _set_log_level(self, session: ClientSession) -> None:
+        level = self.config.log_level
+        capabilities = session.server_capabilities
+        if level is None or capabilities is None or capabilities.logging is None:
+            return
+        # `send_request` rather than `set_logging_level`: that one warns (the 2026 revision drops
+        # logging), which would print on every connect.
+        request = mcp.SetLevelRequest(params=mcp.SetLevelRequestParams(level=level))
+        try:
+            await session.send_request(request, mcp.EmptyResult)
+        except MCPError as exc:
+            logger.warning("server %r refused log level %r: %s", self.config.name, level, exc.error.message)
 
     async def list_tools(self, session: ClientSession) -> list[ToolSpec]:
         """The server's tools, from the cache while no `tools/list_changed` arrived since the last listing."""
@@ -203,13 +312,20 @@ class _WatchedReadStream:
     """
 
     def __init__(
-        self, inner: ReadStream[SessionMessage | Exception], *, server: str, on_end: Callable[[], None]
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        *,
+        server: str,
+        on_end: Callable[[], None],
+        on_message: Callable[[], None] = lambda: None,
     ) -> None:
         self._inner = inner
         self._server = server
         self._on_end = on_end
+        self._on_message = on_message
 
     def _checked(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        self._on_message()
         if isinstance(item, Exception):
             replacement = invalid_reply_error(item)
             if replacement is not None:

@@ -108,4 +108,6 @@ def session_callbacks(features: ClientFeatures, server: str) -> dict[str, Any]:
             await on_log(server, params)
 
         callbacks["logging_callback"] = log
+        # On the 2026-07-28 revision a server logs only to requests that ask for it, at this level or above.
+        callbacks["log_level"] = "debug"
     return callbacks

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
@@ -28,10 +30,14 @@ from toolbridge.mcp._convert import tool_result_from_mcp
 from toolbridge.mcp._failures import backing_off, call_lost_message, call_timed_out_message
 from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
+from toolbridge.mcp._progress_relay import ProgressRelay
 from toolbridge.mcp._request import request_once
+from toolbridge.mcp._revision import revision_advice
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.mcp.content import ServerContent
+from toolbridge.mcp.progress import ProgressHandler
+from toolbridge.mcp.server_log import ServerLog
 from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
 
 __all__ = ["ConnectionState", "ServerConnection"]
@@ -43,6 +49,9 @@ ConnectionState = Literal["disabled", "disconnected", "connecting", "connected",
 RETRIED_NOTE = (
     "The connection to the server was lost during this call; it was restarted and the call resent once."
 )
+
+
+SESSION_GONE = "the server no longer knew the session (HTTP 404): it was restarted or ended the session"
 
 
 class _Lost:
@@ -86,6 +95,9 @@ class ServerConnection:
         self._task_group = task_group
         self._on_tools_changed = on_tools_changed
         self._own_task_group: anyio.abc.TaskGroup | None = None
+        self._session_config = config
+        self.log = ServerLog(config.name)
+        """The last messages the server logged to us (`notifications/message`), across reconnects."""
         self._live: LiveSession | None = None
         self._connect_lock = anyio.Lock()
         self._closed = False
@@ -131,6 +143,18 @@ class ServerConnection:
         if live.end_reason is not None:
             return f"The session ended: {live.end_reason}."
         return None
+
+    @property
+    def transport(self) -> str:
+        """The transport in use: the config's, or `sse` once a server without a configured type
+        turned out to speak only that."""
+        return self._session_config.transport
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The MCP revision the current session speaks (`2026-07-28`, `2025-11-25`, ...), None unconnected."""
+        session = self._live.session if self._live is not None else None
+        return session.protocol_version if session is not None else None
 
     @property
     def needs_sign_in(self) -> bool:
@@ -208,12 +232,20 @@ class ServerConnection:
         # Not a cancel scope: the SDK turns it into an MCP request timeout that also cancels the
         # call at the server, and the outcome is an error result rather than an exception.
         timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ToolResult:
-        """Run one tool. `timeout` (seconds) overrides the server's default per-call timeout."""
+        """Run one tool. `timeout` (seconds) overrides the server's default per-call timeout.
+
+        Every call carries a progress token; `on_progress` is told the server's reports. With
+        `timeout_resets_on_progress` in the config, each report restarts the timeout.
+        """
         limit = self.config.timeout if timeout is None else timeout
         started = time.perf_counter()
-        live = await self._connected()
-        outcome = await self._call_once(live, name, arguments, call_id, limit)
+        live = self._live
+        if live is None or not live.usable:  # the common case needs no trip through the connect lock
+            live = await self._connected()
+        call = _Call(name, arguments, call_id, limit, on_progress)
+        outcome = await self._call_once(live, call)
         if not isinstance(outcome, _Lost):
             return outcome
         await self._retire(live)
@@ -232,7 +264,7 @@ class ServerConnection:
             )
         spec = next((tool for tool in known if tool.name == name), None)
         if not outcome.sent or (spec is not None and spec.annotations.safe_to_retry):
-            retried = await self._call_once(fresh, name, arguments, call_id, limit)
+            retried = await self._call_once(fresh, call)
             if not isinstance(retried, _Lost):
                 return retried.model_copy(update={"notes": [*retried.notes, RETRIED_NOTE]})
             await self._retire(fresh)
@@ -309,12 +341,22 @@ class ServerConnection:
                 live.close_stderr()
             self._check_usable()
             assert self._task_group is not None
-            live = LiveSession(self.config, on_tools_changed=self._tools_changed, features=self.features)
+            live = LiveSession(
+                self._session_config,
+                on_tools_changed=self._tools_changed,
+                features=self.features,
+                log=self.log,
+            )
             live.listings.on_resource_updated = self.content.resource_updated
             live.listings.subscribed = lambda: self.content.subscribed
             self._live = live
             self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
             await live.ready.wait()
+            if live.fell_back_to_sse:
+                # Reconnects go straight to the transport that worked.
+                self._session_config = self.config.model_copy(
+                    update={"transport": "sse", "sse_fallback": False}
+                )
             self._note_start(live)
             if live.error is not None:
                 raise live.error
@@ -363,7 +405,7 @@ class ServerConnection:
                 timeout=self.config.timeout,
             ) from None
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
+            if exc.code == CONNECTION_CLOSED or live.http.session_gone:
                 raise ConnectionLostError(
                     f"The connection to server {self.name!r} was lost while listing its tools.",
                     server=self.name,
@@ -377,24 +419,39 @@ class ServerConnection:
                 server=self.name,
             ) from exc
 
-    async def _call_once(
-        self,
-        live: LiveSession,
-        name: str,
-        arguments: dict[str, Any],
-        call_id: str,
-        timeout: float,
-    ) -> ToolResult | _Lost:
-        session = live.session
-        if session is None:
+    async def _call_once(self, live: LiveSession, call: _Call) -> ToolResult | _Lost:
+        name, call_id, timeout = call.name, call.call_id, call.timeout
+        client = live.client  # not the bare session: the client answers a server's input requests
+        if client is None:
             return _Lost("the session had already ended", sent=False)
         started = time.perf_counter()
+        resets = self.config.timeout_resets_on_progress
+        # Resetting on progress needs a deadline we can move: our own scope instead of the SDK's
+        # timeout (cancelling it still sends the server a courtesy cancel).
+        deadline = anyio.CancelScope(deadline=anyio.current_time() + timeout) if resets else None
+        reports = ProgressRelay(call.on_progress, deadline, timeout)
         try:
-            raw = await session.call_tool(name, arguments, read_timeout_seconds=timeout)
+            with deadline or contextlib.nullcontext():
+                try:
+                    raw = await client.call_tool(
+                        name,
+                        call.arguments,
+                        read_timeout_seconds=None if resets else timeout,
+                        progress_callback=reports.relay,
+                    )
+                finally:
+                    reports.close()
+            if deadline is not None and deadline.cancelled_caught:
+                message = call_timed_out_message(self.name, name, timeout, resets_on_progress=True)
+                elapsed = time.perf_counter() - started
+                return ToolResult.error(call_id, message, kind="timeout", server=self.name, duration=elapsed)
         except MCPError as exc:
             elapsed = time.perf_counter() - started
             if exc.code == CONNECTION_CLOSED:
                 return _Lost(exc.error.message)
+            if live.http.session_gone:
+                # Refused, so it did not run: safe to send again on a new session.
+                return _Lost(SESSION_GONE, sent=False)
             kind: ToolErrorKind
             if exc.code == REQUEST_TIMEOUT:
                 kind, message = "timeout", call_timed_out_message(self.name, name, timeout)
@@ -409,13 +466,22 @@ class ServerConnection:
                     "server_error",
                     (
                         f"Server {self.name!r} rejected the call to {name!r}: {exc.error.message} "
-                        f"(JSON-RPC error {exc.code}). Check the tool name and arguments."
+                        f"(JSON-RPC error {exc.code})."
+                        + (
+                            revision_advice(client.session.protocol_version, exc.error.message)
+                            or " Check the tool name and arguments."
+                        )
                     ),
                 )
             return ToolResult.error(call_id, message, kind=kind, server=self.name, duration=elapsed)
         except (RuntimeError, ValidationError) as exc:
-            # The SDK checks results against the protocol and the tool's output schema.
-            message = f"Server {self.name!r} returned an invalid result for {name!r}: {exc}"
+            # The SDK checks results against the protocol and the tool's output schema; jsonschema's
+            # first line says what is wrong, the rest repeats the schema.
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            message = (
+                f"Server {self.name!r} returned an invalid result for {name!r}: {reason}. The server broke "
+                "its own promise; tell the user this tool's result could not be used."
+            )
             elapsed = time.perf_counter() - started
             return ToolResult.error(call_id, message, kind="server_error", server=self.name, duration=elapsed)
         return tool_result_from_mcp(
@@ -425,6 +491,15 @@ class ServerConnection:
     def _tools_changed(self) -> None:
         if self._on_tools_changed is not None:
             self._on_tools_changed(self.name)
+
+
+@dataclass(frozen=True)
+class _Call:
+    name: str
+    arguments: dict[str, Any]
+    call_id: str
+    timeout: float
+    on_progress: ProgressHandler | None
 
 
 def _session_of(live: LiveSession, server: str) -> ClientSession:

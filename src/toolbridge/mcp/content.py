@@ -39,6 +39,7 @@ from toolbridge.mcp._content_types import (
     ResourceTemplateInfo,
 )
 from toolbridge.mcp._listings import ListingKind
+from toolbridge.mcp._revision import speaks_stateless_revision
 from toolbridge.types import ResourcePart
 
 if TYPE_CHECKING:
@@ -113,6 +114,13 @@ class ServerContent:
             assert live.session is not None
             capabilities = live.session.server_capabilities
             resources = capabilities.resources if capabilities is not None else None
+            if speaks_stateless_revision(live.session.protocol_version):
+                raise ServerError(
+                    f"Server {self._server!r} speaks the 2026-07-28 revision, where toolbridge does not "
+                    'subscribe to resources yet; set "protocol": "2025-11-25" for it, or read '
+                    f"{uri!r} again to see changes.",
+                    server=self._server,
+                )
             if resources is None or not resources.subscribe:
                 raise ServerError(
                     f"Server {self._server!r} does not offer resource subscriptions; read {uri!r} "

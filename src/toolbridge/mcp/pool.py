@@ -14,6 +14,7 @@ from toolbridge.errors import ServerError, UsageError
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.mcp.connection import ServerConnection
+from toolbridge.mcp.progress import ProgressHandler
 from toolbridge.types import ToolResult, ToolSpec
 
 __all__ = ["ServerPool"]
@@ -131,8 +132,12 @@ class ServerPool:
         *,
         call_id: str,
         timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ToolResult:
-        return await self.connection(server).call_tool(name, arguments, call_id=call_id, timeout=timeout)
+        connection = self.connection(server)
+        return await connection.call_tool(
+            name, arguments, call_id=call_id, timeout=timeout, on_progress=on_progress
+        )
 
     def _check_known(self, name: str) -> None:
         if name not in self._configs:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolbridge.agent import AgentEvent, ToolCallFinishedEvent, ToolCallStartedEvent
+from toolbridge.agent import AgentEvent, ToolCallFinishedEvent, ToolCallProgressEvent, ToolCallStartedEvent
 from toolbridge.server._errors import ApiError
 from toolbridge.types import (
     AssistantMessage,
@@ -131,9 +131,13 @@ def _tool_call(raw: WireToolCall) -> ToolCall:
 
 
 def activity_line(event: AgentEvent) -> str | None:
-    """Tool activity as a line of reasoning text: `→ calculate {...}` when a call starts, `✓`/`✗` when done."""
+    """Tool activity as a line of reasoning text: `→ calculate {...}` when a call starts, `… calculate 40%
+    reading` as its server reports progress, `✓`/`✗` when done."""
     if isinstance(event, ToolCallStartedEvent):
         return f"→ {event.call.name} {json.dumps(event.call.arguments, ensure_ascii=False)}\n"
+    if isinstance(event, ToolCallProgressEvent):
+        amount = f"{event.percent}%" if event.percent is not None else f"{event.progress:g}"
+        return f"… {event.name} {amount}{f' {event.message}' if event.message else ''}\n"
     if isinstance(event, ToolCallFinishedEvent):
         mark = "✗" if event.is_error else "✓"
         preview = " ".join(event.result_preview.split())

@@ -3,6 +3,7 @@ approvals, tools, servers and statistics."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -10,6 +11,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolbridge.errors import ServerError
 from toolbridge.server._content import AttachedResource, PromptChoice, opening_of
 from toolbridge.server._errors import ApiError, read_body
 from toolbridge.server._state import ServerState
@@ -161,6 +163,19 @@ async def list_tools(request: Request, agent: str | None = None) -> list[dict[st
 async def list_servers(request: Request) -> list[dict[str, Any]]:
     statuses = await ServerState.of(request).toolbox.server_status()
     return [status.model_dump(mode="json") for status in statuses]
+
+
+@router.get("/servers/{name}/logs")
+async def server_logs(name: str, request: Request) -> list[dict[str, Any]]:
+    """The last messages server `name` logged to toolbridge (connecting it if it is not yet)."""
+    toolbox = ServerState.of(request).toolbox
+    if name not in toolbox.pool.names:
+        raise ApiError(404, f"no MCP server named {name!r} is configured", param="name")
+    try:
+        entries = await toolbox.server_logs(name)
+    except ServerError as error:
+        raise ApiError(502, str(error), code="server_unavailable") from None
+    return [asdict(entry) for entry in entries]
 
 
 @router.get("/health")

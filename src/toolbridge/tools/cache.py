@@ -67,24 +67,33 @@ class ResultCache:
         self._entries: OrderedDict[_Key, tuple[float, ToolResult]] = OrderedDict()
         # Bumped whenever a server's entries are dropped, so a read that overlapped a write is not kept.
         self._generations: dict[str, int] = {}
+        self._policies: dict[tuple[str, str, bool | None], tuple[float, bool]] = {}
 
-    def _named_ttl(self, spec: ToolSpec, original_name: str) -> float | None:
-        # Named like every config rule (`config.tool_rules`): own name, `server__tool`, `server:tool`, globs.
-        found = rule_for(self.settings.tools, ToolRef(spec.source, original_name))
-        return None if found is None else found[1]
+    def _policy(self, spec: ToolSpec, original_name: str) -> tuple[float, bool]:
+        """(ttl, may write) of a tool, worked out once: matching the config's rules costs per call."""
+        key = (spec.source, original_name, spec.annotations.read_only_hint)
+        policy = self._policies.get(key)
+        if policy is None:
+            # Named like every config rule (`config.tool_rules`): own name, `server__tool`, `server:tool`, globs.
+            found = rule_for(self.settings.tools, ToolRef(spec.source, original_name))
+            named = None if found is None else found[1]
+            read_only = bool(spec.annotations.read_only_hint)
+            if named is not None:
+                ttl = named
+            elif not read_only or original_name in _VOLATILE_TOOLS:
+                ttl = 0.0
+            else:
+                ttl = self.settings.servers.get(spec.source, self.settings.ttl or 0.0)
+            policy = self._policies[key] = (ttl, not (read_only or named))
+        return policy
 
     def ttl(self, spec: ToolSpec, original_name: str) -> float:
         """How long `spec`'s results may be reused: 0 unless the config opted it in."""
-        named = self._named_ttl(spec, original_name)
-        if named is not None:
-            return named
-        if not spec.annotations.read_only_hint or original_name in _VOLATILE_TOOLS:
-            return 0.0
-        return self.settings.servers.get(spec.source, self.settings.ttl or 0.0)
+        return self._policy(spec, original_name)[0]
 
     def may_write(self, spec: ToolSpec, original_name: str) -> bool:
         """Whether running `spec` may change what its server's other tools answer."""
-        return not (spec.annotations.read_only_hint or self._named_ttl(spec, original_name))
+        return self._policy(spec, original_name)[1]
 
     def generation(self, server: str) -> int:
         """A number that changes whenever `server`'s entries are dropped; pass it back to `put`."""

@@ -27,7 +27,7 @@ from toolbridge.errors import (
     UnknownToolError,
     UsageError,
 )
-from toolbridge.mcp import ServerPool
+from toolbridge.mcp import ProgressHandler, ServerPool
 from toolbridge.tools._suggest import closest_names
 from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.function import FunctionTool
@@ -274,15 +274,22 @@ class ToolRegistry:
     # -- calling --------------------------------------------------------------------------------
 
     async def call(
-        self, call: ToolCall, *, timeout: float | None = None, cache_scope: str | None = None
+        self,
+        call: ToolCall,
+        *,
+        timeout: float | None = None,
+        cache_scope: str | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ToolResult:
         """Run one call and return its result. Never raises for errors a model can correct.
 
         `cache_scope` names the conversation the call belongs to: the result cache keeps each
-        conversation's entries apart (unless configured shared).
+        conversation's entries apart (unless configured shared). `on_progress` is told the progress
+        an MCP server reports on the call.
         """
         started = time.perf_counter()
-        await self._ensure_indexed(self._servers_for(call))
+        if not self._indexed or self._stale or self._index_lock.locked():
+            await self._ensure_indexed(self._servers_for(call))
         try:
             entry = self._resolve(call)
         except ToolbridgeError as exc:
@@ -301,37 +308,51 @@ class ToolRegistry:
                 duration=time.perf_counter() - started,
             )
 
-        routed = call.model_copy(update={"arguments": arguments})
-        if self._cache is None:
-            result = await self._dispatch(entry, routed, timeout)
+        routed = call if arguments is call.arguments else call.model_copy(update={"arguments": arguments})
+        cache = self._cache
+        if cache is None or not (
+            cache.may_write(entry.spec, entry.original) or cache.ttl(entry.spec, entry.original)
+        ):
+            # Never kept, and nothing kept to drop: no cache key to work out.
+            result = await self._dispatch(entry, routed, timeout, on_progress)
         else:
-            result = await self._call_through_cache(self._cache, entry, routed, timeout, cache_scope)
+            result = await self._call_through_cache(cache, entry, routed, timeout, cache_scope, on_progress)
         if notes:
             result = result.model_copy(update={"notes": [*notes, *result.notes]})
         return result
 
     async def _call_through_cache(
-        self, cache: ResultCache, entry: _Entry, call: ToolCall, timeout: float | None, scope: str | None
+        self,
+        cache: ResultCache,
+        entry: _Entry,
+        call: ToolCall,
+        timeout: float | None,
+        scope: str | None,
+        on_progress: ProgressHandler | None,
     ) -> ToolResult:
         if cache.may_write(entry.spec, entry.original):
             # Before: no read may be served the data this call replaces. After: nor what a read that
             # overlapped it saw. Also when it fails: it may have written part of its change.
             cache.forget_server(entry.source)
             try:
-                return await self._dispatch(entry, call, timeout)
+                return await self._dispatch(entry, call, timeout, on_progress)
             finally:
                 cache.forget_server(entry.source)
+        if cache.ttl(entry.spec, entry.original) <= 0:
+            return await self._dispatch(entry, call, timeout, on_progress)
         started = time.perf_counter()
         hit = cache.get(entry.spec, entry.original, call.arguments, chat=scope)
         if hit is not None:
             update = {"call_id": call.id, "cached": True, "duration": time.perf_counter() - started}
             return hit.model_copy(update=update)
         generation = cache.generation(entry.source)
-        result = await self._dispatch(entry, call, timeout)
+        result = await self._dispatch(entry, call, timeout, on_progress)
         cache.put(entry.spec, entry.original, call.arguments, result, chat=scope, generation=generation)
         return result
 
-    async def _dispatch(self, entry: _Entry, call: ToolCall, timeout: float | None) -> ToolResult:
+    async def _dispatch(
+        self, entry: _Entry, call: ToolCall, timeout: float | None, on_progress: ProgressHandler | None = None
+    ) -> ToolResult:
         started = time.perf_counter()
         if entry.native is not None:
             limit = timeout if timeout is not None else NATIVE_CALL_TIMEOUT
@@ -347,8 +368,9 @@ class ToolRegistry:
             )
         assert self._pool is not None
         try:
-            return await self._pool.call_tool(
-                entry.source, entry.original, call.arguments, call_id=call.id, timeout=timeout
+            connection = self._pool.connection(entry.source)
+            return await connection.call_tool(
+                entry.original, call.arguments, call_id=call.id, timeout=timeout, on_progress=on_progress
             )
         except ToolbridgeError as exc:
             return ToolResult.error(

@@ -10,8 +10,9 @@ from typing import Any, Self
 from pydantic import BaseModel
 
 from toolbridge.config.model import Config
-from toolbridge.mcp import ServerPool
+from toolbridge.mcp import ProgressHandler, ServerPool
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
+from toolbridge.mcp.server_log import LogEntry
 from toolbridge.tools.cache import cache_from_config
 from toolbridge.tools.content import ContentCatalog
 from toolbridge.tools.function import FunctionTool
@@ -33,6 +34,8 @@ class ServerStatus(BaseModel):
     state: str
     tool_count: int | None
     last_error: str | None
+    protocol: str | None = None
+    """The MCP revision the server speaks with us (None when it is not connected)."""
     needs_sign_in: bool = False
     """It wants an OAuth sign-in (`toolbridge auth login`, or the web page's Sign in button)."""
 
@@ -96,9 +99,18 @@ class Toolbox:
         *,
         source: str | None = None,
         timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
     ) -> ToolResult:
+        """Run one tool; `on_progress` is told the progress its server reports (a `ToolProgress`)."""
         call = ToolCall(name=name, arguments=arguments or {}, source=source)
-        return await self.registry.call(call, timeout=timeout)
+        return await self.registry.call(call, timeout=timeout, on_progress=on_progress)
+
+    async def server_logs(self, server: str) -> list[LogEntry]:
+        """Connect `server` (listing its tools) and return the last messages it logged to us.
+
+        Raises `ServerError` when it cannot be reached."""
+        await self._pool.list_tools(server)
+        return self._pool.connection(server).log.entries
 
     async def server_status(self) -> list[ServerStatus]:
         """Connect every enabled server (concurrently) and report each one's state."""
@@ -112,12 +124,13 @@ class Toolbox:
             statuses.append(
                 ServerStatus(
                     name=name,
-                    transport=config.transport,
+                    transport=connection.transport,
                     target=config.describe(),
                     enabled=config.enabled,
                     state=connection.state if config.enabled else "disabled",
                     tool_count=sum(1 for t in tools if t.source == name) if config.enabled else None,
                     last_error=error,
+                    protocol=connection.protocol_version,
                     needs_sign_in=connection.needs_sign_in,
                 )
             )

@@ -15,6 +15,7 @@ import math
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -25,6 +26,7 @@ from referencing.exceptions import Unresolvable
 
 from toolbridge._values import value_problem
 from toolbridge.errors import ToolArgumentsError
+from toolbridge.tools._fast_check import Check, compile_check
 from toolbridge.types import ToolSpec
 
 __all__ = ["validate_arguments"]
@@ -38,8 +40,18 @@ _MAX_LISTED_PARAMETERS = 25
 _INTEGER = re.compile(r"[+-]?\d+(\.0*)?")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
+
+@dataclass(frozen=True)
+class _Compiled:
+    """One input schema, compiled once: the full validator (None: not enforced) and its quick check."""
+
+    schema: dict[str, Any]
+    validator: Validator | None
+    surely_valid: Check | None
+
+
 # Keyed by id(schema); the entry holds the schema itself, so the id cannot be reused while cached.
-_validators: OrderedDict[int, tuple[dict[str, Any], Validator | None]] = OrderedDict()
+_compiled: OrderedDict[int, _Compiled] = OrderedDict()
 
 
 def validate_arguments(tool: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -55,9 +67,12 @@ def validate_arguments(tool: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[
             "Call it again with plain JSON arguments.",
             tool=tool.name,
         )
-    validator = _validator(tool.input_schema, tool.name)
+    compiled = _compile(tool.input_schema, tool.name)
+    validator = compiled.validator
     if validator is None:
         return arguments, []
+    if compiled.surely_valid is not None and compiled.surely_valid(arguments):
+        return arguments, []  # the common case, without the full validator's error machinery
     try:
         errors = list(validator.iter_errors(arguments))
         if not errors:
@@ -73,12 +88,12 @@ def validate_arguments(tool: ToolSpec, arguments: dict[str, Any]) -> tuple[dict[
     raise ToolArgumentsError(_message(tool, errors), tool=tool.name)
 
 
-def _validator(schema: dict[str, Any], tool_name: str) -> Validator | None:
+def _compile(schema: dict[str, Any], tool_name: str) -> _Compiled:
     key = id(schema)
-    cached = _validators.get(key)
-    if cached is not None and cached[0] is schema:
-        _validators.move_to_end(key)
-        return cached[1]
+    cached = _compiled.get(key)
+    if cached is not None and cached.schema is schema:
+        _compiled.move_to_end(key)
+        return cached
     cls = validator_for(schema, default=Draft202012Validator)
     validator: Validator | None
     try:
@@ -89,10 +104,11 @@ def _validator(schema: dict[str, Any], tool_name: str) -> Validator | None:
             "input schema of tool %r is invalid (%s); not validating its arguments", tool_name, exc
         )
         validator = None
-    _validators[key] = (schema, validator)
-    if len(_validators) > _CACHE_SIZE:
-        _validators.popitem(last=False)
-    return validator
+    compiled = _Compiled(schema, validator, compile_check(schema) if validator is not None else None)
+    _compiled[key] = compiled
+    if len(_compiled) > _CACHE_SIZE:
+        _compiled.popitem(last=False)
+    return compiled
 
 
 # -- coercion -----------------------------------------------------------------------------------------

@@ -6,11 +6,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx2
+from mcp import MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
 from toolbridge.mcp._stderr import StderrLog
+from toolbridge.mcp._transports._http_status import CURRENT_WATCH, HttpStatusWatch
 from toolbridge.mcp._transports._streams import TransportStreams
 
 __all__ = ["HTTP_READ_TIMEOUT", "open_streamable_http", "require_url"]
@@ -25,11 +27,30 @@ async def open_streamable_http(
 ) -> AsyncIterator[TransportStreams]:
     url = require_url(config)
     timeout = httpx2.Timeout(config.connect_timeout, read=HTTP_READ_TIMEOUT)
+    watch = CURRENT_WATCH.get() or HttpStatusWatch()
+    hooks = {"response": [watch.on_response]}
+    named: ServerStartError | None = None
     async with (
-        httpx2.AsyncClient(headers=config.headers, timeout=timeout, auth=auth) as client,
+        httpx2.AsyncClient(headers=config.headers, timeout=timeout, auth=auth, event_hooks=hooks) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
-        yield streams
+        try:
+            yield streams
+        except Exception as exc:
+            # The SDK reports an HTTP error status as a JSON-RPC error: say what the server answered.
+            # (Other failures, an OAuth sign-in's among them, say it themselves.)
+            named = watch.failure(config) if _json_rpc_stand_in(exc) else None
+            if named is None:
+                raise
+            named.__cause__ = exc
+    if named is not None:
+        raise named
+
+
+def _json_rpc_stand_in(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_json_rpc_stand_in(inner) for inner in exc.exceptions)
+    return isinstance(exc, MCPError)
 
 
 def require_url(config: ServerConfig) -> str:

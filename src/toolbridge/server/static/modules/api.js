@@ -72,6 +72,10 @@ export class Api {
     return this.json("GET", "/api/servers");
   }
 
+  serverLogs(name) {
+    return this.json("GET", `/api/servers/${encodeURIComponent(name)}/logs`);
+  }
+
   health() {
     return this.json("GET", "/api/health");
   }

@@ -77,6 +77,7 @@ const HANDLERS = {
     run.transcript.cardFor(event.call.id).requestApproval(event.reason);
   },
   approval_decided: (run, event) => run.transcript.cardFor(event.call_id)?.approvalDecided(event.approved),
+  tool_call_progress: (run, event) => run.transcript.cardFor(event.call_id)?.showProgress(event),
   server_request: (run, event) => run.transcript.askForServer(event),
   server_request_answered: (run, event) => run.transcript.cardFor(event.call_id)?.serverRequestAnswered(event),
   server_request_completed: (run, event) => run.transcript.cardFor(event.call_id)?.serverRequestCompleted(event),

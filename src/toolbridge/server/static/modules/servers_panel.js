@@ -14,7 +14,7 @@ export async function renderServersPanel(container, api) {
   const toolsBySource = groupBy(tools, (tool) => tool.source ?? NATIVE);
   const redraw = () => renderServersPanel(container, api);
   const cards = servers.map((server) =>
-    serverCard(server, toolsBySource.get(server.name) ?? [], (card) => signIn(server, api, card, redraw)),
+    serverCard(server, toolsBySource.get(server.name) ?? [], (card) => signIn(server, api, card, redraw), api),
   );
   const nativeTools = toolsBySource.get(NATIVE) ?? [];
   if (nativeTools.length && !servers.some((server) => server.name === NATIVE)) {
@@ -47,7 +47,7 @@ function storeCard(store) {
   );
 }
 
-function serverCard(server, tools, onSignIn) {
+function serverCard(server, tools, onSignIn = null, api = null) {
   const count = server.tool_count ?? tools.length;
   const card = el(
     "section",
@@ -57,6 +57,8 @@ function serverCard(server, tools, onSignIn) {
       { class: "panel-card-header" },
       el("h3", {}, server.name),
       el("span", { class: "muted" }, server.transport ?? ""),
+      // The MCP revision the session speaks (2026-07-28 or the 2025-11-25 handshake); none until connected.
+      server.protocol ? el("span", { class: "muted", dataset: { testid: "server-protocol" } }, `MCP ${server.protocol}`) : null,
       el("span", { class: "tool-card-spacer" }),
       el("span", { class: `state-badge state-${stateClass(server.state)}`, dataset: { testid: "server-state" } }, server.state ?? "unknown"),
     ),
@@ -75,8 +77,43 @@ function serverCard(server, tools, onSignIn) {
       el("summary", {}, count === 1 ? "1 tool" : `${count} tools`),
       el("ul", { class: "tool-list" }, tools.map(toolItem)),
     ),
+    api && server.enabled !== false ? logsSection(server.name, api) : null,
   );
   return card;
+}
+
+// What the server logged to toolbridge (MCP notifications/message), read each time it is opened.
+function logsSection(name, api) {
+  const list = el("ol", { class: "server-log", dataset: { testid: "server-log" } });
+  const section = el("details", { class: "server-logs" }, el("summary", {}, "Log messages"), list);
+  section.addEventListener("toggle", async () => {
+    if (!section.open) return;
+    replaceChildren(list, el("li", { class: "muted" }, "Loading…"));
+    try {
+      const entries = await api.serverLogs(name);
+      replaceChildren(
+        list,
+        entries.length ? entries.map(logItem) : el("li", { class: "muted" }, "Nothing logged yet."),
+      );
+    } catch (error) {
+      replaceChildren(list, el("li", { class: "error-text" }, `Could not read the log: ${error.message}`));
+    }
+  });
+  return section;
+}
+
+function logItem(entry) {
+  const time = new Date(entry.time * 1000).toLocaleTimeString();
+  return el(
+    "li",
+    { class: `log-${entry.level}`, dataset: { testid: "server-log-entry", level: entry.level } },
+    el("span", { class: "muted" }, time),
+    " ",
+    el("span", { class: "badge" }, entry.level),
+    entry.logger ? el("span", { class: "muted" }, ` ${entry.logger}:`) : null,
+    " ",
+    entry.text,
+  );
 }
 
 // OAuth: the authorization server's page opens in a new tab, and the server's callback on 127.0.0.1

@@ -35,6 +35,7 @@ export class ToolCard {
     this.serverLabel = el("span", { class: "tool-server", dataset: { testid: "tool-server" } });
     this.durationLabel = el("span", { class: "tool-duration", dataset: { testid: "tool-duration" } });
     this.approvalBox = el("div", { class: "tool-approval", dataset: { testid: "tool-approval" }, hidden: true });
+    this.progressBox = el("div", { class: "tool-progress", dataset: { testid: "tool-progress" }, hidden: true });
     this.resultBox = el("details", { class: "tool-result", dataset: { testid: "tool-result" }, hidden: true });
     this.questionBox = el("div", { class: "tool-server-questions" });
     this.element = el(
@@ -55,6 +56,7 @@ export class ToolCard {
         this.stateBadge,
       ),
       renderArguments(call.arguments),
+      this.progressBox,
       this.approvalBox,
       this.questionBox,
       this.resultBox,
@@ -72,6 +74,17 @@ export class ToolCard {
     this.element.dataset.state = state;
     this.stateBadge.textContent = STATE_LABELS[state] ?? state;
     this.approvalBox.hidden = state !== "approval";
+    if (state !== "running") this.progressBox.hidden = true;
+  }
+
+  /** Progress the server reports on the running call (a `tool_call_progress` event). */
+  showProgress({ progress, total, percent, message }) {
+    if (this.state !== "running") return;
+    const amount = percent ?? null;
+    const bar = el("progress", { max: total ? 100 : null, value: amount, "aria-label": `Progress of ${this.call.name}` });
+    const label = [amount !== null ? `${amount}%` : String(progress), message].filter(Boolean).join(" ");
+    replaceChildren(this.progressBox, bar, el("span", { class: "tool-progress-label", dataset: { testid: "tool-progress-label" } }, label));
+    this.progressBox.hidden = false;
   }
 
   requestApproval(reason) {

@@ -1,0 +1,81 @@
+"""Which MCP revision a session speaks, and what the stateless 2026-07-28 revision needs besides calls.
+
+The SDK's `Client` negotiates: in `auto` it probes `server/discover` and falls back to the 2025-11-25
+`initialize` handshake for servers that do not know it. On the new revision a server sends change
+notifications only on a `subscriptions/listen` stream the client opened, so one is kept open for tool
+changes; its events reach the session's message handler like the older revision's notifications do.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from mcp import Client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from toolbridge.config.model import ProtocolChoice
+
+__all__ = [
+    "CONNECT_MODES",
+    "LISTEN_ACK_WAIT",
+    "follow_tool_changes",
+    "revision_advice",
+    "speaks_stateless_revision",
+]
+
+logger = logging.getLogger(__name__)
+
+CONNECT_MODES: dict[ProtocolChoice, str] = {"auto": "auto", "2025-11-25": "legacy"}
+"""The config's `protocol` as the SDK `Client`'s `mode`."""
+
+
+def speaks_stateless_revision(protocol_version: str | None) -> bool:
+    return protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def revision_advice(protocol_version: str | None, error: str) -> str:
+    """What to do when a tool failed for asking its client mid-call, which 2026-07-28 rules out; else ''."""
+    # The SDK's server names the missing back-channel in its message; there is no code of its own.
+    if not speaks_stateless_revision(protocol_version) or "back-channel" not in error:
+        return ""
+    return (
+        " The tool asks the client with a request of its own, which the 2026-07-28 revision does not "
+        'allow; set "protocol": "2025-11-25" for this server in the config.'
+    )
+
+
+LISTEN_ACK_WAIT = 5.0
+"""Seconds a connect waits for the tool-change stream to be acknowledged before it goes on without."""
+
+
+async def follow_tool_changes(client: Client, server: str, listening: anyio.Event) -> None:
+    """Keep a `subscriptions/listen` stream for tool changes open; `listening` is set once it is
+    acknowledged, or once it is clear that there will be none.
+
+    Nothing to do on the older revision (notifications come unasked) or for a server whose tools
+    never change. A server that refuses the stream only loses live tool updates.
+    """
+    capabilities = client.server_capabilities
+    tools, prompts, resources = capabilities.tools, capabilities.prompts, capabilities.resources
+    # Prompt and resource list changes ride on the same stream (their listings are cached too).
+    tools_changed = bool(tools and tools.list_changed)
+    prompts_changed = bool(prompts and prompts.list_changed)
+    resources_changed = bool(resources and resources.list_changed)
+    try:
+        if not speaks_stateless_revision(client.protocol_version):
+            return
+        if not (tools_changed or prompts_changed or resources_changed):
+            return
+        async with client.listen(
+            tools_list_changed=tools_changed,
+            prompts_list_changed=prompts_changed,
+            resources_list_changed=resources_changed,
+        ) as subscription:
+            listening.set()
+            async for _change in subscription:
+                pass  # the session's message handler has seen it as a tools/list_changed notification
+    except Exception as exc:  # refused, dropped, a transport error: following changes is best effort
+        logger.debug("server %r: no stream of tool changes: %s", server, exc)
+    finally:
+        listening.set()

@@ -1,0 +1,38 @@
+"""`toolbridge servers` names the MCP revision each server speaks, in its table and its --json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from toolbridge.config.model import ServerConfig
+
+
+def test_servers_shows_which_revision_each_server_speaks(
+    tmp_path: Path, stdio_server: Callable[..., ServerConfig]
+) -> None:
+    basic = stdio_server("basic")
+    entry = {"command": basic.command, "args": basic.args}
+    config = tmp_path / "toolbridge.json"
+    servers = {"new": entry, "old": {**entry, "protocol": "2025-11-25"}, "off": {**entry, "enabled": False}}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+
+    def servers_command(*extra: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "toolbridge", "servers", "--config", str(config), *extra]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, check=False)
+
+    listed = servers_command("--json")
+    table = servers_command()
+
+    assert listed.returncode == 0, listed.stderr
+    protocols = {row["name"]: row["protocol"] for row in json.loads(listed.stdout)}
+    assert protocols == {"new": "2026-07-28", "old": "2025-11-25", "off": None}
+    assert table.returncode == 0, table.stderr
+    rows = {line.split()[1]: line for line in table.stdout.splitlines() if " new " in line or " old " in line}
+    assert "2026-07-28" in rows["new"]
+    assert "2025-11-25" in rows["old"]

@@ -1,0 +1,48 @@
+"""A server behind a bearer token, answering the way hosted servers that need sign-in do: HTTP 401
+without an `Authorization` header, 403 with a token other than `Bearer letmein`.
+
+Run: python tests/servers/guarded.py --transport http|sse --port N
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+server = MCPServer("guarded", log_level="WARNING")
+
+
+@server.tool()
+def secret() -> str:
+    """The secret, for those who may see it."""
+    return "the eagle has landed"
+
+
+def guarded(app: ASGIApp) -> ASGIApp:
+    async def guard(scope: Scope, receive: Receive, send: Send) -> None:
+        token = dict(scope.get("headers", [])).get(b"authorization")
+        if scope["type"] == "http" and token != b"Bearer letmein":
+            status = 401 if token is None else 403
+            start = {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"text/plain")],
+            }
+            await send(start)
+            await send({"type": "http.response.body", "body": b"sign in first"})
+            return
+        await app(scope, receive, send)
+
+    return guard
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--transport", choices=["http", "sse"], default="http")
+    parser.add_argument("--port", type=int, required=True)
+    options = parser.parse_args()
+    app = server.streamable_http_app() if options.transport == "http" else server.sse_app()
+    uvicorn.run(guarded(app), host="127.0.0.1", port=options.port, log_level="warning")
