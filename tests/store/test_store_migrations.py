@@ -26,7 +26,7 @@ def test_a_fresh_file_is_migrated_to_head(tmp_path: Path) -> None:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         (version,) = db.execute("SELECT version_num FROM alembic_version").fetchone()
     assert {"agents", "chats", "messages", "tool_calls", "alembic_version"} <= tables
-    assert version == head_revision() == "0002_tool_call_error_kind"
+    assert version == head_revision() == "0003_message_attachments"
 
 
 def test_reopening_keeps_data_and_changes_nothing(db_url: str, tmp_path: Path) -> None:
@@ -137,3 +137,31 @@ def migrate_from_first_schema(url: str) -> None:
         kinds = dict(connection.execute(text("SELECT call_id, error_kind FROM tool_calls")).all())
     engine.dispose()
     assert kinds == {"c0": None, "c1": "timeout", "c2": "denied", "c3": None}
+
+
+def test_messages_of_the_second_schema_read_back_after_attachments_were_added(db_url: str) -> None:
+    engine = create_engine(db_url)
+    with engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), "0002_tool_call_error_kind")
+        at = datetime(2025, 1, 1, tzinfo=UTC).replace(tzinfo=None)
+        connection.execute(
+            text("INSERT INTO chats (id, created_at, updated_at) VALUES (1, :at, :at)"), {"at": at}
+        )
+        connection.execute(
+            text(
+                "INSERT INTO messages (chat_id, position, role, content, reasoning, created_at) "
+                "VALUES (1, 0, 'user', 'an old question', '', :at)"
+            ),
+            {"at": at},
+        )
+    engine.dispose()
+    with Store(db_url) as store:
+        assert store.get_messages(1) == [UserMessage(content="an old question")]
+        attached = UserMessage(
+            content="and this file?",
+            attachments=[
+                {"type": "resource", "uri": "file:///a.txt", "mime_type": "text/plain", "text": "hi"}
+            ],
+        )
+        store.append_message(1, attached)
+        assert store.get_messages(1)[1] == attached

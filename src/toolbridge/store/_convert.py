@@ -29,8 +29,7 @@ def row_from_message(message: Message, *, chat_id: int, position: int) -> Messag
     if isinstance(message, SystemMessage | UserMessage):
         row.content = message.content
         if isinstance(message, UserMessage) and message.attachments:
-            # A user row has no tool result: its JSON column keeps the attachments (no migration needed).
-            row.tool_result = {"attachments": [part.model_dump(mode="json") for part in message.attachments]}
+            row.attachments = [part.model_dump(mode="json") for part in message.attachments]
     elif isinstance(message, AssistantMessage):
         row.content = message.content
         row.reasoning = message.reasoning
@@ -59,8 +58,7 @@ def _message_from_row(row: MessageRow) -> Message:
     if row.role == "system":
         return SystemMessage(content=row.content)
     if row.role == "user":
-        attached = (row.tool_result or {}).get("attachments", [])
-        return UserMessage(content=row.content, attachments=attached)
+        return UserMessage(content=row.content, attachments=row.attachments or [])
     if row.role == "assistant":
         return AssistantMessage(
             content=row.content,

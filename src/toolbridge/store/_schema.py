@@ -91,9 +91,9 @@ class ChatRow(Base):
 
 
 class MessageRow(Base):
-    """One neutral message. `tool_calls` (assistant) and `tool_result` (tool) hold the typed parts as JSON
-    (for a user message, `tool_result` holds `{"attachments": [...]}`); `content` holds the readable text
-    of every kind, the tool result's text included."""
+    """One neutral message. `tool_calls` (assistant), `tool_result` (tool) and `attachments` (user) hold
+    the typed parts as JSON; `content` holds the readable text of every kind, the tool result's text
+    included."""
 
     __tablename__ = "messages"
     __table_args__ = (UniqueConstraint("chat_id", "position", name="uq_messages_chat_id_position"),)
@@ -109,6 +109,8 @@ class MessageRow(Base):
     reasoning: Mapped[str] = mapped_column(Text, default="")
     tool_calls: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
     tool_result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    attachments: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    """Resources attached to a user message (content parts)."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
