@@ -25,11 +25,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from toolbridge.parsing._calls import CallProblem, call_from_fields, decode_arguments, decode_json
 from toolbridge.parsing._events import Event, ParsedToolCall, ParseError, ToolCallArgumentsDelta, ToolCallEnd
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext, match_marker
+from toolbridge.parsing._format import (
+    CallFormat,
+    CallReader,
+    MarkerMatch,
+    ReadContext,
+    match_any,
+)
 
 __all__ = ["DeepSeekFormat"]
 
@@ -80,19 +86,6 @@ _TOOL_CALLS = _Variant(CALL_BEGIN, CALL_END, CALLS_END)
 _DSML = _Variant(INVOKE_BEGIN, INVOKE_END, DSML_END)
 
 
-def _match_any(
-    text: str, index: int, markers: tuple[str, ...]
-) -> str | Literal[MarkerMatch.PARTIAL, MarkerMatch.NONE]:
-    """The marker at `text[index]`, PARTIAL if the text ends with the start of one, else NONE."""
-    partial = False
-    for marker in markers:
-        outcome = match_marker(text, index, marker)
-        if outcome is MarkerMatch.FULL:
-            return marker
-        partial = partial or outcome is MarkerMatch.PARTIAL
-    return MarkerMatch.PARTIAL if partial else MarkerMatch.NONE
-
-
 class _DeepSeekReader(CallReader):
     format_name = "deepseek"
 
@@ -125,7 +118,7 @@ class _DeepSeekReader(CallReader):
                     markers = _IN_PARAMETER
                 else:
                     markers = _DSML_INSIDE if variant is _DSML else variant.inside
-                found = _match_any(text, index, markers)
+                found = match_any(text, index, markers)
                 if found is MarkerMatch.PARTIAL:
                     return index  # handed back with the next chunk
                 if found is MarkerMatch.NONE:
@@ -145,7 +138,7 @@ class _DeepSeekReader(CallReader):
             if match is None:
                 return n
             index = match.start()
-            found = _match_any(text, index, variant.between)
+            found = match_any(text, index, variant.between)
             if found is MarkerMatch.PARTIAL:
                 return index
             if found is MarkerMatch.NONE:

@@ -11,7 +11,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from toolbridge.parsing._calls import CallProblem
 from toolbridge.parsing._events import (
@@ -23,7 +23,15 @@ from toolbridge.parsing._events import (
     ToolCallStart,
 )
 
-__all__ = ["CallFormat", "CallReader", "MarkerMatch", "ReadContext", "match_marker", "read_to_marker"]
+__all__ = [
+    "CallFormat",
+    "CallReader",
+    "MarkerMatch",
+    "ReadContext",
+    "match_any",
+    "match_marker",
+    "read_to_marker",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +67,19 @@ def match_marker(text: str, index: int, marker: str) -> MarkerMatch:
     if rest < len(marker) and marker.startswith(text[index:]):
         return MarkerMatch.PARTIAL
     return MarkerMatch.NONE
+
+
+def match_any(
+    text: str, index: int, markers: tuple[str, ...]
+) -> str | Literal[MarkerMatch.PARTIAL, MarkerMatch.NONE]:
+    """The marker at `text[index]`; PARTIAL if the text ends with the start of one; else NONE."""
+    partial = False
+    for marker in markers:
+        outcome = match_marker(text, index, marker)
+        if outcome is MarkerMatch.FULL:
+            return marker
+        partial = partial or outcome is MarkerMatch.PARTIAL
+    return MarkerMatch.PARTIAL if partial else MarkerMatch.NONE
 
 
 def read_to_marker(text: str, pos: int, marker: str, body: list[str]) -> tuple[int, MarkerMatch]:

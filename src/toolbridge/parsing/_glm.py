@@ -22,14 +22,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolbridge.parsing._events import Event
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext, match_marker
+from toolbridge.parsing._format import (
+    CallFormat,
+    CallReader,
+    MarkerMatch,
+    ReadContext,
+    match_any,
+    match_marker,
+)
 from toolbridge.parsing._tool_call_tag import (
     CLOSE,
     OPEN,
     TaggedBodyReader,
     ToolCallTagReader,
     ValueReader,
-    match_any,
     skip_space,
 )
 from toolbridge.parsing._typed_values import value_text

@@ -31,7 +31,13 @@ from typing import Any
 
 from toolbridge.parsing._calls import CallProblem, call_from_fields, decode_arguments
 from toolbridge.parsing._events import Event, ParsedToolCall
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext, match_marker
+from toolbridge.parsing._format import (
+    CallFormat,
+    CallReader,
+    MarkerMatch,
+    ReadContext,
+    match_any,
+)
 from toolbridge.parsing._json_scan import JsonScanner
 
 __all__ = ["HarmonyFormat"]
@@ -63,17 +69,6 @@ class _State(enum.Enum):
     AFTER_JSON = enum.auto()
     NOT_JSON = enum.auto()
     """A body that does not start with `{`: kept until its end token, then decoded or reported."""
-
-
-def _match_any(text: str, index: int, markers: tuple[str, ...]) -> str | MarkerMatch:
-    """The marker at `text[index]`, or PARTIAL if the text ends with the start of one, or NONE."""
-    partial = False
-    for marker in markers:
-        outcome = match_marker(text, index, marker)
-        if outcome is MarkerMatch.FULL:
-            return marker
-        partial = partial or outcome is MarkerMatch.PARTIAL
-    return MarkerMatch.PARTIAL if partial else MarkerMatch.NONE
 
 
 def recipient(header: str) -> str | None:
@@ -129,7 +124,7 @@ class _HarmonyReader(CallReader):
             self._header.append(text[pos:index])
             if text[index] == "\n":  # headers are one line: this was no message header
                 return self._broken_header(index, events)
-            marker = _match_any(text, index, _IN_HEADER)
+            marker = match_any(text, index, _IN_HEADER)
             if marker is MarkerMatch.PARTIAL:
                 return index
             if marker is MarkerMatch.NONE:  # no `<` in a header: another dialect's tag, say
@@ -182,14 +177,14 @@ class _HarmonyReader(CallReader):
             if text[index] in "{[":
                 self._state = _State.JSON
                 return index
-            found = _match_any(text, index, _IN_BODY)
+            found = match_any(text, index, _IN_BODY)
             if found is MarkerMatch.PARTIAL:
                 return index
             if isinstance(found, str):  # no body at all
                 return self._end_at(found, index, events)
             self._state = _State.NOT_JSON
             return index
-        found = _match_any(text, index, _IN_BODY)  # after the JSON: expect <|call|>
+        found = match_any(text, index, _IN_BODY)  # after the JSON: expect <|call|>
         if found is MarkerMatch.PARTIAL:
             return index
         if isinstance(found, str):
@@ -215,7 +210,7 @@ class _HarmonyReader(CallReader):
                 return end
             if not scanner.stopped:
                 return end
-            found = _match_any(text, end, _IN_BODY)
+            found = match_any(text, end, _IN_BODY)
             if isinstance(found, str):
                 return self._end_at(found, end, events)
             if found is MarkerMatch.PARTIAL:
@@ -228,7 +223,7 @@ class _HarmonyReader(CallReader):
     def _read_not_json(self, text: str, pos: int, events: list[Event]) -> int:
         while (index := text.find("<", pos)) >= 0:
             self._body.append(text[pos:index])
-            found = _match_any(text, index, _IN_BODY)
+            found = match_any(text, index, _IN_BODY)
             if isinstance(found, str):
                 return self._end_at(found, index, events)
             if found is MarkerMatch.PARTIAL:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolbridge.parsing._events import Event
-from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext
+from toolbridge.parsing._format import CallFormat, CallReader, MarkerMatch, ReadContext, match_any
 from toolbridge.parsing._tool_call_tag import (
     CLOSE,
     MAX_NAME,
@@ -36,7 +36,6 @@ from toolbridge.parsing._tool_call_tag import (
     TaggedBodyReader,
     ToolCallTagReader,
     ValueReader,
-    match_any,
     skip_space,
 )
 from toolbridge.parsing._typed_values import value_text

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from toolbridge._values import value_problem
 from toolbridge.parsing._calls import CallProblem, call_from_fields
 from toolbridge.parsing._events import Event, ParseError, ToolCallEnd
-from toolbridge.parsing._format import CallReader, MarkerMatch, ReadContext, match_marker
+from toolbridge.parsing._format import CallReader, MarkerMatch, ReadContext, match_any, match_marker
 from toolbridge.parsing._typed_values import typed_value
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "TaggedBodyReader",
     "ToolCallTagReader",
     "ValueReader",
-    "match_any",
     "skip_space",
 ]
 
@@ -55,17 +54,6 @@ def skip_space(text: str, pos: int) -> int:
     """The index of the first visible character at or after `pos`, or len(text)."""
     match = _NON_WHITESPACE.search(text, pos)
     return len(text) if match is None else match.start()
-
-
-def match_any(text: str, index: int, markers: tuple[str, ...]) -> str | MarkerMatch:
-    """The marker at `text[index]`; PARTIAL if the text ends with the start of one; else NONE."""
-    partial = False
-    for marker in markers:
-        outcome = match_marker(text, index, marker)
-        if outcome is MarkerMatch.FULL:
-            return marker
-        partial = partial or outcome is MarkerMatch.PARTIAL
-    return MarkerMatch.PARTIAL if partial else MarkerMatch.NONE
 
 
 def body_dialect(text: str, index: int) -> Dialect | None:
