@@ -22,6 +22,7 @@ from toolbridge.parsing._events import (
     ToolCallEnd,
     ToolCallStart,
 )
+from toolbridge.parsing._json_scan import JsonScanner
 
 __all__ = [
     "CallFormat",
@@ -148,6 +149,33 @@ class CallReader(ABC):
             events.append(ToolCallArgumentsDelta(text))
         else:
             self._early_arguments.append(text)
+
+    def _read_json_arguments(
+        self,
+        scanner: JsonScanner,
+        text: str,
+        pos: int,
+        body: list[str],
+        events: list[Event],
+        at_stop: Callable[[int], int | None],
+    ) -> int:
+        """Read a body of JSON arguments from `text[pos]`: each piece into `body` and out as argument text.
+        Returns where it stopped: the JSON's end (`scanner.done`), the text's end, or what `at_stop` gives
+        for a '<' outside strings at that index (None: not a marker, broken JSON, read on)."""
+        while True:
+            end = scanner.scan(text, pos)
+            if end > pos:
+                body.append(text[pos:end])
+                self._arguments_text(text[pos:end], events)
+            if scanner.done or not scanner.stopped:
+                return end
+            stopped_at = at_stop(end)
+            if stopped_at is not None:
+                return stopped_at
+            scanner.step_over_stop()
+            body.append("<")
+            self._arguments_text("<", events)
+            pos = end + 1
 
     def _complete(self, build: Callable[[], ParsedToolCall], raw: str, events: list[Event]) -> None:
         """End the call: `build()` makes it, or raises `CallProblem`, which becomes a `ParseError`."""

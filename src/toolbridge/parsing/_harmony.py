@@ -199,26 +199,16 @@ class _HarmonyReader(CallReader):
         return index + len(marker) if closed else index
 
     def _read_json(self, text: str, pos: int, events: list[Event]) -> int:
-        scanner = self._scanner
-        while True:
-            end = scanner.scan(text, pos)
-            if end > pos:
-                self._body.append(text[pos:end])
-                self._arguments_text(text[pos:end], events)
-            if scanner.done:
-                self._state = _State.AFTER_JSON
-                return end
-            if not scanner.stopped:
-                return end
-            found = match_any(text, end, _IN_BODY)
+        def at_stop(index: int) -> int | None:
+            found = match_any(text, index, _IN_BODY)
             if isinstance(found, str):
-                return self._end_at(found, end, events)
-            if found is MarkerMatch.PARTIAL:
-                return end
-            scanner.step_over_stop()  # a '<' outside strings that is no marker: broken JSON
-            self._body.append("<")
-            self._arguments_text("<", events)
-            pos = end + 1
+                return self._end_at(found, index, events)
+            return index if found is MarkerMatch.PARTIAL else None
+
+        end = self._read_json_arguments(self._scanner, text, pos, self._body, events, at_stop)
+        if self._scanner.done:
+            self._state = _State.AFTER_JSON
+        return end
 
     def _read_not_json(self, text: str, pos: int, events: list[Event]) -> int:
         while (index := text.find("<", pos)) >= 0:

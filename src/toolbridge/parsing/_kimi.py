@@ -146,27 +146,17 @@ class _KimiReader(CallReader):
         return len(text)
 
     def _read_json(self, text: str, pos: int, events: list[Event]) -> int:
-        scanner = self._scanner
-        while True:
-            end = scanner.scan(text, pos)
-            if end > pos:
-                self._body.append(text[pos:end])
-                self._arguments_text(text[pos:end], events)
-            if scanner.done:
-                self._state = _State.AFTER_JSON
-                return end
-            if not scanner.stopped:
-                return end
-            outcome = match_marker(text, end, CLOSE)
+        def at_stop(index: int) -> int | None:
+            outcome = match_marker(text, index, CLOSE)
             if outcome is MarkerMatch.FULL:
                 self._finish_json(events, closed=True)
-                return end + len(CLOSE)
-            if outcome is MarkerMatch.PARTIAL:
-                return end
-            scanner.step_over_stop()  # a '<' outside strings that is not the end marker: broken JSON
-            self._body.append("<")
-            self._arguments_text("<", events)
-            pos = end + 1
+                return index + len(CLOSE)
+            return index if outcome is MarkerMatch.PARTIAL else None
+
+        end = self._read_json_arguments(self._scanner, text, pos, self._body, events, at_stop)
+        if self._scanner.done:
+            self._state = _State.AFTER_JSON
+        return end
 
     def _read_not_json(self, text: str, pos: int, events: list[Event]) -> int:
         """Read up to `<|tool_call_end|>`."""
