@@ -20,6 +20,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -32,8 +33,12 @@ __all__ = [
     "ChatRow",
     "MessageRow",
     "ModelUsageRow",
+    "RunEventRow",
+    "RunRow",
+    "RunSignalRow",
     "ToolCallRow",
     "UTCDateTime",
+    "UserRequestRow",
     "UserRow",
     "utcnow",
 ]
@@ -200,3 +205,73 @@ class ApiKeyRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class RunRow(Base):
+    """A chat's run, owned by the replica running it while its lease lasts.
+
+    The owner renews `lease_until`; when it stops renewing (the replica died), any replica may mark the
+    run `interrupted`. At most one run per chat is `running` (a partial unique index), so two replicas
+    cannot start runs on one chat at once."""
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        Index(
+            "uq_runs_chat_id_running",
+            "chat_id",
+            unique=True,
+            sqlite_where=text("status = 'running'"),
+            postgresql_where=text("status = 'running'"),
+        ),
+        Index("ix_runs_status_lease_until", "status", "lease_until"),
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
+    replica: Mapped[str] = mapped_column(String(200))
+    """Which `toolbridge serve` process owns the run (host, pid and a random part)."""
+    status: Mapped[str] = mapped_column(String(20))
+    """running, completed, cancelled, failed or interrupted."""
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    lease_until: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class RunEventRow(Base):
+    """One event of a run as its event streams send it (JSON). The rows are the truth the replicas'
+    streams read; `id` orders them and is the SSE event id a reconnecting stream resumes after."""
+
+    __tablename__ = "run_events"
+    __table_args__ = (Index("ix_run_events_chat_id_id", "chat_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    chat_id: Mapped[int] = mapped_column(ForeignKey("chats.id", ondelete="CASCADE"))
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    data: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RunSignalRow(Base):
+    """What another replica asks of a run's owner: `cancel`, or an approval's answer (`approve` or
+    `deny` with the call's id). Rows, so a signal sent while the owner's listener reconnects still
+    arrives (the owner also reads them on every lease renewal)."""
+
+    __tablename__ = "run_signals"
+    __table_args__ = (Index("ix_run_signals_run_id_id", "run_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(20))
+    call_id: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class UserRequestRow(Base):
+    """A request of a user that started a run, for requests-per-minute limits counted across replicas."""
+
+    __tablename__ = "user_requests"
+    __table_args__ = (Index("ix_user_requests_user_name_at", "user_name", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_name: Mapped[str] = mapped_column(String(200))
+    at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
