@@ -4,12 +4,12 @@ are described), overridden by `$TOOLBRIDGE_TOKEN` and command-line options.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from typing import Any
 
 from pydantic import ValidationError, field_validator
 
+from toolbridge._request_guard import accepted_hosts, is_loopback
 from toolbridge.config import Config, ServeConfig
 from toolbridge.config.sections import DEFAULT_HOST, DEFAULT_PORT
 from toolbridge.errors import ConfigError
@@ -24,7 +24,6 @@ __all__ = [
 ]
 
 TOKEN_ENV_VAR = "TOOLBRIDGE_TOKEN"
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
 class ServerSettings(ServeConfig):
@@ -45,15 +44,8 @@ class ServerSettings(ServeConfig):
         return token
 
     def accepted_hosts(self) -> set[str]:
-        """`Host` header values accepted: loopback names and the bound address, each with the port."""
-        bound = f"[{self.host}]" if ":" in self.host else self.host
-        names = {*LOOPBACK_NAMES, *self.allowed_hosts}
-        if not _is_wildcard(self.host):
-            names.add(bound)
-        accepted = {f"{name}:{self.port}".lower() for name in names}
-        if self.port == 80:
-            accepted |= {name.lower() for name in names}
-        return accepted
+        """`Host` header values accepted: loopback names, the bound address and `allowed_hosts`, with the port."""
+        return accepted_hosts(self.host, self.port, self.allowed_hosts)
 
     def check_bind(self, *, has_users: bool = False) -> None:
         """Refuse to listen beyond this machine without a token or users (whose keys are then required):
@@ -82,16 +74,3 @@ def settings_from_config(config: Config, **overrides: Any) -> ServerSettings:
         # A validator's own message without pydantic's "Value error, " in front.
         message = str(problem["ctx"]["error"]) if problem["type"] == "value_error" else problem["msg"]
         raise ConfigError(message, path=where, key=f"server.{key}") from error
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _is_wildcard(host: str) -> bool:
-    return host in ("0.0.0.0", "::", "")
