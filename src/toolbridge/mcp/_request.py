@@ -22,10 +22,16 @@ T = TypeVar("T")
 
 
 async def request_once(
-    live: LiveSession, config: ServerConfig, what: str, send: Callable[[LiveSession], Awaitable[T]]
+    live: LiveSession,
+    config: ServerConfig,
+    what: str,
+    send: Callable[[LiveSession], Awaitable[T]],
+    *,
+    method: str | None = None,
 ) -> T:
-    """`send(live)`; `what` says what it does ("reading 'file:///a'"). A lost connection raises
-    `ConnectionLostError` (the caller may reconnect and send again), anything else a `ServerError`."""
+    """`send(live)`; `what` says what it does ("reading 'file:///a'"), `method` which MCP request it
+    sends ("tools/list"), if known. A lost connection raises `ConnectionLostError` (the caller may
+    reconnect and send again), anything else a `ServerError`."""
     name = config.name
     if live.session is None:
         raise ConnectionLostError(f"The session with server {name!r} has ended.", server=name)
@@ -40,12 +46,14 @@ async def request_once(
             timeout=config.timeout,
         ) from None
     except MCPError as exc:
-        if exc.code == CONNECTION_CLOSED:
+        if exc.code == CONNECTION_CLOSED or live.http.session_gone:
             raise ConnectionLostError(
                 f"The connection to server {name!r} was lost while {what}.", server=name
             ) from exc
         if exc.error.data == INVALID_REPLY:
-            message = invalid_reply_message(name, exc.error.message, answering=f"while {what}")
+            message = invalid_reply_message(
+                name, exc.error.message, answering=f"to {method!r}" if method else f"while {what}"
+            )
             raise ServerError(message, server=name) from exc
         raise ServerError(
             f"Server {name!r} failed {what}: {exc.error.message} (JSON-RPC error {exc.code}).", server=name

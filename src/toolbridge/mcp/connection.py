@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
 import anyio
 import anyio.abc
 import mcp_types
-from mcp import ClientSession, MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-from pydantic import ValidationError
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import (
@@ -23,49 +18,26 @@ from toolbridge.errors import (
     ConnectionLostError,
     ServerError,
     ServerStartError,
-    ServerTimeoutError,
     UsageError,
 )
 from toolbridge.mcp._backoff import StartBackoff
-from toolbridge.mcp._convert import tool_result_from_mcp
-from toolbridge.mcp._failures import backing_off, call_lost_message, call_timed_out_message
-from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
+from toolbridge.mcp._failures import backing_off, call_lost_message
 from toolbridge.mcp._listings import ListChangeHandler, ListKind
 from toolbridge.mcp._live_session import LiveSession
-from toolbridge.mcp._progress_relay import ProgressRelay
 from toolbridge.mcp._request import request_once
-from toolbridge.mcp._revision import revision_advice
 from toolbridge.mcp._task_group import exit_task_group
+from toolbridge.mcp._tool_call import RETRIED_NOTE, LostCall, ToolCall, call_once, unavailable
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.mcp.content import ServerContent
 from toolbridge.mcp.progress import ProgressHandler
-from toolbridge.mcp.raw_results import keep_raw_result
 from toolbridge.mcp.server_log import ServerLog
-from toolbridge.types import ToolErrorKind, ToolResult, ToolSpec
+from toolbridge.types import ToolResult, ToolSpec
 
 __all__ = ["ConnectionState", "ServerConnection"]
 
 T = TypeVar("T")
 
 ConnectionState = Literal["disabled", "disconnected", "connecting", "connected", "failed", "closed"]
-
-RETRIED_NOTE = (
-    "The connection to the server was lost during this call; it was restarted and the call resent once."
-)
-
-
-_NO_DEADLINE = contextlib.nullcontext()
-"""The scope of a call whose timeout the SDK keeps (reusable: it holds no state)."""
-
-SESSION_GONE = "the server no longer knew the session (HTTP 404): it was restarted or ended the session"
-
-
-class _Lost:
-    """A call that got no answer because the transport died under it (or before it was sent)."""
-
-    def __init__(self, why: str, *, sent: bool = True) -> None:
-        self.why = why
-        self.sent = sent
 
 
 class ServerConnection:
@@ -224,14 +196,13 @@ class ServerConnection:
 
     async def list_tools(self, *, refresh: bool = False) -> list[ToolSpec]:
         """The server's tools, cached for the session until the server says its list changed."""
-        live = await self._connected()
-        if refresh:
-            live.forget_tools()
-        try:
-            return await self._list_tools(live)
-        except ConnectionLostError:
-            await self._retire(live)
-            return await self._list_tools(await self._connected())
+
+        async def list_all(live: LiveSession) -> list[ToolSpec]:
+            if refresh:
+                live.forget_tools()
+            return await _list_tools(live)
+
+        return await self.request(LISTING_TOOLS, list_all, method="tools/list")
 
     def mcp_tool(self, name: str) -> mcp_types.Tool | None:
         """The tool as the server last listed it, every field kept (icons, `execution`, `_meta`);
@@ -260,60 +231,28 @@ class ServerConnection:
         live = self._live
         if live is None or not live.usable:  # the common case needs no trip through the connect lock
             live = await self._connected()
-        call = _Call(name, arguments, call_id, limit, on_progress)
-        outcome = await self._call_once(live, call)
-        if not isinstance(outcome, _Lost):
+        call = ToolCall(name, arguments, call_id, limit, on_progress)
+        outcome = await call_once(live, self.config, call)
+        if not isinstance(outcome, LostCall):
             return outcome
-        await self._retire(live)
-        # Once the old session is torn down we know how it ended (e.g. the exit code).
-        outcome.why = live.end_reason or outcome.why
-        known = live.cached_tools
-        try:
-            fresh = await self._connected()
-            if known is None:
-                known = await self._list_tools(fresh)
-        except ServerError as exc:
-            message = call_lost_message(self.name, name, outcome.why, restart_error=exc)
-            elapsed = time.perf_counter() - started
-            return ToolResult.error(
-                call_id, message, kind="server_unavailable", server=self.name, duration=elapsed
-            )
-        spec = next((tool for tool in known if tool.name == name), None)
-        if not outcome.sent or (spec is not None and spec.annotations.safe_to_retry):
-            retried = await self._call_once(fresh, call)
-            if not isinstance(retried, _Lost):
-                return retried.model_copy(update={"notes": [*retried.notes, RETRIED_NOTE]})
-            await self._retire(fresh)
-            why = fresh.end_reason or retried.why
-            message = call_lost_message(self.name, name, why, restart_error=None, resent=True)
-            return ToolResult.error(
-                call_id,
-                message,
-                kind="server_unavailable",
-                server=self.name,
-                duration=time.perf_counter() - started,
-            )
-        message = call_lost_message(self.name, name, outcome.why, restart_error=None)
-        return ToolResult.error(
-            call_id,
-            message,
-            kind="server_unavailable",
-            server=self.name,
-            duration=time.perf_counter() - started,
-        )
+        return await self._after_lost(live, call, outcome, started=started)
 
-    async def request(self, what: str, send: Callable[[LiveSession], Awaitable[T]]) -> T:
-        """Send one request other than a tool call (for `ServerContent`), within the server's timeout.
+    async def request(
+        self, what: str, send: Callable[[LiveSession], Awaitable[T]], *, method: str | None = None
+    ) -> T:
+        """Send one request other than a tool call (a listing, or `ServerContent`'s), within the server's
+        timeout.
 
         A session that died under it is replaced and the request sent once more (these requests only
-        read). Failures raise a `ServerError` naming `what` ("reading 'file:///a'").
+        read). Failures raise a `ServerError` naming `what` ("reading 'file:///a'"), or `method`
+        ("tools/list") for an answer that is not valid JSON-RPC.
         """
         live = await self._connected()
         try:
-            return await request_once(live, self.config, what, send)
+            return await request_once(live, self.config, what, send, method=method)
         except ConnectionLostError:
             await self._retire(live)
-            return await request_once(await self._connected(), self.config, what, send)
+            return await request_once(await self._connected(), self.config, what, send, method=method)
 
     async def notify_roots_changed(self) -> None:
         """Tell the server its roots changed (`notifications/roots/list_changed`), if it is connected;
@@ -409,102 +348,35 @@ class ServerConnection:
         live.stop()
         await live.done.wait()
 
-    async def _list_tools(self, live: LiveSession) -> list[ToolSpec]:
-        session = _session_of(live, self.name)
+    async def _after_lost(
+        self, live: LiveSession, call: ToolCall, lost: LostCall, *, started: float
+    ) -> ToolResult:
+        """A call whose session died under it: a new session, on which the call is resent once if it
+        never reached the server or the tool says it is read-only or idempotent."""
+        await self._retire(live)
+        # Once the old session is torn down we know how it ended (e.g. the exit code).
+        why = live.end_reason or lost.why
+        known = live.cached_tools
         try:
-            with anyio.fail_after(self.config.timeout):
-                return await live.list_tools(session)
-        except TimeoutError:
-            raise ServerTimeoutError(
-                f"Server {self.name!r} did not list its tools within {self.config.timeout:g} s. "
-                "Check the server, or raise 'timeout' in its config.",
-                server=self.name,
-                timeout=self.config.timeout,
-            ) from None
-        except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED or live.http.session_gone:
-                raise ConnectionLostError(
-                    f"The connection to server {self.name!r} was lost while listing its tools.",
-                    server=self.name,
-                ) from exc
-            if exc.error.data == INVALID_REPLY:
-                message = invalid_reply_message(self.name, exc.error.message, answering="to 'tools/list'")
-                raise ServerError(message, server=self.name) from exc
-            raise ServerError(
-                f"Server {self.name!r} refused to list its tools: {exc.error.message} "
-                f"(JSON-RPC error {exc.code}).",
-                server=self.name,
-            ) from exc
-
-    async def _call_once(self, live: LiveSession, call: _Call) -> ToolResult | _Lost:
-        name, call_id, timeout = call.name, call.call_id, call.timeout
-        client = live.client  # not the bare session: the client answers a server's input requests
-        if client is None:
-            return _Lost("the session had already ended", sent=False)
-        started = time.perf_counter()
-        resets = self.config.timeout_resets_on_progress
-        # Resetting on progress needs a deadline we can move: our own scope instead of the SDK's
-        # timeout (cancelling it still sends the server a courtesy cancel).
-        deadline = anyio.CancelScope(deadline=anyio.current_time() + timeout) if resets else None
-        reports = ProgressRelay(call.on_progress, deadline, timeout)
-        try:
-            with deadline or _NO_DEADLINE, live.calls.making(call_id):
-                try:
-                    raw = await client.call_tool(
-                        name,
-                        call.arguments,
-                        read_timeout_seconds=None if resets else timeout,
-                        progress_callback=reports.relay,
-                    )
-                finally:
-                    reports.close()
-            if deadline is not None and deadline.cancelled_caught:
-                message = call_timed_out_message(self.name, name, timeout, resets_on_progress=True)
-                elapsed = time.perf_counter() - started
-                return ToolResult.error(call_id, message, kind="timeout", server=self.name, duration=elapsed)
-        except MCPError as exc:
-            elapsed = time.perf_counter() - started
-            if exc.code == CONNECTION_CLOSED:
-                return _Lost(exc.error.message)
-            if live.http.session_gone:
-                # Refused, so it did not run: safe to send again on a new session.
-                return _Lost(SESSION_GONE, sent=False)
-            kind: ToolErrorKind
-            if exc.code == REQUEST_TIMEOUT:
-                kind, message = "timeout", call_timed_out_message(self.name, name, timeout)
-            elif exc.error.data == INVALID_REPLY:
-                answering = f"to the call to {name!r}"
-                kind, message = (
-                    "server_error",
-                    invalid_reply_message(self.name, exc.error.message, answering=answering),
+            fresh = await self._connected()
+            if known is None:
+                known = await request_once(
+                    fresh, self.config, LISTING_TOOLS, _list_tools, method="tools/list"
                 )
-            else:
-                kind, message = (
-                    "server_error",
-                    (
-                        f"Server {self.name!r} rejected the call to {name!r}: {exc.error.message} "
-                        f"(JSON-RPC error {exc.code})."
-                        + (
-                            revision_advice(client.session.protocol_version, exc.error.message)
-                            or " Check the tool name and arguments."
-                        )
-                    ),
-                )
-            return ToolResult.error(call_id, message, kind=kind, server=self.name, duration=elapsed)
-        except (RuntimeError, ValidationError) as exc:
-            # The SDK checks results against the protocol and the tool's output schema; jsonschema's
-            # first line says what is wrong, the rest repeats the schema.
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            message = (
-                f"Server {self.name!r} returned an invalid result for {name!r}: {reason}. The server broke "
-                "its own promise; tell the user this tool's result could not be used."
-            )
-            elapsed = time.perf_counter() - started
-            return ToolResult.error(call_id, message, kind="server_error", server=self.name, duration=elapsed)
-        keep_raw_result(raw)
-        return tool_result_from_mcp(
-            raw, call_id=call_id, server=self.name, duration=time.perf_counter() - started
-        )
+        except ServerError as exc:
+            message = call_lost_message(self.name, call.name, why, restart_error=exc)
+            return unavailable(call, self.name, message, started=started)
+        spec = next((tool for tool in known if tool.name == call.name), None)
+        if lost.sent and (spec is None or not spec.annotations.safe_to_retry):
+            message = call_lost_message(self.name, call.name, why, restart_error=None)
+            return unavailable(call, self.name, message, started=started)
+        retried = await call_once(fresh, self.config, call)
+        if not isinstance(retried, LostCall):
+            return retried.model_copy(update={"notes": [*retried.notes, RETRIED_NOTE]})
+        await self._retire(fresh)
+        why = fresh.end_reason or retried.why
+        message = call_lost_message(self.name, call.name, why, restart_error=None, resent=True)
+        return unavailable(call, self.name, message, started=started)
 
     def _tools_changed(self) -> None:
         if self._on_tools_changed is not None:
@@ -516,16 +388,9 @@ class ServerConnection:
             self._on_list_changed(self.name, kind)
 
 
-@dataclass(slots=True)  # not frozen: that costs a microsecond per call, and nothing changes it
-class _Call:
-    name: str
-    arguments: dict[str, Any]
-    call_id: str
-    timeout: float
-    on_progress: ProgressHandler | None
+LISTING_TOOLS = "listing its tools"
 
 
-def _session_of(live: LiveSession, server: str) -> ClientSession:
-    if live.session is None:
-        raise ConnectionLostError(f"The session with server {server!r} has ended.", server=server)
-    return live.session
+async def _list_tools(live: LiveSession) -> list[ToolSpec]:
+    assert live.session is not None  # request_once checked
+    return await live.list_tools(live.session)
