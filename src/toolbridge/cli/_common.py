@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -32,6 +33,7 @@ ConfigOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+ServerOption = Annotated[str | None, typer.Option("--server", "-s", help="Only this server.")]
 VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Log debug output to stderr.")]
 
 
@@ -59,6 +61,13 @@ def one_line_reason(error: str) -> str:
     return lines[0] + (f' (its stderr ends: "{quoted[-1].strip()}")' if quoted else "")
 
 
+def check_server(config: Config, server: str | None, *, also: Sequence[str] = ()) -> None:
+    """Refuse a `--server` that names neither a server of the config nor one of `also` ("native")."""
+    known = [*config.servers, *also]
+    if server and server not in known:
+        fail(f"no server named {server!r} in the config. Known: {', '.join(known) or 'none'}.")
+
+
 def setup_logging(verbose: bool) -> None:
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,
@@ -69,6 +78,16 @@ def setup_logging(verbose: bool) -> None:
 def load(config_path: Path | None) -> Config:
     try:
         return load_config(config_path)
+    except ToolbridgeError as exc:
+        fail(str(exc))
+
+
+@contextmanager
+def errors_reported() -> Iterator[None]:
+    """Toolbridge errors raised inside (no such user, chat, key...) end the command: their message on
+    stderr and exit code 1."""
+    try:
+        yield
     except ToolbridgeError as exc:
         fail(str(exc))
 

@@ -4,9 +4,8 @@ them), and create, edit, show and delete for the agents kept in the database."""
 from __future__ import annotations
 
 import json as json_module
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -18,6 +17,7 @@ from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
     VerboseOption,
+    errors_reported,
     fail,
     load,
     print_json,
@@ -27,12 +27,10 @@ from toolbridge.cli._common import (
 from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
 from toolbridge.config import Config
-from toolbridge.errors import ToolbridgeError
 
 if TYPE_CHECKING:
     from toolbridge.store import CatalogAgent, Store
 
-T = TypeVar("T")
 
 agents_app = typer.Typer(
     help="Agents: list every one (config file and database); create, edit, show, delete stored ones."
@@ -139,7 +137,8 @@ def create(
     settings = load(config)
     with open_store(db, config) as store:
         _checked(definition, settings)
-        record = _or_fail(lambda: store.create_agent(definition))
+        with errors_reported():
+            record = store.create_agent(definition)
     stdout.print(f"Created agent {escape(record.name)!r}.")
 
 
@@ -188,13 +187,15 @@ def edit(
     settings = load(config)
     with open_store(db, config) as store:
         _refuse_config_agent(name, settings, "edit")
-        current = _or_fail(lambda: store.get_agent(name)).definition
+        with errors_reported():
+            current = store.get_agent(name).definition
         document = current.model_dump(mode="json")
         for key, value in _nested(changes).items():
             document[key] = {**document[key], **value} if key in ("tools", "approval") else value
         definition = _validated(document)
         _checked(definition, settings)
-        record = _or_fail(lambda: store.update_agent(name, definition))
+        with errors_reported():
+            record = store.update_agent(name, definition)
     stdout.print(f"Updated agent {escape(record.name)!r}.")
 
 
@@ -228,7 +229,8 @@ def delete(
     settings = load(config)
     with open_store(db, config) as store:
         _refuse_config_agent(name, settings, "delete")
-        _or_fail(lambda: store.delete_agent(name))
+        with errors_reported():
+            store.delete_agent(name)
     stdout.print(f"Deleted agent {escape(name)!r}.")
 
 
@@ -250,14 +252,16 @@ def _source(agent: CatalogAgent) -> str:
 def _found(config: Config, store: Store, name: str) -> CatalogAgent:
     from toolbridge.store import find_agent
 
-    return _or_fail(lambda: find_agent(config, store, name))
+    with errors_reported():
+        return find_agent(config, store, name)
 
 
 def _checked(definition: AgentDefinition, config: Config) -> None:
     """Refuse a model or server the config does not know, or a name the config already uses."""
     from toolbridge.store import check_agent
 
-    _or_fail(lambda: check_agent(definition, config))
+    with errors_reported():
+        check_agent(definition, config)
 
 
 def _refuse_config_agent(name: str, config: Config, action: str) -> None:
@@ -318,10 +322,3 @@ def _validated(document: dict[str, Any]) -> AgentDefinition:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])
         fail(f"invalid agent setting {where}: {error['msg']}")
-
-
-def _or_fail(action: Callable[[], T]) -> T:
-    try:
-        return action()
-    except ToolbridgeError as exc:
-        fail(str(exc))

@@ -13,14 +13,13 @@ from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
     VerboseOption,
-    fail,
+    errors_reported,
     print_json,
     setup_logging,
     stdout,
 )
 from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
-from toolbridge.errors import StoreError
 
 if TYPE_CHECKING:
     from toolbridge.store import StoredMessage
@@ -75,12 +74,9 @@ def show(
 ) -> None:
     """Print a chat's messages in order: user, assistant (with reasoning and tool calls), tool results."""
     setup_logging(verbose)
-    with open_store(db, config) as store:
-        try:
-            chat = store.get_chat(chat_id)
-            messages = store.get_stored_messages(chat_id)
-        except StoreError as exc:
-            fail(str(exc))
+    with open_store(db, config) as store, errors_reported():
+        chat = store.get_chat(chat_id)
+        messages = store.get_stored_messages(chat_id)
     if json:
         print_json(
             {**chat.model_dump(mode="json"), "messages": [_message_json(stored) for stored in messages]}

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 from rich.markup import escape
 
 from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
+    ServerOption,
     VerboseOption,
+    check_server,
     load,
     print_json,
     run,
@@ -19,12 +19,11 @@ from toolbridge.cli._common import (
     warn,
 )
 from toolbridge.cli.app import app
-from toolbridge.cli.resources import check_server
 
 
 @app.command()
 def prompts(
-    server: Annotated[str | None, typer.Option("--server", "-s", help="Only this server.")] = None,
+    server: ServerOption = None,
     config: ConfigOption = None,
     json: JsonOption = False,
     verbose: VerboseOption = False,

@@ -13,7 +13,9 @@ from rich.markup import escape
 from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
+    ServerOption,
     VerboseOption,
+    check_server,
     fail,
     load,
     print_json,
@@ -23,12 +25,9 @@ from toolbridge.cli._common import (
     warn,
 )
 from toolbridge.cli.app import app
-from toolbridge.config import Config
 
 if TYPE_CHECKING:
     from toolbridge.types import ResourcePart
-
-ServerOption = Annotated[str | None, typer.Option("--server", "-s", help="Only this server.")]
 
 
 @app.command()
@@ -112,11 +111,6 @@ def read(
         Path(output).write_bytes(data)
     except OSError as exc:
         fail(f"cannot write {escape(output)}: {escape(exc.strerror or str(exc))}.")
-
-
-def check_server(loaded: Config, server: str | None) -> None:
-    if server and server not in loaded.servers:
-        fail(f"no server named {server!r} in the config. Known: {', '.join(loaded.servers) or 'none'}.")
 
 
 def _bytes(part: ResourcePart) -> bytes:

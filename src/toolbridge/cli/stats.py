@@ -16,6 +16,7 @@ from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
     VerboseOption,
+    errors_reported,
     fail,
     print_json,
     setup_logging,
@@ -60,10 +61,8 @@ def stats(
     except StoreError as exc:
         fail(f"--since: {exc}")
     with open_store(db, config) as store:
-        try:
+        with errors_reported():
             user_id = store.users.user_id(user) if user is not None else None
-        except StoreError as exc:
-            fail(str(exc))
         figures = store.tool_stats(since=start, user_id=user_id)
         usage = store.users.usage(user_id, since=start) if user_id is not None else None
     if usage is not None and not json:

@@ -11,7 +11,7 @@ from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
     VerboseOption,
-    fail,
+    check_server,
     load,
     print_json,
     run,
@@ -23,14 +23,14 @@ from toolbridge.cli.app import app
 from toolbridge.prompting import render_tool as render_tool_definition
 from toolbridge.types import ToolSpec
 
-ServerOption = Annotated[
+ToolsServerOption = Annotated[
     str | None, typer.Option("--server", "-s", help="Only this server's tools ('native' for built-ins).")
 ]
 
 
 @app.command()
 def tools(
-    server: ServerOption = None,
+    server: ToolsServerOption = None,
     config: ConfigOption = None,
     json: JsonOption = False,
     verbose: VerboseOption = False,
@@ -38,9 +38,7 @@ def tools(
     """List every tool with its description and parameters (MCP servers first, then native tools)."""
     setup_logging(verbose)
     loaded = load(config)
-    if server and server != "native" and server not in loaded.servers:
-        known = ", ".join([*loaded.servers, "native"])
-        fail(f"no server named {server!r} in the config. Known: {known}.")
+    check_server(loaded, server, also=["native"])
 
     from toolbridge.tools import Toolbox  # the MCP SDK: imported when a command needs it
 

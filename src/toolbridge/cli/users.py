@@ -15,14 +15,13 @@ from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
     VerboseOption,
-    fail,
+    errors_reported,
     print_json,
     setup_logging,
     stdout,
 )
 from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
-from toolbridge.errors import StoreError
 
 users_app = typer.Typer(
     help="Users of `toolbridge serve`: add, list, remove. With any user, keys are required."
@@ -77,11 +76,8 @@ def add_user(
 ) -> None:
     """Add a user. From now on `toolbridge serve` asks every request for a key."""
     setup_logging(verbose)
-    with open_store(db, config) as store:
-        try:
-            store.users.add(name, admin=admin)
-        except StoreError as exc:
-            fail(str(exc))
+    with open_store(db, config) as store, errors_reported():
+        store.users.add(name, admin=admin)
     role = "admin" if admin else "user"
     stdout.print(
         f"Added {role} {escape(name)}. Give them a key: toolbridge keys create --user {escape(name)}"
@@ -94,11 +90,8 @@ def remove_user(
 ) -> None:
     """Remove a user and their keys. Their chats stay, seen by admins only."""
     setup_logging(verbose)
-    with open_store(db, config) as store:
-        try:
-            store.users.remove(name)
-        except StoreError as exc:
-            fail(str(exc))
+    with open_store(db, config) as store, errors_reported():
+        store.users.remove(name)
     stdout.print(f"Removed user {escape(name)} and their keys.")
 
 
@@ -126,11 +119,8 @@ def create_key(
 ) -> None:
     """Create a key and print it: it is shown this once (only its hash is stored)."""
     setup_logging(verbose)
-    with open_store(db, config) as store:
-        try:
-            key, record = store.users.create_key(user, label=name)
-        except StoreError as exc:
-            fail(str(exc))
+    with open_store(db, config) as store, errors_reported():
+        key, record = store.users.create_key(user, label=name)
     if json:
         print_json({"key": key, **record.model_dump(mode="json")})
         return
@@ -153,11 +143,8 @@ def list_keys(
 ) -> None:
     """Every key: prefix, label, user, created, last used, and whether it is revoked."""
     setup_logging(verbose)
-    with open_store(db, config) as store:
-        try:
-            found = store.users.keys(user)
-        except StoreError as exc:
-            fail(str(exc))
+    with open_store(db, config) as store, errors_reported():
+        found = store.users.keys(user)
     if json:
         print_json([key.model_dump(mode="json") for key in found])
         return
@@ -186,9 +173,6 @@ def revoke_key(
 ) -> None:
     """Revoke a key: requests with it are refused from now on."""
     setup_logging(verbose)
-    with open_store(db, config) as store:
-        try:
-            record = store.users.revoke_key(prefix)
-        except StoreError as exc:
-            fail(str(exc))
+    with open_store(db, config) as store, errors_reported():
+        record = store.users.revoke_key(prefix)
     stdout.print(f"Revoked key {record.prefix} of {escape(record.user)}.")
