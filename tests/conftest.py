@@ -4,6 +4,7 @@
 - `stdio_server`: a `ServerConfig` that runs one of our test servers over stdio.
 - `http_server`: starts one of our test servers over streamable HTTP or SSE on a free 127.0.0.1 port,
   waits until it accepts connections, and stops it after the test.
+- `oauth_server`: tests/servers/oauth_protected.py with its own authorization server (`oauth_helpers`).
 - `published_server`: a `ServerConfig` for a published server installed by scripts/install-test-servers.
 - `wait_until_gone`: poll until a process has exited.
 - `unused_port`: a free TCP port on 127.0.0.1.
@@ -29,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from oauth_helpers import OAuthServer, running_oauth_server
 from server_paths import PUBLISHED_SERVERS, PublishedServer, test_server_path
 from toolbridge.config.model import ServerConfig
 
@@ -182,6 +184,13 @@ def http_server() -> Iterator[StartHttpServer]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def oauth_server() -> Iterator[OAuthServer]:
+    """The OAuth-protected test server over streamable HTTP, stopped after the test."""
+    with running_oauth_server() as server:
+        yield server
 
 
 @pytest.fixture(scope="module", params=["streamable-http", "sse"])

@@ -1,15 +1,19 @@
-"""The OAuth-protected test server (tests/servers/oauth_protected.py) in a child process, and a headless
-browser step that follows its authorization redirect."""
+"""The OAuth-protected test server (tests/servers/oauth_protected.py) in a child process, a headless
+browser step that follows its authorization redirect, and what the OAuth tests do with them: sign in,
+probe the server with a token, run the CLI against it."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,9 @@ import httpx2
 from mcp.shared.auth import AuthorizationCodeResult
 
 from toolbridge.config.model import ServerConfig
+from toolbridge.mcp import ServerConnection
+from toolbridge.mcp.client_features import ClientFeatures
+from toolbridge.mcp.oauth import FileTokenStore, OAuth, StoredLogin
 
 SERVER_SCRIPT = Path(__file__).resolve().parent / "servers" / "oauth_protected.py"
 READY_TIMEOUT = 20.0
@@ -52,6 +59,21 @@ class OAuthServer:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/test/events", timeout=10) as response:
             seen: list[dict[str, Any]] = json.loads(response.read())
         return [event for event in seen if kind is None or event["event"] == kind]
+
+    def status_with(self, token: str) -> int:
+        """The HTTP status of an MCP initialize sent with `token` (a direct probe: 200 or 401)."""
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+        return httpx2.post(self.url, json=body, headers=headers, timeout=10).status_code
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -88,6 +110,32 @@ def start_oauth_server(*options: str) -> OAuthServer:
             time.sleep(0.02)  # polling for readiness, not waiting for a guess
 
 
+@contextmanager
+def running_oauth_server(*options: str) -> Iterator[OAuthServer]:
+    """`start_oauth_server(*options)`, stopped on leaving."""
+    server = start_oauth_server(*options)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def cli_setup(tmp_path: Path, server: OAuthServer) -> tuple[Path, dict[str, str]]:
+    """A config naming `server` as "secure", and an environment for the CLI with its own token file
+    (`tmp_path/tokens.json`), no colours and no display to open a browser on."""
+    config = tmp_path / "toolbridge.json"
+    config.write_text(json.dumps({"mcpServers": {"secure": {"url": server.url}}}))
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "COLUMNS": "200",
+        "TOOLBRIDGE_TOKENS": str(tmp_path / "tokens.json"),
+    }
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "TOOLBRIDGE_CONFIG"):
+        env.pop(name, None)
+    return config, env
+
+
 @dataclass
 class HeadlessBrowser:
     """A `SignIn` that plays the browser: opens the authorization URL and reads the redirect's code and
@@ -108,3 +156,15 @@ class HeadlessBrowser:
     def parameters(self, index: int = -1) -> dict[str, str]:
         """The query of the `index`th authorization URL."""
         return {key: values[0] for key, values in parse_qs(urlparse(self.asked[index][1]).query).items()}
+
+
+async def signed_in(config: ServerConfig, store: FileTokenStore) -> StoredLogin:
+    """Connect with a `HeadlessBrowser` to sign in (as `auth login` does, without the browser); the
+    login kept in `store`."""
+    features = ClientFeatures(oauth=OAuth(tokens=store, sign_in=HeadlessBrowser()))
+    async with ServerConnection(config, features=features) as connection:
+        await connection.connect()
+    stored = await store.load(config.name)
+    assert stored is not None
+    assert stored.tokens is not None
+    return stored

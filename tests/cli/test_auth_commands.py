@@ -12,40 +12,23 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
 
-from oauth_helpers import OAuthServer, start_oauth_server
+from oauth_helpers import OAuthServer, cli_setup
 
 TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
 DEADLINE = 60.0
 
 
 @pytest.fixture
-def oauth_server() -> Iterator[OAuthServer]:
-    server = start_oauth_server()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def setup(tmp_path: Path, oauth_server: OAuthServer) -> tuple[Path, dict[str, str]]:
     """A config naming the protected server, and an environment with its own token file and no display."""
-    config = tmp_path / "toolbridge.json"
-    config.write_text(json.dumps({"mcpServers": {"secure": {"url": oauth_server.url}}}))
-    env = {
-        **os.environ,
-        "NO_COLOR": "1",
-        "COLUMNS": "200",
-        "TOOLBRIDGE_TOKENS": str(tmp_path / "tokens.json"),
-    }
-    for name in ("DISPLAY", "WAYLAND_DISPLAY", "TOOLBRIDGE_CONFIG"):
-        env.pop(name, None)
-    return config, env
+    return cli_setup(tmp_path, oauth_server)
 
 
 def toolbridge(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 import uvicorn
 
-from oauth_helpers import HeadlessBrowser, OAuthServer, free_port, start_oauth_server
+from oauth_helpers import HeadlessBrowser, OAuthServer, free_port, running_oauth_server
 from toolbridge.config._server_auth import ServerAuth
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import AuthenticationError
@@ -28,17 +27,9 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def oauth_server() -> Iterator[OAuthServer]:
-    server = start_oauth_server()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def oauth_sse_server() -> Iterator[OAuthServer]:
-    server = start_oauth_server("--transport", "sse")
-    yield server
-    server.stop()
+    with running_oauth_server("--transport", "sse") as server:
+        yield server
 
 
 def features(store: FileTokenStore, browser: HeadlessBrowser | None = None) -> ClientFeatures:
@@ -176,8 +167,8 @@ async def test_a_403_insufficient_scope_steps_up_to_the_scopes_the_server_names(
 
 
 async def test_a_token_for_another_server_is_refused_and_a_new_one_is_signed_in_for(tmp_path: Path) -> None:
-    first, second = start_oauth_server(), start_oauth_server()  # same signing secret: tokens look genuine
-    try:
+    # The same signing secret: tokens of one look genuine to the other.
+    with running_oauth_server() as first, running_oauth_server() as second:
         store = FileTokenStore(tmp_path / "tokens.json")
         browser = HeadlessBrowser()
         await call(first.config("a"), features(store, browser))
@@ -186,8 +177,8 @@ async def test_a_token_for_another_server_is_refused_and_a_new_one_is_signed_in_
         assert login_a.tokens is not None
         token_a = login_a.tokens.access_token
         # The audience check is what refuses it: the same token works at the server it was issued for.
-        assert _initialize_status(first.url, token_a) == 200
-        assert _initialize_status(second.url, token_a) == 401
+        assert first.status_with(token_a) == 200
+        assert second.status_with(token_a) == 401
 
         # A's sign-in presented to B (as if B's record held it): B refuses, toolbridge signs in to B.
         await store.save("b", login_a.model_copy(update={"url": second.url}))
@@ -200,16 +191,12 @@ async def test_a_token_for_another_server_is_refused_and_a_new_one_is_signed_in_
         assert login_b is not None
         assert login_b.tokens is not None
         assert login_b.tokens.access_token != token_a
-        assert _initialize_status(second.url, login_b.tokens.access_token) == 200
-    finally:
-        first.stop()
-        second.stop()
+        assert second.status_with(login_b.tokens.access_token) == 200
 
 
 async def test_a_client_registered_by_hand_is_used_instead_of_registering(tmp_path: Path) -> None:
     redirect = f"http://127.0.0.1:{free_port()}/callback"
-    server = start_oauth_server("--client", f"my-app:s3cret:{redirect}")
-    try:
+    with running_oauth_server("--client", f"my-app:s3cret:{redirect}") as server:
         store = FileTokenStore(tmp_path / "tokens.json")
         browser = HeadlessBrowser()
         auth = ServerAuth(client_id="my-app", client_secret="s3cret", redirect_uri=redirect)
@@ -218,13 +205,10 @@ async def test_a_client_registered_by_hand_is_used_instead_of_registering(tmp_pa
         assert browser.parameters()["client_id"] == "my-app"
         assert browser.parameters()["redirect_uri"] == redirect
         assert "s3cret" not in store.path.read_text()  # the config holds the secret; the file need not
-    finally:
-        server.stop()
 
 
 async def test_client_credentials_sign_in_with_no_person(tmp_path: Path) -> None:
-    server = start_oauth_server("--client", "robot:r0b0t-secret")
-    try:
+    with running_oauth_server("--client", "robot:r0b0t-secret") as server:
         store = FileTokenStore(tmp_path / "tokens.json")
         auth = ServerAuth(
             grant="client_credentials", client_id="robot", client_secret="r0b0t-secret", issuer=server.issuer
@@ -234,31 +218,12 @@ async def test_client_credentials_sign_in_with_no_person(tmp_path: Path) -> None
             ("client_credentials", server.url)
         ]
         assert server.events("authorize") == []
-    finally:
-        server.stop()
-
-
-def _initialize_status(url: str, token: str) -> int:
-    """The HTTP status of an MCP initialize sent to `url` with `token` (a direct probe of the server)."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
-    return httpx2.post(url, json=body, headers=headers, timeout=10).status_code
 
 
 async def test_a_client_id_metadata_document_is_the_client_where_the_server_supports_it(
     tmp_path: Path,
 ) -> None:
-    server = start_oauth_server("--metadata-documents")
-    try:
+    with running_oauth_server("--metadata-documents") as server:
         document = "https://app.example.com/toolbridge-client.json"
         browser = HeadlessBrowser()
         auth = ServerAuth(client_metadata_url=document)
@@ -267,13 +232,11 @@ async def test_a_client_id_metadata_document_is_the_client_where_the_server_supp
         assert server.events("register") == []  # no dynamic registration
         assert browser.parameters()["client_id"] == document
         assert [event["client_id"] for event in server.events("metadata_document")] == [document]
-    finally:
-        server.stop()
 
 
 async def test_a_server_without_protected_resource_metadata_is_found_the_older_way(tmp_path: Path) -> None:
-    server = start_oauth_server("--legacy")  # as 2025-03-26 servers: the origin's authorization server
-    try:
+    # As 2025-03-26 servers: the origin's authorization server.
+    with running_oauth_server("--legacy") as server:
         browser = HeadlessBrowser()
         assert "mcp:read" in await call(
             server.config(), features(FileTokenStore(tmp_path / "t.json"), browser)
@@ -286,13 +249,10 @@ async def test_a_server_without_protected_resource_metadata_is_found_the_older_w
             "/.well-known/oauth-protected-resource/mcp",
             "/.well-known/oauth-protected-resource",
         ]
-    finally:
-        server.stop()
 
 
 async def test_metadata_naming_another_resource_stops_the_sign_in(tmp_path: Path) -> None:
-    server = start_oauth_server("--advertise-resource", "https://elsewhere.example.com/mcp")
-    try:
+    with running_oauth_server("--advertise-resource", "https://elsewhere.example.com/mcp") as server:
         browser = HeadlessBrowser()
         with pytest.raises(AuthenticationError) as caught:
             await call(server.config(), features(FileTokenStore(tmp_path / "t.json"), browser))
@@ -300,8 +260,6 @@ async def test_metadata_naming_another_resource_stops_the_sign_in(tmp_path: Path
         assert "signing in with OAuth failed" in message
         assert "https://elsewhere.example.com/mcp" in message
         assert browser.asked == []  # no token is asked for another server's audience
-    finally:
-        server.stop()
 
 
 async def test_a_401_without_any_oauth_to_offer_says_to_configure_credentials(tmp_path: Path) -> None:

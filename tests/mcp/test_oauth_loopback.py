@@ -3,7 +3,6 @@ and the handshake's clock standing still while a person signs in."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -12,7 +11,7 @@ import anyio.abc
 import httpx2
 import pytest
 
-from oauth_helpers import HeadlessBrowser, OAuthServer, free_port, start_oauth_server
+from oauth_helpers import HeadlessBrowser, OAuthServer, free_port
 from toolbridge.errors import AuthenticationError
 from toolbridge.mcp import ServerConnection
 from toolbridge.mcp.client_features import ClientFeatures
@@ -77,13 +76,6 @@ async def test_a_redirect_to_anywhere_but_this_machine_is_refused() -> None:
     with pytest.raises(AuthenticationError) as caught:
         await loopback_sign_in(show)("remote", authorization_url("https://app.example.com/callback"))
     assert "auth.redirect_uri" in str(caught.value)
-
-
-@pytest.fixture
-def oauth_server() -> Iterator[OAuthServer]:
-    server = start_oauth_server()
-    yield server
-    server.stop()
 
 
 async def test_a_person_may_take_longer_than_the_connect_timeout(
