@@ -20,15 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import AsyncExitStack, contextmanager
+from collections.abc import Callable, Coroutine
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,8 @@ import anyio
 import mcp_types as mcp
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+
+from _common import child_pids, free_port, in_alternating_rounds, listening, p95
 
 HERE = Path(__file__).resolve().parent
 BASIC = HERE.parent / "tests" / "servers" / "basic.py"
@@ -47,32 +48,6 @@ WORK_MS = 10
 DIRECT, GATEWAY = "direct", "through the gateway"
 
 Call = Callable[[], Coroutine[Any, Any, object]]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def listening(command: list[str], port: int) -> Iterator[tuple[str, int]]:
-    """Run `command` until the block ends; yields its base URL and process id once `port` accepts
-    connections."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        while True:  # polling for readiness, before anything is timed
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None:
-                    raise RuntimeError(f"{' '.join(command)} did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}", process.pid
-    finally:
-        process.terminate()
-        process.wait()
 
 
 def gateway_config(directory: Path, upstream: dict[str, Any]) -> list[str]:
@@ -101,10 +76,12 @@ async def open_sides(stack: AsyncExitStack, directory: Path, *, http: bool) -> d
     if http:
         upstream_port, gateway_port = free_port(), free_port()
         upstream_command = [*basic, "--transport", "http", "--port", str(upstream_port)]
-        upstream_url, upstream_pid = stack.enter_context(listening(upstream_command, upstream_port))
+        upstream_url = f"http://127.0.0.1:{upstream_port}"
+        upstream_pid = stack.enter_context(listening(upstream_command, upstream_port))
         upstream = {"type": "http", "url": f"{upstream_url}/mcp"}
         arguments = [*gateway_config(directory, upstream), "--http", "--port", str(gateway_port)]
-        gateway_url, gateway_pid = stack.enter_context(listening(toolbridge(*arguments), gateway_port))
+        gateway_url = f"http://127.0.0.1:{gateway_port}"
+        gateway_pid = stack.enter_context(listening(toolbridge(*arguments), gateway_port))
         targets: dict[str, Any] = {DIRECT: f"{upstream_url}/mcp", GATEWAY: f"{gateway_url}/mcp"}
         pids = {DIRECT: [upstream_pid], GATEWAY: [gateway_pid, upstream_pid]}
         known = child_pids()
@@ -125,29 +102,6 @@ async def open_sides(stack: AsyncExitStack, directory: Path, *, http: bool) -> d
         known |= started  # upstream is its child, counted with it)
         sides[side] = Side(_calls(client), pids.get(side, sorted(started)))
     return sides
-
-
-def child_pids(pid: int | str = "self") -> set[int]:
-    """A process's child processes, from /proc; empty where there is none."""
-    pids: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        children = task / "children"
-        if children.exists():
-            pids.update(int(child) for child in children.read_text().split())
-    return pids
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of these processes and their children so far; 0 where /proc cannot tell."""
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        total += cpu_seconds(sorted(child_pids(pid)))
-    return total
 
 
 def _calls(client: Client) -> dict[str, Call]:
@@ -175,27 +129,17 @@ async def timed_calls(call: Call, count: int) -> list[float]:
     return latencies
 
 
-def p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[-1]
-
-
 async def measure(calls: int, *, http: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="toolbridge-bench-") as directory:
         async with AsyncExitStack() as stack:
             sides = await open_sides(stack, Path(directory), http=http)
             for tool in sides[DIRECT].calls:
-                latencies: dict[str, list[float]] = {side: [] for side in sides}
-                cpu = dict.fromkeys(sides, 0.0)
                 for side in sides.values():
                     await timed_calls(side.calls[tool], WARM_UP)
-                for _ in range(ROUNDS):
-                    for name, side in sides.items():
-                        before = cpu_seconds(side.server_pids)
-                        latencies[name] += await timed_calls(side.calls[tool], calls // ROUNDS)
-                        cpu[name] += cpu_seconds(side.server_pids) - before
-                report(
-                    tool, latencies, {name: seconds / len(latencies[name]) for name, seconds in cpu.items()}
-                )
+                timers = {name: partial(timed_calls, side.calls[tool]) for name, side in sides.items()}
+                pids = {name: side.server_pids for name, side in sides.items()}
+                latencies, cpu_per_call = await in_alternating_rounds(timers, pids, calls, ROUNDS)
+                report(tool, latencies, cpu_per_call)
 
 
 def report(tool: str, latencies: dict[str, list[float]], cpu_per_call: dict[str, float]) -> None:

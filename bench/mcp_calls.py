@@ -22,14 +22,12 @@ toolbridge's layer <= 1.10x the session it wraps on each server; N concurrent 10
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AsyncExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +36,7 @@ from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from _common import child_pids, free_port, in_alternating_rounds, listening, p95
 from toolbridge.config.model import Config, ServerConfig
 from toolbridge.tools import Toolbox
 
@@ -75,54 +74,12 @@ async def concurrent_wall_time(call: Call, count: int) -> float:
     return time.perf_counter() - started
 
 
-def child_pids(pid: int | str = "self") -> set[int]:
-    """A process's child processes, from /proc; empty where there is none."""
-    pids: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        children = task / "children"
-        if children.exists():
-            pids.update(int(child) for child in children.read_text().split())
-    return pids
-
-
-def cpu_seconds(pid: int | None) -> float:
-    """User + system CPU time of a process and its children (toolbridge starts a server through a
-    shell that waits for it) so far; 0 where /proc cannot tell."""
-    if pid is None:
-        return 0.0
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return own + sum(cpu_seconds(child) for child in child_pids(pid))
-
-
-def p95(values: list[float]) -> float:
-    return statistics.quantiles(values, n=20)[-1]
-
-
 @contextmanager
 def http_server(script: Path) -> Iterator[tuple[str, int]]:
     """`script` serving streamable HTTP on a free 127.0.0.1 port: its URL and process id."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, str(script), "--transport", "http", "--port", str(port)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        while True:  # polling for readiness, before anything is timed
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None:
-                    raise RuntimeError(f"{script} did not start over HTTP") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", process.pid
-    finally:
-        process.terminate()
-        process.wait()
+    port = free_port()
+    with listening([sys.executable, str(script), "--transport", "http", "--port", str(port)], port) as pid:
+        yield f"http://127.0.0.1:{port}/mcp", pid
 
 
 async def open_sides(
@@ -197,17 +154,12 @@ async def measure(script: Path, calls: int, concurrent: int | None, *, http: boo
             sides, servers, protocol = await open_sides(stack, script, quiet, http=http)
             for call in sides.values():
                 await timed_calls(call, WARM_UP)
-            latencies: dict[str, list[float]] = {side: [] for side in sides}
-            server_cpu = dict.fromkeys(sides, 0.0)
-            for _ in range(ROUNDS):
-                for side, call in sides.items():
-                    before = cpu_seconds(servers[side])
-                    latencies[side] += await timed_calls(call, calls // ROUNDS)
-                    server_cpu[side] += cpu_seconds(servers[side]) - before
+            timers = {side: partial(timed_calls, call) for side, call in sides.items()}
+            pids = {side: [pid] for side, pid in servers.items()}
+            latencies, cpu_per_call = await in_alternating_rounds(timers, pids, calls, ROUNDS)
             walls = {}
             if concurrent:
                 walls = {side: await concurrent_wall_time(call, concurrent) for side, call in sides.items()}
-    cpu_per_call = {side: seconds / len(latencies[side]) for side, seconds in server_cpu.items()}
     report(latencies, cpu_per_call, walls, protocol, concurrent)
 
 
