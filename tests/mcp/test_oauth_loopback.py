@@ -3,6 +3,7 @@ and the handshake's clock standing still while a person signs in."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -81,16 +82,20 @@ async def test_a_redirect_to_anywhere_but_this_machine_is_refused() -> None:
 async def test_a_person_may_take_longer_than_the_connect_timeout(
     oauth_server: OAuthServer, tmp_path: Path
 ) -> None:
+    """No deadline runs while a person reads the consent page: nothing would cut them off, however long
+    they take (the connect's clock starts again once they answer)."""
     browser = HeadlessBrowser()
+    deadlines_while_asking: list[float] = []
 
-    async def slow_person(server: str, url: str) -> AuthorizationCodeResult:
-        await anyio.sleep(2.0)  # a person reading the consent page: twice the connect timeout
+    async def person(server: str, url: str) -> AuthorizationCodeResult:
+        deadlines_while_asking.append(anyio.current_effective_deadline())
         return await browser(server, url)
 
-    features = ClientFeatures(oauth=OAuth(tokens=FileTokenStore(tmp_path / "t.json"), sign_in=slow_person))
+    features = ClientFeatures(oauth=OAuth(tokens=FileTokenStore(tmp_path / "t.json"), sign_in=person))
     async with ServerConnection(oauth_server.config(connect_timeout=1.0), features=features) as server:
         result = await server.call_tool("whoami", {}, call_id="c1")
     assert "mcp:read" in result.text
+    assert deadlines_while_asking == [math.inf]
 
 
 async def test_a_callback_port_already_taken_says_what_to_do() -> None:
