@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -78,8 +78,9 @@ def serving(
     config_path.write_text(
         json.dumps({"models": {"scripted": scripted}, "default_model": "scripted", **config})
     )
-    port = free_port()
-    command = [sys.executable, "-m", "toolbridge", "serve", "--config", str(config_path), "--port", str(port)]
+    # Port 0: the server binds a free port itself and names it in its startup line, so no other process
+    # can take the port between choosing it and listening on it.
+    command = [sys.executable, "-m", "toolbridge", "serve", "--config", str(config_path), "--port", "0"]
     command += ["--db", db_url or web_db_url(tmp_path)]
     if token:
         command += ["--token", token]
@@ -89,9 +90,7 @@ def serving(
     with log.open("w") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
     try:
-        url = f"http://127.0.0.1:{port}/"
-        wait_until_serving(process, url, log)
-        yield url
+        yield wait_until_serving(process, log)
     finally:
         page.goto("about:blank")
         process.send_signal(signal.SIGTERM)
@@ -107,25 +106,26 @@ def web_db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'web.db'}"
 
 
-def wait_until_serving(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+SERVING = re.compile(r"toolbridge serving on (http://127\.0\.0\.1:\d+/)")
+
+
+def wait_until_serving(process: subprocess.Popen[bytes], log: Path) -> str:
+    """The page's URL, from the server's startup line in `log`, once the page answers there."""
     deadline = time.monotonic() + READY_TIMEOUT
+    url = None
     while True:
         if process.poll() is not None:
             pytest.fail(f"toolbridge serve exited with {process.returncode}:\n{log.read_text()}")
+        if url is None and (started := SERVING.search(log.read_text())):
+            url = started.group(1)
         try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
-                return
+            if url is not None and httpx.get(url, timeout=1.0).status_code == 200:
+                return url
         except httpx.TransportError:
             pass
         if time.monotonic() > deadline:
-            pytest.fail(f"toolbridge serve did not answer at {url} in time:\n{log.read_text()}")
+            pytest.fail(f"toolbridge serve did not answer in time:\n{log.read_text()}")
         time.sleep(0.05)  # polling for readiness, not waiting for a guess
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def answers_tool_result(text: str) -> Callable[[RecordedRequest], bool]:

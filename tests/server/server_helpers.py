@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -53,8 +54,6 @@ def read_only_database_url(schema: str) -> str:
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -134,7 +133,10 @@ def serve_in_thread(
     """`create_app` under uvicorn (lifespan on) on its own thread and event loop; the store is SQLite in
     `directory` unless `db_url` says otherwise."""
     config = load_config(write_config(directory, model, **config_sections))
-    port = free_port()
+    # Bound here on port 0 and handed to uvicorn: the port is ours from the start, never picked and
+    # then bound later, when another process may have taken it.
+    listening = socket.create_server(("127.0.0.1", 0))
+    port = listening.getsockname()[1]
     settings = settings_from_config(config, port=port, token=token)
     db_url = db_url or f"sqlite:///{directory / 'toolbridge.db'}"
     with Store(db_url) as store:
@@ -142,7 +144,9 @@ def serve_in_thread(
         server = uvicorn.Server(
             uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_config=None, access_log=False)
         )
-        thread = threading.Thread(target=server.run, name=f"toolbridge-serve:{port}", daemon=True)
+        thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [listening]}, name=f"toolbridge-serve:{port}", daemon=True
+        )
         thread.start()
         deadline = time.monotonic() + READY_TIMEOUT
         while not server.started:  # uvicorn sets it once the lifespan has started and the socket listens
@@ -156,6 +160,7 @@ def serve_in_thread(
             running.close_clients()
             server.should_exit = True
             thread.join(READY_TIMEOUT)
+            listening.close()
             assert not thread.is_alive(), "the server did not stop"
 
 

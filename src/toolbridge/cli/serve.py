@@ -22,7 +22,13 @@ HostOption = Annotated[
     ),
 ]
 PortOption = Annotated[
-    int | None, typer.Option("--port", "-p", help="Port. Default: 8765.", show_default=False)
+    int | None,
+    typer.Option(
+        "--port",
+        "-p",
+        help="Port. Default: 8765; 0 picks a free one, named in the startup line.",
+        show_default=False,
+    ),
 ]
 TokenOption = Annotated[
     str | None,
@@ -85,6 +91,8 @@ def serve(
             has_users = store.users.any()
             settings.check_bind(has_users=has_users)
             sock = listen(settings.host, settings.port)
+            if settings.port == 0:  # a free port the system picked: the Host check and the banner name it
+                settings = settings.model_copy(update={"port": sock.getsockname()[1]})
         except ToolbridgeError as exc:
             fail(str(exc))
         server_app = create_app(loaded, store=store, settings=settings)
