@@ -12,18 +12,16 @@ from hypothesis import strategies as st
 from tool_call_tag_harness import (
     SCHEMAS,
     Case,
-    arguments_per_call,
     assert_end_on_the_completing_feed,
-    assert_no_markup_shown,
     check,
+    check_chunks,
+    check_one_character_at_a_time,
     parse_case,
     round_trip_arguments,
     schema_for,
-    stream_case,
 )
 
 from toolbridge.parsing import (
-    ParseResult,
     StreamParser,
     ToolCallArgumentsDelta,
     ToolCallEnd,
@@ -183,12 +181,7 @@ def test_glm_whole_output(case: Case, fmt: str) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_glm_one_character_at_a_time(case: Case) -> None:
-    events = stream_case(case, range(len(case.text)), "glm")
-    check(ParseResult.from_events(events), case, "glm")
-    whole = stream_case(case, [], "glm")
-    assert ParseResult.from_events(events) == ParseResult.from_events(whole)
-    assert arguments_per_call(events) == arguments_per_call(whole)
-    assert_no_markup_shown(events)
+    check_one_character_at_a_time(case, "glm")
 
 
 @settings(max_examples=40, deadline=None)
@@ -196,10 +189,7 @@ def test_glm_one_character_at_a_time(case: Case) -> None:
 @given(data=st.data())
 def test_glm_random_chunks_agree_with_whole(case: Case, data: st.DataObject) -> None:
     cuts = data.draw(st.lists(st.integers(0, len(case.text)), max_size=max(1, len(case.text) // 3)))
-    events = stream_case(case, cuts, "glm")
-    assert ParseResult.from_events(events) == parse_case(case, "glm")
-    assert arguments_per_call(events) == arguments_per_call(stream_case(case, [], "glm"))
-    assert_no_markup_shown(events)
+    check_chunks(case, cuts, "glm")
 
 
 def test_the_other_tool_call_formats_read_it_too() -> None:

@@ -12,18 +12,16 @@ from hypothesis import strategies as st
 from tool_call_tag_harness import (
     SCHEMAS,
     Case,
-    arguments_per_call,
     assert_end_on_the_completing_feed,
-    assert_no_markup_shown,
     check,
+    check_chunks,
+    check_one_character_at_a_time,
     parse_case,
     round_trip_arguments,
     schema_for,
-    stream_case,
 )
 
 from toolbridge.parsing import (
-    ParseResult,
     StreamParser,
     ToolCallArgumentsDelta,
     ToolCallEnd,
@@ -207,12 +205,7 @@ def test_qwen3_xml_whole_output(case: Case, fmt: str) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_qwen3_xml_one_character_at_a_time(case: Case) -> None:
-    events = stream_case(case, range(len(case.text)), "qwen3_xml")
-    check(ParseResult.from_events(events), case, "qwen3_xml")
-    whole = stream_case(case, [], "qwen3_xml")
-    assert ParseResult.from_events(events) == ParseResult.from_events(whole)
-    assert arguments_per_call(events) == arguments_per_call(whole)
-    assert_no_markup_shown(events)
+    check_one_character_at_a_time(case, "qwen3_xml")
 
 
 @settings(max_examples=40, deadline=None)
@@ -220,10 +213,7 @@ def test_qwen3_xml_one_character_at_a_time(case: Case) -> None:
 @given(data=st.data())
 def test_qwen3_xml_random_chunks_agree_with_whole(case: Case, data: st.DataObject) -> None:
     cuts = data.draw(st.lists(st.integers(0, len(case.text)), max_size=max(1, len(case.text) // 3)))
-    events = stream_case(case, cuts, "qwen3_xml")
-    assert ParseResult.from_events(events) == parse_case(case, "qwen3_xml")
-    assert arguments_per_call(events) == arguments_per_call(stream_case(case, [], "qwen3_xml"))
-    assert_no_markup_shown(events)
+    check_chunks(case, cuts, "qwen3_xml")
 
 
 def test_the_other_tool_call_formats_read_it_too() -> None:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from parsing_cases import CASES, Case
+from tool_call_tag_harness import arguments_per_call
 
 from toolbridge.parsing import (
     Event,
@@ -56,20 +57,6 @@ def stream(text: str, cuts: Sequence[int], *, fmt: str = "auto", reasoning_open:
     for start, end in itertools.pairwise(bounds):
         events += parser.feed(text[start:end])
     return events + parser.finish()
-
-
-def arguments_per_call(events: Sequence[Event]) -> list[str]:
-    """The argument deltas of each completed call, joined."""
-    found: list[str] = []
-    current: list[str] = []
-    for event in events:
-        if isinstance(event, ToolCallStart):
-            current = []
-        elif isinstance(event, ToolCallArgumentsDelta):
-            current.append(event.text)
-        elif isinstance(event, ToolCallEnd):
-            found.append("".join(current))
-    return found
 
 
 def cuts_for(text: str) -> st.SearchStrategy[list[int]]:

@@ -124,6 +124,23 @@ def arguments_per_call(events: Sequence[Event]) -> list[str]:
     return found
 
 
+def check_chunks(case: Case, cuts: Sequence[int], family: str) -> None:
+    """Fed in the chunks `cuts` make: the same result and the same argument deltas as whole, and no
+    markup shown."""
+    events = stream_case(case, cuts, family)
+    whole = stream_case(case, [], family)
+    assert ParseResult.from_events(events) == ParseResult.from_events(whole) == parse_case(case, family)
+    assert arguments_per_call(events) == arguments_per_call(whole)
+    assert_no_markup_shown(events)
+
+
+def check_one_character_at_a_time(case: Case, family: str) -> None:
+    """Fed one character at a time: the case's result, as whole (`check_chunks`)."""
+    cuts = range(len(case.text))
+    check(ParseResult.from_events(stream_case(case, cuts, family)), case, family)
+    check_chunks(case, cuts, family)
+
+
 def assert_end_on_the_completing_feed(text: str, fmt: str) -> None:
     """`text` ends with a call's last character: in any chunk size, its ToolCallEnd comes with that feed."""
     for size in (1, 2, 3, 7, len(text)):
