@@ -3,45 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
+from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, toolbridge
 from toolbridge.agent import parse_event
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
-
-TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
-StdioServer = Callable[..., ServerConfig]
-
-
-def environment(tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "NO_COLOR": "1", "TOOLBRIDGE_CACHE_DIR": str(tmp_path / "cache")}
-    env["TOOLBRIDGE_DB"] = str(
-        tmp_path / "toolbridge.db"
-    )  # `call`, `ask` and `chat` log here, not for the user
-    for name in ("TOOLBRIDGE_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(name, None)
-    return env
-
-
-def toolbridge(tmp_path: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*TOOLBRIDGE, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environment(tmp_path),
-        cwd=tmp_path,
-        check=False,
-    )
 
 
 def scripted_config(tmp_path: Path, model: ScriptedModel, **extra: Any) -> Path:

@@ -10,7 +10,6 @@ import pty
 import select
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,9 +18,9 @@ from typing import Any
 import httpx2
 import pytest
 
+from cli.cli_helpers import TOOLBRIDGE
 from oauth_helpers import OAuthServer, cli_setup
 
-TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
 DEADLINE = 60.0
 
 

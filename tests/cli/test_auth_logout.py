@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 
+from cli.cli_helpers import TOOLBRIDGE
 from oauth_helpers import OAuthServer, cli_setup, running_oauth_server, signed_in
 from toolbridge.mcp.oauth import FileTokenStore
-
-TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
 
 
 def sign_in(server: OAuthServer, tokens: Path) -> str:

@@ -9,23 +9,14 @@ import os
 import pty
 import select
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cli.cli_helpers import TOOLBRIDGE, environment
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModel, Turn
-
-TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
-
-
-def environment(tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "TOOLBRIDGE_DB": str(tmp_path / "tb.db")}
-    for name in ("TOOLBRIDGE_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(name, None)
-    return env
 
 
 def config_with_library(tmp_path: Path, model: ScriptedModel, library: ServerConfig) -> Path:

@@ -7,11 +7,9 @@ Commands run as real processes with their own config and database under tmp_path
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,51 +19,10 @@ import click
 import pytest
 import typer
 
+from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, stdio_entry, toolbridge, write_config
 from toolbridge.cli import app
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModel, Turn
-
-TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
-StdioServer = Callable[..., ServerConfig]
-
-
-def environment(tmp_path: Path) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "NO_COLOR": "1",
-        "COLUMNS": "200",
-        "XDG_CONFIG_HOME": str(tmp_path / "config-home"),
-        "XDG_DATA_HOME": str(tmp_path / "data-home"),
-        "TOOLBRIDGE_DB": f"sqlite:///{tmp_path / 'toolbridge.db'}",
-        "TOOLBRIDGE_CACHE_DIR": str(tmp_path / "cache"),
-    }
-    for name in ("TOOLBRIDGE_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(name, None)
-    return env
-
-
-def toolbridge(tmp_path: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*TOOLBRIDGE, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=environment(tmp_path),
-        cwd=tmp_path,
-        check=False,
-    )
-
-
-def write_config(tmp_path: Path, document: dict[str, Any], name: str = "toolbridge.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(document))
-    return path
-
-
-def stdio_entry(server: ServerConfig, **extra: Any) -> dict[str, Any]:
-    return {"command": server.command, "args": server.args, **extra}
-
 
 # -- the habits of every command line ----------------------------------------------------------------
 

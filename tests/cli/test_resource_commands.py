@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from cli.cli_helpers import TOOLBRIDGE
 from toolbridge.config.model import ServerConfig
-
-TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
 
 
 @pytest.fixture

@@ -10,21 +10,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from cli.cli_helpers import toolbridge
 from toolbridge.config.model import ServerConfig
-
-
-def toolbridge(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", "TOOLBRIDGE_DB": str(tmp_path / "t.db")}
-    env.pop("TOOLBRIDGE_CONFIG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "toolbridge", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
 
 
 def test_servers_logs_shows_what_the_server_logged(

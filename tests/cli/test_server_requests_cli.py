@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, stdio_entry, toolbridge, write_config
 from cli.terminal import Terminal
-from cli.test_cli_habits import TOOLBRIDGE, StdioServer, environment, stdio_entry, toolbridge, write_config
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from cli.cli_helpers import TOOLBRIDGE
 from toolbridge.config.model import ServerConfig
 
-TOOLBRIDGE = [sys.executable, "-m", "toolbridge"]
 StdioServer = Callable[..., ServerConfig]
 
 
