@@ -3,7 +3,8 @@
     types, errors → config → mcp → tools → prompting → parsing → models → agent → store → gateway → server → cli
 
 `telemetry` (spans, metrics, log context) sits beside `types` and `errors`: it imports nothing of
-toolbridge, so every layer may report through it. `parsing` imports nothing of toolbridge but the base
+toolbridge, so every layer may report through it; so does `_request_guard` (the HTTP checks the server
+and the gateway share). `parsing` imports nothing of toolbridge but the base
 (`types`, `errors`: a dialect knows no prompt, no model, no loop), and the agent loop imports no parser: prompt mode lives in the models layer, as a
 model wrapper.
 """
@@ -36,6 +37,7 @@ RANK = {name: rank for rank, name in enumerate(ORDER)} | {
     "types": 0,
     "errors": 0,
     "_values": 0,
+    "_request_guard": 0,
     "telemetry": 0,
 }
 TOP = {"__init__", "__main__", "testing"}
@@ -73,6 +75,10 @@ def test_every_package_imports_only_the_ones_below_it() -> None:
 
 def test_telemetry_imports_nothing_of_toolbridge() -> None:
     assert imports_by_package()["telemetry"] == set()
+
+
+def test_the_request_guard_imports_nothing_of_toolbridge() -> None:
+    assert imports_by_package()["_request_guard"] == set()
 
 
 def test_parsing_imports_nothing_above_types() -> None:
