@@ -54,6 +54,25 @@ def callers(questions: Questions) -> list[tuple[str, str] | None]:
     return [None if call is None else (call.call_id, call.context[CALLER]) for call in questions.calls]
 
 
+async def overlapping_questions(
+    config: ServerConfig, second_call_id: str
+) -> tuple[list[tuple[str, str] | None], str | None]:
+    """ "chat 1" calls (call_1), then "chat 2" (`second_call_id`) while the first call's question is still
+    open: who asked each question, and the revision the session spoke."""
+    questions = Questions()
+    async with (
+        ServerConnection(config, features=ClientFeatures(elicitation=questions.elicit)) as server,
+        anyio.create_task_group() as calls,
+    ):
+        calls.start_soon(ask_as, server, "chat 1", "call_1")
+        await questions.until_asked(1)
+        calls.start_soon(ask_as, server, "chat 2", second_call_id)
+        await questions.until_asked(2)
+        questions.release.set()
+        protocol = server.protocol_version
+    return callers(questions), protocol
+
+
 async def test_the_only_call_in_flight_over_stdio_is_the_one_that_asked(
     stdio_server: Callable[..., ServerConfig],
 ) -> None:
@@ -68,35 +87,16 @@ async def test_the_only_call_in_flight_over_stdio_is_the_one_that_asked(
 async def test_over_stdio_a_question_during_one_of_two_calls_is_asked_by_no_known_call(
     stdio_server: Callable[..., ServerConfig],
 ) -> None:
-    questions = Questions()
-    config = stdio_server("asks_client", name="asker")
-    async with (
-        ServerConnection(config, features=ClientFeatures(elicitation=questions.elicit)) as server,
-        anyio.create_task_group() as calls,
-    ):
-        calls.start_soon(ask_as, server, "chat 1", "call_1")
-        await questions.until_asked(1)
-        calls.start_soon(ask_as, server, "chat 2", "call_2")
-        await questions.until_asked(2)
-        questions.release.set()
-    assert callers(questions) == [("call_1", "chat 1"), None]
+    asked_by, _ = await overlapping_questions(stdio_server("asks_client", name="asker"), "call_2")
+    assert asked_by == [("call_1", "chat 1"), None]
 
 
 async def test_over_streamable_http_concurrent_calls_each_get_their_own_question(
     http_server: Callable[..., Any],
 ) -> None:
-    questions = Questions()
     config = http_server("asks_client", "streamable-http").config("asker", protocol="2025-11-25")
-    async with (
-        ServerConnection(config, features=ClientFeatures(elicitation=questions.elicit)) as server,
-        anyio.create_task_group() as calls,
-    ):
-        calls.start_soon(ask_as, server, "chat 1", "call_1")
-        await questions.until_asked(1)
-        calls.start_soon(ask_as, server, "chat 2", "call_1")  # the same id: told apart by the call
-        await questions.until_asked(2)
-        questions.release.set()
-    assert callers(questions) == [("call_1", "chat 1"), ("call_1", "chat 2")]
+    asked_by, _ = await overlapping_questions(config, "call_1")  # the same id: told apart by the call
+    assert asked_by == [("call_1", "chat 1"), ("call_1", "chat 2")]
 
 
 async def test_on_the_2026_revision_concurrent_calls_over_stdio_each_get_their_own_question(
@@ -104,16 +104,6 @@ async def test_on_the_2026_revision_concurrent_calls_over_stdio_each_get_their_o
 ) -> None:
     """There the server returns its questions as the call's result, and the client answers them and
     resends the call: the question is asked by the call itself, whatever the transport."""
-    questions = Questions()
-    config = stdio_server("revisions", name="asker")
-    async with (
-        ServerConnection(config, features=ClientFeatures(elicitation=questions.elicit)) as server,
-        anyio.create_task_group() as calls,
-    ):
-        calls.start_soon(ask_as, server, "chat 1", "call_1")
-        await questions.until_asked(1)
-        calls.start_soon(ask_as, server, "chat 2", "call_2")
-        await questions.until_asked(2)
-        questions.release.set()
-        assert server.protocol_version == "2026-07-28"
-    assert callers(questions) == [("call_1", "chat 1"), ("call_2", "chat 2")]
+    asked_by, protocol = await overlapping_questions(stdio_server("revisions", name="asker"), "call_2")
+    assert protocol == "2026-07-28"
+    assert asked_by == [("call_1", "chat 1"), ("call_2", "chat 2")]
