@@ -57,8 +57,8 @@ def callers(questions: Questions) -> list[tuple[str, str] | None]:
 async def overlapping_questions(
     config: ServerConfig, second_call_id: str
 ) -> tuple[list[tuple[str, str] | None], str | None]:
-    """ "chat 1" calls (call_1), then "chat 2" (`second_call_id`) while the first call's question is still
-    open: who asked each question, and the revision the session spoke."""
+    """A call from "chat 1" (call_1), then one from "chat 2" (`second_call_id`) while the first call's
+    question is still open: who asked each question, and the revision the session spoke."""
     questions = Questions()
     async with (
         ServerConnection(config, features=ClientFeatures(elicitation=questions.elicit)) as server,
