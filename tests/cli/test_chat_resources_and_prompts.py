@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cli.cli_helpers import TOOLBRIDGE, environment
+from cli.cli_helpers import TOOLBRIDGE, environment, toolbridge
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModel, Turn
 
@@ -69,16 +69,7 @@ def test_attachments_and_prompts_in_chat(tmp_path: Path, stdio_server: Callable[
             "Hi",
             "/exit",
         ]
-        done = subprocess.run(
-            [*TOOLBRIDGE, "chat", "--config", str(config)],
-            input="\n".join(lines) + "\n",
-            capture_output=True,
-            text=True,
-            timeout=90,
-            env=environment(tmp_path),
-            cwd=tmp_path,
-            check=False,
-        )
+        done = toolbridge(tmp_path, "chat", "--config", str(config), stdin="\n".join(lines) + "\n")
     assert done.returncode == 0, done.stderr
     assert "review code=… [language=…] (library)  Review a piece of code." in done.stdout
     assert "Reviewed." in done.stdout
@@ -91,14 +82,8 @@ def test_attachments_and_prompts_in_chat(tmp_path: Path, stdio_server: Callable[
     assert "assistant (prompt): Hi, how can I help?" in done.stdout
     assert "Hello again." in done.stdout
     # The stored chat has the prompt's messages and the attachment.
-    history = subprocess.run(
-        [*TOOLBRIDGE, "history", "show", "1", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environment(tmp_path),
-        check=True,
-    )
+    history = toolbridge(tmp_path, "history", "show", "1", "--json")
+    assert history.returncode == 0, history.stderr
     messages = json.loads(history.stdout)["messages"]
     assert messages[2]["content"] == "Summarize @library:note://readme please"
     assert messages[2]["attachments"][0]["uri"] == "note://readme"
