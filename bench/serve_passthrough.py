@@ -77,7 +77,9 @@ def start_model_process(turns: int, tool_mode: str, token_delay: float) -> tuple
     return process, process.stdout.readline().strip()
 
 
-def start_server(model_url: str, tool_mode: str, directory: Path) -> tuple[subprocess.Popen[bytes], int]:
+def start_server(
+    model_url: str, tool_mode: str, directory: Path, profile: Path | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
     upstream = {
         "provider": "openai",
         "model": "scripted-model",
@@ -89,7 +91,18 @@ def start_server(model_url: str, tool_mode: str, directory: Path) -> tuple[subpr
     path = directory / "toolbridge.json"
     path.write_text(json.dumps({"models": {"upstream": upstream}}))
     port = free_port()
-    command = [sys.executable, "-m", "toolbridge", "serve", "--config", str(path), "--port", str(port)]
+    profiler = ["-m", "cProfile", "-o", str(profile)] if profile else []
+    command = [
+        sys.executable,
+        *profiler,
+        "-m",
+        "toolbridge",
+        "serve",
+        "--config",
+        str(path),
+        "--port",
+        str(port),
+    ]
     command += ["--db", f"sqlite:///{directory / 'bench.db'}"]
     process = subprocess.Popen(command, env={**os.environ, "TOOLBRIDGE_TOKEN": ""})
     deadline = time.monotonic() + 30
@@ -168,12 +181,14 @@ def report(label: str, measured: Measurement, upstream_cpu: float) -> None:
     print(line + f", upstream {upstream_cpu / len(latencies) * 1000:.2f} ms")
 
 
-async def main(streams: int, rounds: int, tool_mode: str, token_delay: float) -> None:
+async def main(
+    streams: int, rounds: int, tool_mode: str, token_delay: float, profile: Path | None = None
+) -> None:
     turns = (rounds + 1) * streams * 2
     model, model_url = start_model_process(turns, tool_mode, token_delay)
     try:
         with tempfile.TemporaryDirectory() as directory:
-            server, port = start_server(model_url, tool_mode, Path(directory))
+            server, port = start_server(model_url, tool_mode, Path(directory), profile)
             to_model = openai.AsyncOpenAI(base_url=model_url, api_key="bench", max_retries=0, timeout=60)
             to_serve = openai.AsyncOpenAI(
                 base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=60
@@ -221,8 +236,11 @@ def run(arguments: list[str]) -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--tool-mode", choices=["native", "prompt"], default="native")
     parser.add_argument("--token-delay", type=float, default=0.0)
+    parser.add_argument(
+        "--profile", type=Path, metavar="FILE", help="run serve under cProfile, its stats written to FILE"
+    )
     parsed = parser.parse_args(arguments)
-    anyio.run(main, parsed.streams, parsed.rounds, parsed.tool_mode, parsed.token_delay)
+    anyio.run(main, parsed.streams, parsed.rounds, parsed.tool_mode, parsed.token_delay, parsed.profile)
 
 
 if __name__ == "__main__":
