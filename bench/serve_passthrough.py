@@ -77,21 +77,20 @@ def reply(tool_mode: str, token_delay: float) -> Turn:
 def serve_profiled(path: str, arguments: list[str]) -> None:
     """`--profiled-serve`: `toolbridge serve` with a profiler on between SIGUSR1 and SIGUSR2, which
     writes its stats to `path`."""
-    from toolbridge.cli import main as toolbridge
+    import cProfile
 
     try:
         import yappi  # type: ignore[import-not-found]
     except ImportError:
         yappi = None
-    import cProfile
-
+    else:
+        yappi.set_clock_type("cpu")
     profiler = cProfile.Profile()
 
     def start(*_: object) -> None:
         if yappi is None:
             profiler.enable()
         else:
-            yappi.set_clock_type("cpu")
             yappi.start(builtins=True, profile_threads=True)
 
     def dump(*_: object) -> None:
@@ -102,6 +101,8 @@ def serve_profiled(path: str, arguments: list[str]) -> None:
             yappi.stop()
             yappi.get_func_stats().save(f"{path}.partial", type="pstat")
         os.replace(f"{path}.partial", path)  # whole, for the bench waiting on it
+
+    from toolbridge.cli import main as toolbridge
 
     signal.signal(signal.SIGUSR1, start)
     signal.signal(signal.SIGUSR2, dump)
@@ -124,7 +125,7 @@ def start_model_process(turns: int, tool_mode: str, token_delay: float) -> tuple
 
 
 def start_server(
-    model_url: str, tool_mode: str, directory: Path, profile: Path | None = None
+    model_url: str, tool_mode: str, directory: Path, profile: Path | None
 ) -> tuple[subprocess.Popen[bytes], int]:
     upstream = {
         "provider": "openai",
@@ -137,19 +138,19 @@ def start_server(
     path = directory / "toolbridge.json"
     path.write_text(json.dumps({"models": {"upstream": upstream}}))
     port = free_port()
-    profiler = ["-m", "cProfile", "-o", str(profile)] if profile else []
-    command = [
-        sys.executable,
-        *profiler,
-        "-m",
-        "toolbridge",
+    serve = [
         "serve",
         "--config",
         str(path),
         "--port",
         str(port),
+        "--db",
+        f"sqlite:///{directory / 'bench.db'}",
     ]
-    command += ["--db", f"sqlite:///{directory / 'bench.db'}"]
+    if profile is None:
+        command = [sys.executable, "-m", "toolbridge", *serve]
+    else:
+        command = [sys.executable, __file__, "--profiled-serve", str(profile), *serve]
     process = subprocess.Popen(command, env={**os.environ, "TOOLBRIDGE_TOKEN": ""})
     deadline = time.monotonic() + 30
     while True:
