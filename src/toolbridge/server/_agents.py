@@ -61,16 +61,17 @@ class AgentCatalog:
         if name in self.config.agent_names:
             return None
         problem = model_name_problem(name, self.config)
-        # Every request asks: a model's name costs one lookup of the stored agents by that name (not
-        # `find_agent`, which lists them all for its error when there is none).
-        lookup = partial(find_agent, self.config) if problem is not None else self._stored_agent
-        try:
-            await anyio.to_thread.run_sync(lookup, self.store, name)
-            return None
-        except InvalidAgentError:
-            return None  # an agent of that name, broken: the agent's path says so
-        except AgentNotFoundError as error:
-            if problem is not None:
+        if problem is None:
+            # A model's name, asked on every request: one cheap lookup, as a stored agent of that name wins.
+            if await anyio.to_thread.run_sync(self.store.has_agent, name):
+                return None
+        else:
+            try:
+                await anyio.to_thread.run_sync(find_agent, self.config, self.store, name)
+                return None
+            except InvalidAgentError:
+                return None  # an agent of that name, broken: the agent's path says so
+            except AgentNotFoundError as error:
                 message = f"{error}. Nor is it a model: {problem}"
                 raise ApiError(404, message, param="model", code="model_not_found") from None
         async with self._resolving:
@@ -82,11 +83,6 @@ class AgentCatalog:
                 except ToolbridgeError as error:
                     raise ApiError(503, f"model {name!r} cannot be used: {error}", param="model") from error
             return self._models[name]
-
-    @staticmethod
-    def _stored_agent(store: Store, name: str) -> None:
-        """Raises `AgentNotFoundError` unless the store has an agent called `name` (broken or not)."""
-        store.get_agent(name)
 
     def model_names(self) -> list[str]:
         """The config's models, which pass-through requests may name (so may `provider:model`)."""
