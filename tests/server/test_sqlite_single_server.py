@@ -8,9 +8,11 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from replicas import READY_TIMEOUT, start_replica
 from server_helpers import free_port, toolbridge_command, write_config
 
+from toolbridge.store.serving import serving_lock
 from toolbridge.testing import ScriptedModel
 
 
@@ -52,3 +54,15 @@ def test_a_second_server_on_one_sqlite_file_is_refused_until_the_first_dies(tmp_
                 after.close()
         finally:
             first.close()
+
+
+def test_a_database_whose_folder_cannot_take_the_lock_is_still_served(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    database = tmp_path / "toolbridge.db"
+    (tmp_path / "toolbridge.db.serve-lock").mkdir()  # the lock file cannot be opened
+    with serving_lock(f"sqlite:///{database}"):
+        pass
+    assert "no serving lock" in caplog.text
+    with serving_lock("postgresql+psycopg://u:p@127.0.0.1/db"), serving_lock("sqlite://"):
+        pass  # nothing to hold for PostgreSQL, nor for an in-memory database

@@ -11,6 +11,7 @@ so a crashed server never leaves a stale lock behind. The file stays; it holds t
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from toolbridge.store._errors import StoreError
 __all__ = ["DatabaseInUseError", "lock_path", "serving_lock"]
 
 LOCK_SUFFIX = ".serve-lock"
+_log = logging.getLogger(__name__)
 
 
 class DatabaseInUseError(StoreError):
@@ -56,7 +58,12 @@ def serving_lock(url: str) -> Iterator[None]:
     if path is None:
         yield
         return
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as error:  # a read-only directory: serving may still work, degraded to reads
+        _log.warning("no serving lock (%s): a second server on this database would not be refused", error)
+        yield
+        return
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
