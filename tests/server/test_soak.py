@@ -32,6 +32,9 @@ SOAK_SECONDS = float(os.environ.get("TOOLBRIDGE_SOAK_SECONDS", "10"))
 CHATS_PER_REPLICA = 50
 ANSWER = "The answer is in the tool result."
 REQUEST_TIMEOUT = 60.0
+MAX_STEPS = 60
+"""Far beyond any run of calls a chat gets by chance (see `Script`); the default 10 is not."""
+AGENTS = {"default": {"max_steps": MAX_STEPS}}
 
 
 def rss_kib(pid: int) -> int:
@@ -45,8 +48,10 @@ def rss_kib(pid: int) -> int:
 class Script:
     """Turns for chats whose number is not known in advance: each chat adds a call turn and an answer
     turn before it asks. Replies go in arrival order, so a chat may get another's turn, but every call
-    turn precedes its answer: every chat ends on an answer and the script is used up exactly. The calls'
-    expressions all differ, so no chat ever repeats a call (which would stop its run)."""
+    turn precedes its answer: every chat ends on an answer and the script is used up exactly. A chat
+    gets a run of calls about as often as coin tosses come up heads in a row, so the agent may take
+    `MAX_STEPS` of them; the calls' expressions all differ, so no chat repeats a call (which would stop
+    its run)."""
 
     def __init__(self, model: ScriptedModel) -> None:
         self._model = model
@@ -149,7 +154,7 @@ def test_three_replicas_fifty_chats_each_without_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with ScriptedModel() as model:
-        with start_replicas(tmp_path, model, count=3) as fleet:
+        with start_replicas(tmp_path, model, count=3, agents=AGENTS) as fleet:
             script = Script(model)
             loads = [ReplicaLoad(replica) for replica in fleet]
             anyio.run(soak, loads, script, 0.0, 2)  # warm up (a chat over each API): imports, connections

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -40,12 +39,9 @@ class UsageLimits:
     """The configured limits, checked against the counts in `store`. Its methods block (they ask the
     database): async callers use a worker thread."""
 
-    def __init__(
-        self, config: LimitsConfig, store: Store, *, now: Callable[[], datetime] = lambda: datetime.now(UTC)
-    ) -> None:
+    def __init__(self, config: LimitsConfig, store: Store) -> None:
         self._config = config
         self._store = store
-        self._now = now
 
     def admit(self, user: str, user_id: int) -> None:
         """Count a request of `user` that starts a run; `LimitExceeded` when it is one too many."""
@@ -53,7 +49,7 @@ class UsageLimits:
         if limits.tokens_per_day is not None:
             used = self.tokens_today(user_id)
             if used >= limits.tokens_per_day:
-                now = self._now()
+                now = datetime.now(UTC)
                 midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), UTC)
                 raise LimitExceeded(
                     f"user {user!r} has used {used:,} model tokens today, the limit is "
@@ -65,7 +61,7 @@ class UsageLimits:
         limit = limits.requests_per_minute
         oldest = self._store.users.count_request(user, limit=limit, window=_MINUTE)
         if oldest is not None:
-            frees_up = oldest + _MINUTE - self._now()
+            frees_up = oldest + _MINUTE - datetime.now(UTC)
             raise LimitExceeded(
                 f"user {user!r} made {limit} requests in the last minute, the limit is {limit} "
                 "(server.limits in the config); retry later",
@@ -79,7 +75,7 @@ class UsageLimits:
         )
 
     def tokens_today(self, user_id: int) -> int:
-        today = datetime.combine(self._now().date(), datetime.min.time(), UTC)
+        today = datetime.combine(datetime.now(UTC).date(), datetime.min.time(), UTC)
         used = self._store.users.usage(user_id, since=today)
         return used.input_tokens + used.output_tokens
 
