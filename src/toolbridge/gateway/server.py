@@ -34,7 +34,7 @@ from mcp.server.stdio import stdio_server
 from toolbridge import __version__
 from toolbridge.config.agents import ToolFilter
 from toolbridge.gateway._approval import ApprovalGate
-from toolbridge.gateway._call_log import BackgroundCallLog
+from toolbridge.gateway._call_log import BackgroundCallLog, CallLogWriter
 from toolbridge.gateway._calls import ClientCalls
 from toolbridge.gateway._downstream import (
     Downstream,
@@ -47,7 +47,7 @@ from toolbridge.gateway._paging import PAGE_SIZE
 from toolbridge.gateway._prompts import GatewayPrompts
 from toolbridge.gateway._resources import GatewayResources
 from toolbridge.gateway._sessions import DownstreamSessions
-from toolbridge.gateway._tools import CallRecorder, GatewayTools, ToolOffer
+from toolbridge.gateway._tools import GatewayTools, ToolOffer
 from toolbridge.gateway._upstream import Upstream
 from toolbridge.tools import Toolbox
 from toolbridge.types import ToolSpec
@@ -68,7 +68,7 @@ class Gateway:
         *,
         offers: ToolOffer = _offer_all,
         servers: Sequence[str] | None = None,
-        record: CallRecorder | None = None,
+        record: CallLogWriter | None = None,
         timeout: float | None = None,
         page_size: int = PAGE_SIZE,
         token_tools: Mapping[str, ToolFilter] | None = None,
@@ -76,8 +76,8 @@ class Gateway:
         calls: ClientCalls | None = None,
     ) -> None:
         """`offers` picks the tools clients see and may call; `servers` the servers whose resources and
-        prompts they see (None: every enabled one); `record` is told every call (the call log);
-        `timeout` caps each call (None: the server's own timeout); `page_size` is how many resources,
+        prompts they see (None: every enabled one); `record` writes calls to the call log (in batches,
+        off the event loop: see `_call_log`); `timeout` caps each call (None: the server's own timeout); `page_size` is how many resources,
         templates or prompts one listing page holds; `token_tools` narrows the tools for the clients
         of each named HTTP token (see `gateway.http`); `approval` holds back the calls the policy says
         need the user's approval (None: every call runs); `calls` follows the clients' calls, and the

@@ -9,7 +9,7 @@ connection from the pool).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from types import TracebackType
@@ -273,8 +273,12 @@ class Store:
     # -- tool-call log -----------------------------------------------------------------------------------
 
     def log_tool_call(self, entry: ToolCallLogEntry) -> None:
+        self.log_tool_calls([entry])
+
+    def log_tool_calls(self, entries: Sequence[ToolCallLogEntry]) -> None:
+        """Log several calls in one transaction: one commit for all (a commit costs more than a call)."""
         with self._write() as session:
-            session.add(
+            session.add_all(
                 ToolCallRow(
                     chat_id=entry.chat_id,
                     call_id=readable_text(entry.call_id),
@@ -290,6 +294,7 @@ class Store:
                     caller=entry.caller,
                     user_id=entry.user_id,
                 )
+                for entry in entries
             )
 
     def tool_stats(self, since: datetime | None = None, *, user_id: int | None = None) -> list[ToolStats]:
