@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
 from datetime import UTC, datetime
+from typing import Any
 
 import anyio
 import mcp_types as mcp
@@ -82,6 +83,16 @@ class GatewayTools:
             if listed is not None:
                 return listed.model_copy(update={"name": spec.name})
         return tool_to_mcp(spec)
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema of the tool clients call as `name` (None: not offered, or not listed yet),
+        for the SDK's check of `Mcp-Param-*` headers (2026-07-28 over HTTP), which runs before every
+        call: without it the SDK would run the whole `tools/list` handler on every call to find it."""
+        registry = self._toolbox.registry
+        spec = registry.find_listed(name)
+        if spec is None or not self._offers(spec):
+            return None
+        return self._definition(spec, registry).input_schema
 
     async def _offered(self, registry: ToolRegistry) -> list[ToolSpec]:
         return [spec for spec in await registry.list_tools() if self._offers(spec)]

@@ -29,7 +29,6 @@ import mcp_types as mcp
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.stdio import stdio_server
 
 from toolbridge import __version__
 from toolbridge.config.agents import ToolFilter
@@ -47,6 +46,7 @@ from toolbridge.gateway._paging import PAGE_SIZE
 from toolbridge.gateway._prompts import GatewayPrompts
 from toolbridge.gateway._resources import GatewayResources
 from toolbridge.gateway._sessions import DownstreamSessions
+from toolbridge.gateway._stdio import stdio_streams
 from toolbridge.gateway._tools import GatewayTools, ToolOffer
 from toolbridge.gateway._upstream import Upstream
 from toolbridge.tools import Toolbox
@@ -116,6 +116,7 @@ class Gateway:
             on_list_prompts=self.prompts.list_prompts,
             on_get_prompt=self.prompts.get_prompt,
             on_completion=self.prompts.complete,
+            get_tool_input_schema=self.tools.input_schema,
         )
         self.server.middleware.append(note_client)
         # Declares logging: a 2025-revision client says which upstream log levels it wants to hear.
@@ -163,5 +164,5 @@ class Gateway:
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin and stdout until it closes them."""
-        async with self.running(one_client=True), stdio_server() as (read, write):
+        async with self.running(one_client=True), stdio_streams() as (read, write):
             await self.server.run(read, write, self.initialization_options())
