@@ -107,7 +107,7 @@ class ChatHub:
         limits: UsageLimits | None = None,
     ) -> None:
         self._catalog = catalog
-        self.limits = limits or UsageLimits(settings.limits)
+        self.limits = limits or UsageLimits(settings.limits, store)
         self._store = store
         self._settings = settings
         self._runs = runs
