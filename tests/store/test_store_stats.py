@@ -188,6 +188,7 @@ def test_several_calls_are_logged_in_one_transaction(store: Store) -> None:
     commits: list[object] = []
     event.listen(store._writer, "commit", commits.append)  # one commit per transaction
     store.log_tool_calls([entry("add", "basic", 0.1, minutes) for minutes in range(5)])
+    store.log_tool_calls([])  # nothing to write: no transaction
     assert len(commits) == 1
     [add] = store.tool_stats()
     assert add.calls == 5

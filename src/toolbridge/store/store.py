@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from pydantic import ValidationError
-from sqlalchemy import Engine, Select, delete, func, select, update
+from sqlalchemy import Engine, Select, delete, func, insert, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -276,26 +276,30 @@ class Store:
         self.log_tool_calls([entry])
 
     def log_tool_calls(self, entries: Sequence[ToolCallLogEntry]) -> None:
-        """Log several calls in one transaction: one commit for all (a commit costs more than a call)."""
+        """Log several calls in one transaction: one commit, one multi-row INSERT (the gateway logs
+        in batches, where the commit and the ORM's bookkeeping per row would cost more than a call)."""
+        rows = [
+            {
+                "chat_id": entry.chat_id,
+                "call_id": readable_text(entry.call_id),
+                "tool": readable_text(entry.tool),
+                "server": readable_text(entry.server),
+                "argument_hash": entry.argument_hash,
+                "started_at": entry.started_at,
+                "duration": entry.duration,
+                "status": entry.status,
+                "error_kind": entry.error_kind,
+                "error": readable_text(entry.error) if entry.error is not None else None,
+                "cache_hit": entry.cache_hit,
+                "caller": entry.caller,
+                "user_id": entry.user_id,
+            }
+            for entry in entries
+        ]
+        if not rows:
+            return
         with self._write() as session:
-            session.add_all(
-                ToolCallRow(
-                    chat_id=entry.chat_id,
-                    call_id=readable_text(entry.call_id),
-                    tool=readable_text(entry.tool),
-                    server=readable_text(entry.server),
-                    argument_hash=entry.argument_hash,
-                    started_at=entry.started_at,
-                    duration=entry.duration,
-                    status=entry.status,
-                    error_kind=entry.error_kind,
-                    error=readable_text(entry.error) if entry.error is not None else None,
-                    cache_hit=entry.cache_hit,
-                    caller=entry.caller,
-                    user_id=entry.user_id,
-                )
-                for entry in entries
-            )
+            session.execute(insert(ToolCallRow), rows)
 
     def tool_stats(self, since: datetime | None = None, *, user_id: int | None = None) -> list[ToolStats]:
         """Calls, success rate, p50/p95 latency, cache hits and last error per tool and server
