@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import event
 
 from toolbridge.store import Store, StoreError, ToolCallLogEntry, parse_since, percentile
 from toolbridge.tools.cache import argument_hash
@@ -181,3 +182,13 @@ def test_since_accepts_durations_and_iso_times(text: str, expected: datetime) ->
 def test_since_rejects_anything_else_with_examples() -> None:
     with pytest.raises(StoreError, match="7d"):
         parse_since("last tuesday", now=NOW)
+
+
+def test_several_calls_are_logged_in_one_transaction(store: Store) -> None:
+    commits: list[object] = []
+    event.listen(store._writer, "commit", commits.append)  # one commit per transaction
+    store.log_tool_calls([entry("add", "basic", 0.1, minutes) for minutes in range(5)])
+    store.log_tool_calls([])  # nothing to write: no transaction
+    assert len(commits) == 1
+    [add] = store.tool_stats()
+    assert add.calls == 5

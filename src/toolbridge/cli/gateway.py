@@ -6,7 +6,6 @@ A Claude Desktop or Cursor entry can then be
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -16,14 +15,15 @@ from toolbridge.cli._common import ConfigOption, VerboseOption, fail, load, run,
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.errors import ToolbridgeError
-from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolResult, ToolSpec
+from toolbridge.types import NATIVE_SOURCE, ToolSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Sequence
     from pathlib import Path
 
     from toolbridge.config import Config
     from toolbridge.gateway import ApprovalGate
+    from toolbridge.gateway._call_log import CallLogWriter, LoggedCall
     from toolbridge.gateway._tools import ToolOffer
     from toolbridge.store import Store
 
@@ -178,12 +178,15 @@ def _serve_http(
         run_server(http_app(gateway, settings), sock, token=token)
 
 
-def _call_log(store: Store) -> Callable[[ToolCall, ToolResult, datetime], None]:
+def _call_log(store: Store) -> CallLogWriter:
     from toolbridge.store import ToolCallLogEntry
 
-    def record(call: ToolCall, result: ToolResult, started_at: datetime) -> None:
-        store.log_tool_call(
-            ToolCallLogEntry.from_result(call, result, started_at=started_at, caller="gateway")
+    def record(calls: Sequence[LoggedCall]) -> None:
+        store.log_tool_calls(
+            [
+                ToolCallLogEntry.from_result(call, result, started_at=started_at, caller="gateway")
+                for call, result, started_at in calls
+            ]
         )
 
     return record

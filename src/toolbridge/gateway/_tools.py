@@ -5,7 +5,8 @@ log apply to a gateway call as to an agent's. The registry is the toolbox's, or 
 own where servers are configured `"shared": false` (see `_sessions`); a client holding a named HTTP
 token sees and calls only that token's tools. The approval policy is applied first (`_approval`), and
 while a call runs its upstream server's progress, log messages and requests go to the client that made
-it (`_calls`; on 2026-07-28 the call runs in the parking lot between the client's rounds, `_parking`).
+it (`_calls`; on 2026-07-28 a call whose client can be asked something runs in the parking lot between
+the client's rounds, `_parking`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
 from datetime import UTC, datetime
+from typing import Any
 
 import anyio
 import mcp_types as mcp
@@ -82,6 +84,16 @@ class GatewayTools:
                 return listed.model_copy(update={"name": spec.name})
         return tool_to_mcp(spec)
 
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema of the tool clients call as `name` (None: not offered, or not listed yet),
+        for the SDK's check of `Mcp-Param-*` headers (2026-07-28 over HTTP), which runs before every
+        call: without it the SDK would run the whole `tools/list` handler on every call to find it."""
+        registry = self._toolbox.registry
+        spec = registry.find_listed(name)
+        if spec is None or not self._offers(spec):
+            return None
+        return self._definition(spec, registry).input_schema
+
     async def _offered(self, registry: ToolRegistry) -> list[ToolSpec]:
         return [spec for spec in await registry.list_tools() if self._offers(spec)]
 
@@ -129,7 +141,7 @@ class GatewayTools:
         ) -> Awaitable[Answer]:
             return self._call_upstream(waiting, call, spec, registry, cache_scope, parked)
 
-        if self._parking.is_open and ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if self._parking.is_open and _answers_in_rounds(ctx):
             # The upstream server may ask the client something, which on this revision takes rounds.
             parked = self._parking.start(
                 call, spec.source, started_at, ctx, lambda parked: upstream(lambda: parked.ctx, parked)
@@ -210,3 +222,16 @@ class GatewayTools:
             f"Unknown tool {name!r}: this gateway offers {count} tools; "
             "list them with tools/list and call one by its exact name."
         )
+
+
+def _answers_in_rounds(ctx: ServerRequestContext) -> bool:
+    """Whether an upstream server's question during this call would reach the client in rounds of
+    `input_required` (2026-07-28), so the call must run parked. A client that offers neither sampling,
+    elicitation nor roots can answer nothing: its calls run in its own request, at no extra cost."""
+    session = ctx.session
+    if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return False
+    offered = session.client_capabilities
+    return offered is not None and any(
+        capability is not None for capability in (offered.sampling, offered.elicitation, offered.roots)
+    )

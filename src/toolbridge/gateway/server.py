@@ -29,12 +29,11 @@ import mcp_types as mcp
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.stdio import stdio_server
 
 from toolbridge import __version__
 from toolbridge.config.agents import ToolFilter
 from toolbridge.gateway._approval import ApprovalGate
-from toolbridge.gateway._call_log import BackgroundCallLog
+from toolbridge.gateway._call_log import BackgroundCallLog, CallLogWriter
 from toolbridge.gateway._calls import ClientCalls
 from toolbridge.gateway._downstream import (
     Downstream,
@@ -47,7 +46,8 @@ from toolbridge.gateway._paging import PAGE_SIZE
 from toolbridge.gateway._prompts import GatewayPrompts
 from toolbridge.gateway._resources import GatewayResources
 from toolbridge.gateway._sessions import DownstreamSessions
-from toolbridge.gateway._tools import CallRecorder, GatewayTools, ToolOffer
+from toolbridge.gateway._stdio import stdio_streams
+from toolbridge.gateway._tools import GatewayTools, ToolOffer
 from toolbridge.gateway._upstream import Upstream
 from toolbridge.tools import Toolbox
 from toolbridge.types import ToolSpec
@@ -68,7 +68,7 @@ class Gateway:
         *,
         offers: ToolOffer = _offer_all,
         servers: Sequence[str] | None = None,
-        record: CallRecorder | None = None,
+        record: CallLogWriter | None = None,
         timeout: float | None = None,
         page_size: int = PAGE_SIZE,
         token_tools: Mapping[str, ToolFilter] | None = None,
@@ -76,8 +76,8 @@ class Gateway:
         calls: ClientCalls | None = None,
     ) -> None:
         """`offers` picks the tools clients see and may call; `servers` the servers whose resources and
-        prompts they see (None: every enabled one); `record` is told every call (the call log);
-        `timeout` caps each call (None: the server's own timeout); `page_size` is how many resources,
+        prompts they see (None: every enabled one); `record` writes calls to the call log (in batches,
+        off the event loop: see `_call_log`); `timeout` caps each call (None: the server's own timeout); `page_size` is how many resources,
         templates or prompts one listing page holds; `token_tools` narrows the tools for the clients
         of each named HTTP token (see `gateway.http`); `approval` holds back the calls the policy says
         need the user's approval (None: every call runs); `calls` follows the clients' calls, and the
@@ -116,6 +116,7 @@ class Gateway:
             on_list_prompts=self.prompts.list_prompts,
             on_get_prompt=self.prompts.get_prompt,
             on_completion=self.prompts.complete,
+            get_tool_input_schema=self.tools.input_schema,
         )
         self.server.middleware.append(note_client)
         # Declares logging: a 2025-revision client says which upstream log levels it wants to hear.
@@ -163,5 +164,5 @@ class Gateway:
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin and stdout until it closes them."""
-        async with self.running(one_client=True), stdio_server() as (read, write):
+        async with self.running(one_client=True), stdio_streams() as (read, write):
             await self.server.run(read, write, self.initialization_options())

@@ -9,14 +9,14 @@ connection from the pool).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, Engine, Select, delete, func, select, update
+from sqlalchemy import Connection, Engine, Select, delete, func, insert, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -279,24 +279,33 @@ class Store:
     # -- tool-call log -----------------------------------------------------------------------------------
 
     def log_tool_call(self, entry: ToolCallLogEntry) -> None:
+        self.log_tool_calls([entry])
+
+    def log_tool_calls(self, entries: Sequence[ToolCallLogEntry]) -> None:
+        """Log several calls in one transaction: one commit, one multi-row INSERT (the gateway logs
+        in batches, where the commit and the ORM's bookkeeping per row would cost more than a call)."""
+        rows = [
+            {
+                "chat_id": entry.chat_id,
+                "call_id": readable_text(entry.call_id),
+                "tool": readable_text(entry.tool),
+                "server": readable_text(entry.server),
+                "argument_hash": entry.argument_hash,
+                "started_at": entry.started_at,
+                "duration": entry.duration,
+                "status": entry.status,
+                "error_kind": entry.error_kind,
+                "error": readable_text(entry.error) if entry.error is not None else None,
+                "cache_hit": entry.cache_hit,
+                "caller": entry.caller,
+                "user_id": entry.user_id,
+            }
+            for entry in entries
+        ]
+        if not rows:
+            return
         with self._write() as session:
-            session.add(
-                ToolCallRow(
-                    chat_id=entry.chat_id,
-                    call_id=readable_text(entry.call_id),
-                    tool=readable_text(entry.tool),
-                    server=readable_text(entry.server),
-                    argument_hash=entry.argument_hash,
-                    started_at=entry.started_at,
-                    duration=entry.duration,
-                    status=entry.status,
-                    error_kind=entry.error_kind,
-                    error=readable_text(entry.error) if entry.error is not None else None,
-                    cache_hit=entry.cache_hit,
-                    caller=entry.caller,
-                    user_id=entry.user_id,
-                )
-            )
+            session.execute(insert(ToolCallRow), rows)
 
     def tool_stats(self, since: datetime | None = None, *, user_id: int | None = None) -> list[ToolStats]:
         """Calls, success rate, p50/p95 latency, cache hits and last error per tool and server

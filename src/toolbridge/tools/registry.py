@@ -207,6 +207,11 @@ class ToolRegistry:
         entry = self._entries.get(name)
         return entry.spec if entry is not None else None
 
+    def find_listed(self, name: str) -> ToolSpec | None:
+        """Like `find`, for synchronous callers: from the tools as last listed, None before any listing."""
+        entry = self._entries.get(name)
+        return entry.spec if entry is not None else None
+
     # -- routing --------------------------------------------------------------------------------
 
     def _resolve(self, call: ToolCall) -> _Entry:
