@@ -218,8 +218,13 @@ class EventReader:
 
     Opening it waits for the `: connected` comment, so the subscription exists before the test acts."""
 
-    def __init__(self, client: httpx.Client, chat_id: int, *, query: str = "") -> None:
-        self._context = client.stream("GET", f"/api/chats/{chat_id}/events{query}")
+    def __init__(
+        self, client: httpx.Client, chat_id: int, *, query: str = "", last_event_id: int | None = None
+    ) -> None:
+        headers = {"Last-Event-ID": str(last_event_id)} if last_event_id is not None else {}
+        self._context = client.stream("GET", f"/api/chats/{chat_id}/events{query}", headers=headers)
+        self.last_id: int | None = None
+        """The `id` of the last event read (None: none had one)."""
         self.response = self._context.__enter__()
         assert self.response.status_code == 200, self.response.read()
         self._lines = self.response.iter_lines()
@@ -227,7 +232,9 @@ class EventReader:
 
     def next(self) -> dict[str, Any]:
         for line in self._lines:
-            if line.startswith("data: "):
+            if line.startswith("id: "):
+                self.last_id = int(line.removeprefix("id: "))
+            elif line.startswith("data: "):
                 event: dict[str, Any] = json.loads(line.removeprefix("data: "))
                 return event
         raise AssertionError("the event stream ended")

@@ -137,7 +137,13 @@ async def post_message(chat_id: ChatId, request: Request) -> dict[str, Any]:
 
 @router.get("/chats/{chat_id}/events")
 async def chat_events(chat_id: ChatId, request: Request) -> StreamingResponse:
-    stream = await ServerState.of(request).chats.events(chat_id)
+    last_event_id = request.headers.get("last-event-id")
+    if last_event_id is not None and not (last_event_id.isdigit() and int(last_event_id) < 2**63):
+        raise ApiError(
+            400, "Last-Event-ID must be the id of an event this stream sent", param="Last-Event-ID"
+        )
+    resume = int(last_event_id) if last_event_id is not None else None
+    stream = await ServerState.of(request).chats.events(chat_id, last_event_id=resume)
     return StreamingResponse(
         stream,
         media_type="text/event-stream",
