@@ -213,6 +213,20 @@ def start_process(
         time.sleep(0.05)  # polling for readiness
 
 
+class Gate:
+    """A scripted model turn's `expecting`: holds the reply until released (its request is seen
+    arriving first). Release it at the end of the test, so the model's thread is not left waiting."""
+
+    def __init__(self, timeout: float = 30.0) -> None:
+        self.arrived = threading.Event()
+        self.released = threading.Event()
+        self._timeout = timeout
+
+    def __call__(self, _request: object) -> bool:
+        self.arrived.set()
+        return self.released.wait(self._timeout)
+
+
 class EventReader:
     """A chat's event stream (`GET /api/chats/{id}/events`), read one event at a time.
 

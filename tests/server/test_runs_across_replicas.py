@@ -5,17 +5,14 @@ started on A streams on B, is approved on C and cancelled from B; a stream resum
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
 from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from replicas import postgres_schema
-from server_helpers import EventReader, RunningServer, serve_in_thread
+from server_helpers import EventReader, Gate, RunningServer, serve_in_thread
 
 from toolbridge.store import Store
 from toolbridge.store.runs import RunRecord
@@ -26,18 +23,6 @@ LEASE = {"run_lease": 1.0}
 WAIT = 20.0
 
 
-class Gate:
-    """Holds the scripted model's reply until released (its request is seen arriving first)."""
-
-    def __init__(self) -> None:
-        self.arrived = threading.Event()
-        self.released = threading.Event()
-
-    def __call__(self, _request: object) -> bool:
-        self.arrived.set()
-        return self.released.wait(WAIT)
-
-
 def three_servers(tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack) -> list[RunningServer]:
     servers = []
     for name in "abc":
@@ -45,13 +30,6 @@ def three_servers(tmp_path: Path, model: ScriptedModel, url: str, stack: ExitSta
         server = serve_in_thread(tmp_path / name, model, db_url=url, agents=CAREFUL, server=LEASE)
         servers.append(stack.enter_context(server))
     return servers
-
-
-@pytest.fixture
-def gate() -> Iterator[Gate]:
-    opened = Gate()
-    yield opened
-    opened.released.set()
 
 
 def run_of(store: Store, run_id: str) -> RunRecord:
@@ -67,15 +45,15 @@ def wait_for(condition: Any, what: str) -> None:
         time.sleep(0.02)  # polling a condition, bounded by the deadline
 
 
-def test_a_run_started_on_one_replica_is_streamed_approved_and_cancelled_on_others(
-    tmp_path: Path, gate: Gate
-) -> None:
+def test_a_run_started_on_one_replica_is_streamed_approved_and_cancelled_on_others(tmp_path: Path) -> None:
+    gate = Gate(WAIT)
     turns = [
         Turn.tool_calls(ToolCallSpec("calculate", {"expression": "6 * 7"}, id="call_ok")),
         Turn.text("42."),
         Turn.text("Never sent.").expecting(gate),
     ]
     with ScriptedModel(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
+        stack.callback(gate.released.set)  # before the model stops
         a, b, c = three_servers(tmp_path, model, url, stack)
         on_a, on_b, on_c = a.http(), b.http(), c.http()
         chat_id = on_a.post("/api/chats", json={}).json()["id"]
