@@ -44,6 +44,7 @@ __all__ = [
     "SignalKind",
     "SignalsNotice",
     "parse_notice",
+    "payload",
 ]
 
 RunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
@@ -110,7 +111,8 @@ class SignalsNotice:
 Notice = EventsNotice | SignalsNotice
 
 
-def _payload(notice: Notice) -> str:
+def payload(notice: Notice) -> str:
+    """The NOTIFY payload of `notice` (`parse_notice` reads it)."""
     if isinstance(notice, EventsNotice):
         return f"events {notice.chat_id} {notice.last}"
     return f"signals {notice.run_id}"
@@ -154,7 +156,7 @@ class RunLedger:
         for notice in notices:
             session.execute(
                 text("SELECT pg_notify(:channel, :payload)"),
-                {"channel": channel, "payload": _payload(notice)},
+                {"channel": channel, "payload": payload(notice)},
             )
 
     # -- owning a run ------------------------------------------------------------------------------------
@@ -311,10 +313,10 @@ class RunLedger:
             )
             if answered:
                 return False
-            # Only approval events (as `model_dump_json` writes them): not every token of the run.
+            # Only events that may be approvals (parsed below), not every token of the run.
             rows = session.scalars(
                 select(RunEventRow.data)
-                .where(RunEventRow.run_id == run_id, RunEventRow.data.like('%"type":"approval_%'))
+                .where(RunEventRow.run_id == run_id, RunEventRow.data.like("%approval_%"))
                 .order_by(RunEventRow.id)
             )
             waiting = False
