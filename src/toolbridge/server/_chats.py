@@ -300,21 +300,12 @@ class ChatHub:
             user_id=chat.user_id,
             user=caller.name if caller else None,
         )
-        channel.writer = EventWriter(
-            self._ledger, run_id, chat_id, lambda written: self._delivered(channel, written)
-        )
+        channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver)
         channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
         self._runs.start_soon(
             self._run, chat_id, channel, run_id, events, recorder, name=f"chat {chat_id} run {run_id}"
         )
         return run_id
-
-    def _delivered(self, channel: _Channel, written: Sequence[RunEvent]) -> None:
-        """Written events: to this replica's streams at once, and a notice for this process's others."""
-        channel.deliver(written)
-        stored = [event for event in written if event.id]
-        if stored:
-            self._notifier.announce([EventsNotice(stored[-1].chat_id, stored[-1].id)])
 
     def _append(self, chat_id: int, messages: Sequence[Message]) -> None:
         for message in messages:
