@@ -167,7 +167,7 @@ async def test_listeners_hear_their_own_schema_only_and_again_after_the_connecti
         async with anyio.create_task_group() as listening:
             notifiers = []
             for store, heard in ((mine, heard_mine), (theirs, heard_theirs)):
-                notifier = RunNotifier(store.url, store.runs.channel())
+                notifier = RunNotifier(store.url, store.runs.channel)
                 notifier.add(heard)
                 listening.start_soon(notifier.run)
                 notifiers.append(notifier)

@@ -139,7 +139,7 @@ class ChatHub:
         self._channels: dict[int, _Channel] = {}
         self.replica = _replica_name()
         """This process among the replicas sharing the database."""
-        self._notifier = RunNotifier(store.url, self._ledger.channel())
+        self._notifier = RunNotifier(store.url, self._ledger.channel)
         self._notifier.add(self._heard)
         self._keeper = RunKeeper(
             self._ledger, self._notifier, self, replica=self.replica, lease=settings.run_lease
@@ -149,7 +149,7 @@ class ChatHub:
 
     async def start(self) -> None:
         """Hear other replicas and keep leases from now on (in the server's task group)."""
-        if self._ledger.channel() is None:
+        if not self._ledger.shared:
             # SQLite serves one process: a run still `running` is one a killed server left behind.
             await anyio.to_thread.run_sync(lambda: self._ledger.reap(datetime.max.replace(tzinfo=UTC)))
         self._runs.start_soon(self._notifier.run, name="hearing other replicas")

@@ -12,6 +12,7 @@ from typing import Protocol
 
 import anyio
 
+from toolbridge.errors import StoreError
 from toolbridge.store.notifier import RunNotifier
 from toolbridge.store.runs import EventsNotice, Notice, RunLedger, RunSignal, SignalsNotice
 
@@ -78,8 +79,8 @@ class RunKeeper:
             kept = await anyio.to_thread.run_sync(
                 lambda: self._ledger.renew(self._replica, owned, lease=self._lease)
             )
-        except Exception:  # a database outage must not end the server: try again next time
-            logger.exception("cannot renew the leases of %d run(s)", len(owned))
+        except StoreError as error:  # a database outage must not end the server: try again next time
+            logger.warning("cannot renew the leases of %d run(s): %s", len(owned), error)
             return owned
         for run_id in owned:
             if run_id not in kept:
@@ -93,8 +94,8 @@ class RunKeeper:
             return
         try:
             signals = await anyio.to_thread.run_sync(self._ledger.signals_after, owned, 0)
-        except Exception:
-            logger.exception("cannot read the signals of %d run(s)", len(owned))
+        except StoreError as error:
+            logger.warning("cannot read the signals of %d run(s): %s", len(owned), error)
             return
         for signal in signals:
             handled = self._handled.setdefault(signal.run_id, set())
@@ -105,8 +106,8 @@ class RunKeeper:
     async def _reap(self) -> None:
         try:
             interrupted = await anyio.to_thread.run_sync(self._ledger.reap)
-        except Exception:
-            logger.exception("cannot look for runs of replicas that stopped")
+        except StoreError as error:
+            logger.warning("cannot look for runs of replicas that stopped: %s", error)
             return
         for event in interrupted:
             logger.warning(

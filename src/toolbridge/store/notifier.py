@@ -32,16 +32,15 @@ _LONGEST_RETRY = 5.0
 
 
 class RunNotifier:
-    """The notices of one database URL (`channel`: the store's `runs.channel()`, None on SQLite)."""
+    """The notices of one database URL; `channel` finds their channel (the store's `runs.channel`, which
+    asks the database, so it is called on a worker thread once `run` starts; None on SQLite)."""
 
-    def __init__(self, url: str, channel: str | None) -> None:
+    def __init__(self, url: str, channel: Callable[[], str | None]) -> None:
         self._url = url
         self._channel = channel
         self._listeners: set[Listener] = set()
         self.listening = anyio.Event()
         """Set once notices from other processes can arrive (at once on SQLite: there are none)."""
-        if channel is None:
-            self.listening.set()
 
     def add(self, listener: Listener) -> None:
         self._listeners.add(listener)
@@ -57,7 +56,9 @@ class RunNotifier:
 
     async def run(self) -> None:
         """Listen until cancelled (returns at once on SQLite)."""
-        if self._channel is None:
+        channel = await anyio.to_thread.run_sync(self._channel)
+        if channel is None:
+            self.listening.set()
             return
         import psycopg  # PostgreSQL only: its driver is what the URL named
 
@@ -66,7 +67,7 @@ class RunNotifier:
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as connection:
-                    await connection.execute(f'LISTEN "{self._channel}"')
+                    await connection.execute(f'LISTEN "{channel}"')
                     if self.listening.is_set():
                         logger.warning("listening for other replicas' runs again")
                     self.listening.set()

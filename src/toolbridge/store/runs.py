@@ -137,6 +137,11 @@ class RunLedger:
         self._postgresql = postgresql
         self._channel: str | None = None
 
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may run on this database too (PostgreSQL; SQLite serves one)."""
+        return self._postgresql
+
     def channel(self) -> str | None:
         """The NOTIFY channel of this database and schema (two deployments sharing a server, or tests
         using schemas of one database, must not hear each other); None on SQLite."""
