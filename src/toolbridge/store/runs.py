@@ -363,10 +363,14 @@ class RunLedger:
         died), each with a `run_interrupted` event; returns those events. Safe from many replicas at
         once: a run is reaped by exactly one (the UPDATE re-checks its status under the row's lock)."""
         now = now or utcnow()
+        expired = (RunRow.status == "running", RunRow.lease_until < now)
+        with self._read() as session:  # usually nothing: then no write (a read-only replica stays healthy)
+            if session.scalar(select(RunRow.id).where(*expired).limit(1)) is None:
+                return []
         with self._write() as session:
             reaped = session.execute(
                 update(RunRow)
-                .where(RunRow.status == "running", RunRow.lease_until < now)
+                .where(*expired)
                 .values(status="interrupted", ended_at=now)
                 .returning(RunRow.id, RunRow.chat_id)
             ).all()
