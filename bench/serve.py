@@ -6,6 +6,9 @@ Run by hand: .venv/bin/python bench/serve.py [--chats 50] [--rounds 4] [--stream
 With `--passthrough`: the overhead of the pass-through endpoint (a client's own tools) against calling
 the upstream model directly, at 50 concurrent streams (see bench/serve_passthrough.py).
 
+With `--replicas 3`: the throughput of 3 replicas on one PostgreSQL against 1 replica on the same
+database, in the same run, the chats spread over the replicas (see bench/serve_replicas.py).
+
 The scripted model runs in a process of its own (this script with `--model-process`), so that neither
 the server nor the in-process loop shares a CPU core (and the GIL) with it.
 
@@ -23,21 +26,22 @@ with an answer and the work per round is the same.
 from __future__ import annotations
 
 import argparse
-import json
+import itertools
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
-import httpx
 import openai
 
+from serving import free_port as free_port  # serve_passthrough imports it from here
+from serving import start_server
 from toolbridge.agent import Agent, AgentDefinition
 from toolbridge.models import OpenAIChatModel
 from toolbridge.store import percentile
@@ -87,14 +91,8 @@ def stop_model_process(process: subprocess.Popen[str]) -> None:
         raise SystemExit("the scripted model's script was not followed (see above)")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def start_server(model_url: str, directory: Path) -> tuple[subprocess.Popen[bytes], int]:
-    config = {
+def server_config(model_url: str) -> dict[str, Any]:
+    return {
         "models": {
             "scripted": {
                 "provider": "openai",
@@ -108,23 +106,6 @@ def start_server(model_url: str, directory: Path) -> tuple[subprocess.Popen[byte
         "default_model": "scripted",
         "server": {"tool_activity": True},
     }
-    path = directory / "toolbridge.json"
-    path.write_text(json.dumps(config))
-    port = free_port()
-    command = [sys.executable, "-m", "toolbridge", "serve", "--config", str(path), "--port", str(port)]
-    command += ["--db", f"sqlite:///{directory / 'bench.db'}"]
-    process = subprocess.Popen(command, env={**os.environ, "TOOLBRIDGE_TOKEN": ""})
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1).status_code == 200:
-                return process, port
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise SystemExit("toolbridge serve did not start")
-        time.sleep(0.05)  # polling for readiness
 
 
 async def timed_concurrently(chats: int, ask: object) -> tuple[float, list[float]]:
@@ -143,13 +124,21 @@ async def timed_concurrently(chats: int, ask: object) -> tuple[float, list[float
     return time.perf_counter() - started, latencies
 
 
-async def through_server(port: int, server_pid: int, chats: int, rounds: int, stream: bool) -> Measurement:
-    client = openai.AsyncOpenAI(
-        base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=60
-    )
+async def through_servers(
+    ports: list[int], server_pids: list[int], chats: int, rounds: int, stream: bool
+) -> Measurement:
+    """The chats through `toolbridge serve` processes, spread over them in turn."""
+    clients = [
+        openai.AsyncOpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=60
+        )
+        for port in ports
+    ]
+    turns = itertools.cycle(clients)
     question = [{"role": "user", "content": "What is the number?"}]
 
     async def ask() -> None:
+        client = next(turns)
         if stream:
             chunks = await client.chat.completions.create(model="default", messages=question, stream=True)  # type: ignore[arg-type]
             content = "".join([c.choices[0].delta.content or "" async for c in chunks if c.choices])
@@ -158,7 +147,11 @@ async def through_server(port: int, server_pid: int, chats: int, rounds: int, st
             content = completion.choices[0].message.content or ""
         assert content == "The answer is in the tool result.", content
 
-    return await _rounds(chats, rounds, ask, after=client.close, server_pid=server_pid)
+    async def close() -> None:
+        for client in clients:
+            await client.close()
+
+    return await _rounds(chats, rounds, ask, after=close, server_pids=server_pids)
 
 
 async def in_process(model_url: str, chats: int, rounds: int) -> Measurement:
@@ -169,7 +162,7 @@ async def in_process(model_url: str, chats: int, rounds: int) -> Measurement:
         result = await agent.run("What is the number?")
         assert result.output == "The answer is in the tool result.", result.stop_detail
 
-    return await _rounds(chats, rounds, ask, after=adapter.aclose)
+    return await _rounds(chats, rounds, ask, after=adapter.aclose, server_pids=[])
 
 
 @dataclass
@@ -181,21 +174,21 @@ class Measurement:
     sequential: list[float]
     """Of each chat asked alone, sorted."""
     cpu: float = 0.0
-    """CPU seconds the server process spent on the concurrent rounds (0: not measured)."""
+    """CPU seconds the server processes spent on the concurrent rounds (0: not measured)."""
 
 
 async def _rounds(
-    chats: int, rounds: int, ask: object, *, after: object, server_pid: int | None = None
+    chats: int, rounds: int, ask: object, *, after: object, server_pids: list[int]
 ) -> Measurement:
     await timed_concurrently(chats, ask)  # warm up: connections, imports, the tool index
-    cpu_before = _cpu_seconds(server_pid)
+    cpu_before = sum(map(_cpu_seconds, server_pids))
     wall = 0.0
     latencies: list[float] = []
     for _ in range(rounds):
         elapsed, round_latencies = await timed_concurrently(chats, ask)
         wall += elapsed
         latencies += round_latencies
-    cpu = _cpu_seconds(server_pid) - cpu_before
+    cpu = sum(map(_cpu_seconds, server_pids)) - cpu_before
     sequential = []
     for _ in range(SEQUENTIAL):
         sequential += (await timed_concurrently(1, ask))[1]
@@ -225,9 +218,10 @@ async def main(chats: int, rounds: int, stream: bool) -> None:
     model, model_url = start_model_process(chats, rounds)
     try:
         with tempfile.TemporaryDirectory() as directory:
-            server, port = start_server(model_url, Path(directory))
+            db_url = f"sqlite:///{Path(directory) / 'bench.db'}"
+            server, port = start_server(server_config(model_url), Path(directory), db_url)
             try:
-                served = await through_server(port, server.pid, chats, rounds, stream)
+                served = await through_servers([port], [server.pid], chats, rounds, stream)
             finally:
                 server.send_signal(signal.SIGTERM)
                 server.wait(10)
@@ -245,6 +239,11 @@ if __name__ == "__main__":
         from serve_passthrough import run
 
         run([argument for argument in sys.argv[1:] if argument != "--passthrough"])
+        raise SystemExit
+    if "--replicas" in sys.argv:
+        from serve_replicas import run as run_replicas
+
+        run_replicas(sys.argv[1:])
         raise SystemExit
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -76,6 +76,7 @@ class Replica:
     token: str | None = None
     _log: IO[bytes] | None = None
     _clients: list[httpx.Client] = field(default_factory=list)
+    _openai_clients: list[openai.OpenAI] = field(default_factory=list)
 
     @property
     def base_url(self) -> str:
@@ -96,9 +97,11 @@ class Replica:
         return client
 
     def openai(self, **options: Any) -> openai.OpenAI:
-        return openai.OpenAI(
-            base_url=f"{self.base_url}/v1", api_key=self.token or "unused", max_retries=0, **options
-        )
+        """An OpenAI client of this replica (`api_key`: the fleet's token unless given); closed with it."""
+        defaults = {"base_url": f"{self.base_url}/v1", "api_key": self.token or "unused", "max_retries": 0}
+        client = openai.OpenAI(**{**defaults, **options})
+        self._openai_clients.append(client)
+        return client
 
     def stderr(self) -> str:
         """What the process wrote to stderr (and stdout) so far."""
@@ -146,6 +149,8 @@ class Replica:
         self.stop()
         for client in self._clients:
             client.close()
+        for sdk_client in self._openai_clients:
+            sdk_client.close()
         if self._log is not None:
             self._log.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import logging.config
+from contextlib import ExitStack
 from typing import Annotated
 
 import typer
@@ -60,6 +61,7 @@ def serve(
 ) -> None:
     """Serve agents over HTTP: POST /v1/chat/completions for any OpenAI client, and a web chat page at /."""
     from toolbridge.server import create_app, listen, run_server, settings_from_config
+    from toolbridge.store.serving import serving_lock
 
     log_level = "debug" if verbose else "warning"
     if log_format not in (None, "text", "json"):
@@ -80,8 +82,9 @@ def serve(
         start_tracing(loaded)
     except ToolbridgeError as exc:
         fail(str(exc))
-    with open_store(db, config) as store:
+    with open_store(db, config) as store, ExitStack() as held:
         try:
+            held.enter_context(serving_lock(store.url))  # a second server on one SQLite file is refused
             has_users = store.users.any()
             settings.check_bind(has_users=has_users)
             sock = listen(settings.host, settings.port)

@@ -22,12 +22,13 @@ from urllib.parse import unquote_plus
 import anyio
 from fastapi import Request
 from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolbridge.server._errors import ApiError, error_response
 from toolbridge.server._limits import LimitExceeded, UsageLimits
 from toolbridge.server._settings import ServerSettings
-from toolbridge.store import KeyOwner, Store
+from toolbridge.store import KeyOwner, Store, StoreError
 from toolbridge.store.users import KEY_PREFIX
 
 __all__ = ["ANYONE", "AccessMiddleware", "Caller", "caller_of", "require_admin"]
@@ -94,16 +95,28 @@ class AccessMiddleware:
         if isinstance(caller, str):
             await error_response(401, caller)(scope, receive, send)
             return
-        if caller.name is not None and scope["method"] == "POST" and _RUN_STARTS.match(scope["path"]):
-            try:
-                self.limits.admit(caller.name)
-            except LimitExceeded as exceeded:
-                headers = {"Retry-After": str(exceeded.retry_after)}
-                response = error_response(429, exceeded.message, code="rate_limit_exceeded", headers=headers)
-                await response(scope, receive, send)
+        if caller.name is not None and caller.user_id is not None and self._starts_a_run(scope):
+            refusal = await self._over_limit(caller.name, caller.user_id)
+            if refusal is not None:
+                await refusal(scope, receive, send)
                 return
         scope[_SCOPE_KEY] = caller
         await self.app(scope, receive, send)
+
+    @staticmethod
+    def _starts_a_run(scope: Scope) -> bool:
+        return scope["method"] == "POST" and _RUN_STARTS.match(scope["path"]) is not None
+
+    async def _over_limit(self, user: str, user_id: int) -> Response | None:
+        """Count a request of a user that starts a run against their limits; the refusal, if over one."""
+        try:
+            await anyio.to_thread.run_sync(self.limits.admit, user, user_id)
+        except LimitExceeded as exceeded:
+            headers = {"Retry-After": str(exceeded.retry_after)}
+            return error_response(429, exceeded.message, code="rate_limit_exceeded", headers=headers)
+        except StoreError as error:  # middleware runs outside the app's handlers: answered as they would
+            return error_response(503, f"the database failed: {error}", code="store_error")
+        return None
 
     @staticmethod
     def _public(path: str) -> bool:

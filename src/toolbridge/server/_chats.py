@@ -131,7 +131,7 @@ class ChatHub:
         limits: UsageLimits | None = None,
     ) -> None:
         self._catalog = catalog
-        self.limits = limits or UsageLimits(settings.limits)
+        self.limits = limits or UsageLimits(settings.limits, store)
         self._store = store
         self._ledger = store.runs
         self._settings = settings

@@ -108,7 +108,7 @@ async def chat_completions(request: Request) -> Response:
     if (model := await state.catalog.pass_through_model(body.model)) is not None:
 
         async def charge(usage: Usage) -> None:
-            await charge_usage(state.store, state.chats.limits, caller.name, caller.user_id, usage)
+            await charge_usage(state.chats.limits, caller.name, caller.user_id, usage)
 
         answer = await pass_through(
             body, model, repair_retries=state.settings.repair_retries, on_usage=charge

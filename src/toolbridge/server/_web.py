@@ -12,7 +12,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolbridge.errors import ServerError
-from toolbridge.server._access import caller_of
+from toolbridge.server._access import caller_of, require_admin
 from toolbridge.server._content import AttachedResource, PromptChoice, opening_of
 from toolbridge.server._errors import ApiError, read_body
 from toolbridge.server._state import ServerState
@@ -202,7 +202,9 @@ async def list_servers(request: Request) -> list[dict[str, Any]]:
 
 @router.get("/servers/{name}/logs")
 async def server_logs(name: str, request: Request) -> list[dict[str, Any]]:
-    """The last messages server `name` logged to toolbridge (connecting it if it is not yet)."""
+    """The last messages server `name` logged to toolbridge (connecting it if it is not yet). Admins only:
+    a server's log may carry any user's arguments and results."""
+    require_admin(request, "read an MCP server's log")
     toolbox = ServerState.of(request).toolbox
     if name not in toolbox.pool.names:
         raise ApiError(404, f"no MCP server named {name!r} is configured", param="name")

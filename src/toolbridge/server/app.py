@@ -44,7 +44,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     Host and Origin checks accept only those (and localhost).
     """
     settings = settings or ServerSettings()
-    limits = UsageLimits(settings.limits)
+    limits = UsageLimits(settings.limits, store)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

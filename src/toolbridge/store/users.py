@@ -16,14 +16,22 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from toolbridge._values import readable_text
 from toolbridge.store._errors import StoreError
 from toolbridge.store._records import _Record
-from toolbridge.store._schema import ApiKeyRow, ChatRow, ModelUsageRow, ToolCallRow, UserRow, utcnow
+from toolbridge.store._schema import (
+    ApiKeyRow,
+    ChatRow,
+    ModelUsageRow,
+    ToolCallRow,
+    UserRequestRow,
+    UserRow,
+    utcnow,
+)
 
 __all__ = [
     "KEY_PREFIX",
@@ -226,6 +234,31 @@ class UserDirectory:
         with self._read() as session:
             runs, tokens_in, tokens_out = session.execute(query).one()
         return ModelUsage(runs=runs, input_tokens=int(tokens_in or 0), output_tokens=int(tokens_out or 0))
+
+    def count_request(self, name: str, *, limit: int, window: timedelta) -> datetime | None:
+        """Count a request of user `name` that starts a run, unless `limit` of theirs were counted in the
+        last `window`: then nothing is counted and the answer is when the oldest of those was (the limit
+        frees up `window` after it). None: counted.
+
+        Every replica on the database counts into the same rows; the user's row is locked while counting
+        (SQLite: the write transaction is exclusive anyway), so concurrent requests on several replicas
+        never all slip under the limit. Each user keeps at most `limit` rows: older ones are deleted here."""
+        now = utcnow()
+        recent = (UserRequestRow.user_name == name, UserRequestRow.at > now - window)
+        with self._write() as session:
+            session.execute(select(UserRow.id).where(UserRow.name == name).with_for_update())
+            session.execute(
+                delete(UserRequestRow).where(
+                    UserRequestRow.user_name == name, UserRequestRow.at <= now - window
+                )
+            )
+            count, oldest = session.execute(
+                select(func.count(), func.min(UserRequestRow.at)).where(*recent)
+            ).one()
+            if count >= limit:
+                return oldest
+            session.add(UserRequestRow(user_name=name, at=now))
+            return None
 
     def user_id(self, name: str) -> int:
         with self._read() as session:
