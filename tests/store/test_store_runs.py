@@ -96,6 +96,15 @@ def test_one_running_run_per_chat_and_its_events_in_order(store: Store) -> None:
     store.runs.claim("r4", chat, replica="b", lease=30)  # free again once ended
     store.runs.discard("r4")  # a run that never started leaves nothing
     assert [run.id for run in store.runs.of_chat(chat)] == ["r1"]
+
+    # Each new run keeps the events of the one before it only (a stream may still resume there).
+    store.runs.end("r3", "completed")
+    for run_id in ("r5", "r6"):
+        store.runs.claim(run_id, other, replica="b", lease=30)
+        store.runs.end(run_id, "completed", [f'"{run_id}"'])
+    store.runs.claim("r7", other, replica="b", lease=30)
+    assert [e.run_id for e in store.runs.events_after(other, 0)] == ["r6"]
+    assert store.runs.append("r7", other, ["{}"])[0].id > ended[-1].id  # ids never go back
     assert store.runs.last_of([chat, other])[chat].status == "completed"
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal, cast
 
-from sqlalchemy import func, insert, select, text, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -167,8 +167,9 @@ class RunLedger:
     # -- owning a run ------------------------------------------------------------------------------------
 
     def claim(self, run_id: str, chat_id: int, *, replica: str, lease: float) -> RunRecord:
-        """A new `running` run of the chat owned by `replica`. Raises `RunConflictError` when the chat
-        has one already (the partial unique index decides, whichever replica asks), `ChatNotFoundError`."""
+        """A new `running` run of the chat owned by `replica` (the events of runs before the last go).
+        Raises `RunConflictError` when the chat has one already (the partial unique index decides,
+        whichever replica asks), `ChatNotFoundError`."""
         now = utcnow()
         try:
             with self._write() as session:
@@ -184,10 +185,28 @@ class RunLedger:
                 )
                 session.add(row)
                 session.flush()
+                self._forget_old_events(session, chat_id)
                 return _record(row)
         except IntegrityError:
             current = self.current(chat_id)
             raise RunConflictError(chat_id, current.id if current else None) from None
+
+    @staticmethod
+    def _forget_old_events(session: Session, chat_id: int) -> None:
+        """Drop the events of the chat's runs before its latest: streams replay the current run (or
+        resume within the one before), and every token of every answer would otherwise stay forever.
+        The latest run's events stay also so that SQLite, which reuses the ids above the highest row,
+        never hands out an id a stream has already seen."""
+        newest = session.execute(
+            select(RunEventRow.run_id)
+            .where(RunEventRow.chat_id == chat_id)
+            .order_by(RunEventRow.id.desc())
+            .limit(1)
+        ).scalar()
+        if newest is not None:
+            session.execute(
+                delete(RunEventRow).where(RunEventRow.chat_id == chat_id, RunEventRow.run_id != newest)
+            )
 
     def discard(self, run_id: str) -> None:
         """Forget a claimed run that never started (its agent or model could not be set up)."""
