@@ -13,8 +13,10 @@ from typing import Any
 
 from replicas import postgres_schema
 from server_helpers import EventReader, Gate, RunningServer, serve_in_thread
+from sqlalchemy import create_engine, insert
 
 from toolbridge.store import Store
+from toolbridge.store._schema import RunSignalRow, utcnow
 from toolbridge.store.runs import RunRecord
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
@@ -141,3 +143,28 @@ def test_a_stream_opened_mid_run_replays_it_from_its_start_on_any_replica(tmp_pa
             bad = b.http().get(f"/api/chats/{chat_id}/events", headers={"Last-Event-ID": "yesterday"})
             assert bad.status_code == 400
             assert "Last-Event-ID" in bad.json()["error"]["message"]
+
+
+def test_a_signal_whose_notice_was_lost_is_acted_on_at_the_next_lease_renewal(tmp_path: Path) -> None:
+    gate = Gate(WAIT)
+    with (
+        ScriptedModel([Turn.text("Never sent.").expecting(gate)]) as model,
+        postgres_schema("runs") as url,
+        ExitStack() as stack,
+    ):
+        stack.callback(gate.released.set)  # before the model stops
+        (tmp_path / "a").mkdir()
+        owner = stack.enter_context(serve_in_thread(tmp_path / "a", model, db_url=url, server=LEASE))
+        http = owner.http()
+        chat_id = http.post("/api/chats", json={}).json()["id"]
+        with EventReader(http, chat_id) as events:
+            run_id = http.post(f"/api/chats/{chat_id}/messages", json={"content": "Hi"}).json()["run_id"]
+            assert gate.arrived.wait(WAIT)
+            # A cancel written without its NOTIFY (as if sent while the owner's listener was away).
+            engine = create_engine(url)
+            with engine.begin() as connection:
+                connection.execute(
+                    insert(RunSignalRow).values(run_id=run_id, kind="cancel", created_at=utcnow())
+                )
+            engine.dispose()
+            assert events.until("final")[-1]["result"]["stop_reason"] == "cancelled"
