@@ -64,12 +64,14 @@ class RunNotifier:
 
         conninfo = make_url(self._url).set(drivername="postgresql").render_as_string(hide_password=False)
         retry = _FIRST_RETRY
+        failing = False
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as connection:
                     await connection.execute(f'LISTEN "{channel}"')
-                    if self.listening.is_set():
-                        logger.warning("listening for other replicas' runs again")
+                    if failing:
+                        logger.warning("hearing other replicas' runs again")
+                    failing = False
                     self.listening.set()
                     retry = _FIRST_RETRY
                     self.announce([None])  # what was sent while nobody listened is in the rows
@@ -78,10 +80,13 @@ class RunNotifier:
                         if notice is not None:  # one from a newer toolbridge: nothing to act on
                             self.announce([notice])
             except psycopg.Error as error:
-                logger.warning(
-                    "lost the database connection that hears other replicas (%s); retrying in %.1f s",
+                # Once per outage: until it ends, other replicas' events reach this one's streams only
+                # when something else wakes them, and their signals at each lease renewal.
+                logger.log(
+                    logging.DEBUG if failing else logging.WARNING,
+                    "cannot hear other replicas' runs (%s); retrying every few seconds",
                     str(error).splitlines()[0] if str(error) else type(error).__name__,
-                    retry,
                 )
+                failing = True
             await anyio.sleep(retry)  # a back-off between reconnects, not a synchronisation
             retry = min(retry * 2, _LONGEST_RETRY)
