@@ -147,6 +147,38 @@ async def test_repeated_ids_names_late_stop_and_usage_inside_the_choice_are_norm
     ]
 
 
+async def test_chunks_are_read_as_plain_json_and_junk_in_them_is_passed_over(
+    raw_chat_server: Callable[..., RawChatServer],
+) -> None:
+    # Chunks stay the JSON they came as (no typed SDK object per chunk), so what a server gets wrong in
+    # them must not break the stream: nulls and junk where objects belong, and arguments as an object.
+    server = raw_chat_server(
+        [
+            chunk({"role": "assistant", "content": None, "tool_calls": None}),
+            {"id": "c1", "object": "chat.completion.chunk", "choices": None},
+            {"id": "c1", "object": "chat.completion.chunk", "choices": ["junk", {"delta": "junk"}]},
+            chunk({"content": "Adding up."}),
+            chunk({"tool_calls": ["junk", {"index": 0, "id": "call_1", "function": None}]}),
+            chunk(
+                {
+                    "tool_calls": [
+                        {"index": 0, "function": {"name": "calculate", "arguments": {"expression": "1+1"}}}
+                    ]
+                }
+            ),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    model = OpenAIChatModel("llama3", provider="ollama", base_url=server.base_url)
+    events = await collect(model, ModelRequest(QUESTION, tools=[CALCULATE]))
+    assert events == [
+        TextDelta("Adding up."),
+        ToolCallDelta(index=0, id="call_1"),
+        ToolCallDelta(index=0, name="calculate", arguments='{"expression": "1+1"}'),
+        Finish("tool_calls"),
+    ]
+
+
 # -- what goes out -----------------------------------------------------------------------------------
 
 

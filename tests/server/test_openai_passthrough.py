@@ -12,6 +12,8 @@ import openai
 import pytest
 from passthrough_helpers import ASK, TOOLS, arguments_of, passthrough_server, system_text, upstream
 
+from toolbridge.agent import AgentDefinition
+from toolbridge.store import Store
 from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
 
 
@@ -174,6 +176,28 @@ def test_an_agent_name_wins_over_a_model_name(tmp_path: Path) -> None:
     [request] = model.requests
     assert "You are the agent." in system_text(request)
     assert {"calculate", "get_weather"} <= set(request.tool_names)
+
+
+def test_an_agent_stored_under_a_model_name_wins_too(tmp_path: Path) -> None:
+    """Stored agents are looked up by name on each request (not listed whole), so one stored while the
+    server runs takes the name over at once."""
+    with (
+        ScriptedModel([Turn.text("Passed through."), Turn.text("From the agent.")]) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
+        client = server.openai()
+        before = client.chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
+        with Store(server.db_url) as store:
+            store.create_agent(
+                AgentDefinition(name="local", model="local", instructions="You are the agent.")
+            )
+        after = client.chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
+
+    assert before.choices[0].message.content == "Passed through."
+    assert after.choices[0].message.content == "From the agent."
+    passed, ran = model.requests
+    assert "You are the agent." not in system_text(passed)
+    assert "You are the agent." in system_text(ran)
 
 
 def test_a_name_that_is_neither_an_agent_nor_a_model_is_a_404_naming_both(tmp_path: Path) -> None:

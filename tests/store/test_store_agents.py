@@ -28,6 +28,8 @@ def test_agent_crud(store: Store, db_url: str) -> None:
     assert created.definition == HELPER
     store.create_agent(AgentDefinition(name="chatty", tool_calling=False))
 
+    assert store.has_agent("excel-helper")
+    assert not store.has_agent("excel")
     with Store(db_url) as reopened:
         assert reopened.get_agent("excel-helper").definition == HELPER
         assert [record.name for record in reopened.list_agents()] == ["chatty", "excel-helper"]
@@ -42,6 +44,7 @@ def test_agent_crud(store: Store, db_url: str) -> None:
     assert renamed.name == "sheets"
     with pytest.raises(AgentNotFoundError):
         store.get_agent("excel-helper")
+    assert (store.has_agent("excel-helper"), store.has_agent("sheets")) == (False, True)
 
     store.delete_agent("sheets")
     assert [record.name for record in store.list_agents()] == ["chatty"]

@@ -78,6 +78,7 @@ def test_chats_agents_and_statistics(pg_url: str) -> None:
 
         store.create_agent(AgentDefinition(name="helper", instructions="Be brief.", max_steps=4))
         assert store.get_agent("helper").definition.max_steps == 4
+        assert (store.has_agent("helper"), store.has_agent("nobody")) == (True, False)
 
         started = datetime.now(UTC) - timedelta(minutes=1)
         for duration in range(1, 101):

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletion
 
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._attachments import user_parts
@@ -59,7 +59,7 @@ __all__ = ["OpenAIChatModel"]
 _EMPTY_RESULT = "(the tool returned nothing)"
 
 
-class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[ChatCompletionChunk]"]):
+class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"]):
     """A model behind an OpenAI-compatible chat-completions endpoint.
 
     `provider` is a `Provider`, or a provider name or profile with the endpoint given here (`base_url`,
@@ -162,38 +162,43 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[ChatComp
             http_client=provider.http_client or openai.DefaultAsyncHttpxClient(event_hooks=RETRY_WAIT_HOOKS),
         )
 
-    async def _send(self, client: openai.AsyncOpenAI, body: bytes) -> openai.AsyncStream[ChatCompletionChunk]:
+    async def _send(self, client: openai.AsyncOpenAI, body: bytes) -> openai.AsyncStream[object]:
         # The SDK's `chat.completions.create` walks every message of the body through its type
         # transform on every request; the body is sent as built, with the SDK's retries and errors.
+        # Its chunks stay the JSON they came as (`object`): building a typed `ChatCompletionChunk` per
+        # chunk cost more CPU than all the rest of reading it.
         return await client.post(
             "/chat/completions",
             cast_to=ChatCompletion,
             content=body,
             stream=True,
-            stream_cls=openai.AsyncStream[ChatCompletionChunk],
+            stream_cls=openai.AsyncStream[object],
         )
 
     # -- the reply --------------------------------------------------------------------------------
 
     async def _events(
-        self, chunks: openai.AsyncStream[ChatCompletionChunk], sent_tools: bool
+        self, chunks: openai.AsyncStream[object], sent_tools: bool
     ) -> AsyncGenerator[ModelEvent]:
         finish_reason: str | None = None
         usage: Usage | None = None
         calls_named: dict[int, tuple[str | None, str | None]] = {}
         try:
             async for chunk in chunks:
-                usage = _usage(chunk.usage) or usage
-                for choice in chunk.choices[:1]:  # we never ask for n > 1
-                    delta = choice.delta
-                    if reasoning := self._reasoning(delta):
-                        yield ReasoningDelta(reasoning)
-                    if delta.content:
-                        yield TextDelta(delta.content)
-                    for call in delta.tool_calls or ():
-                        yield _call_delta(call, calls_named)
-                    usage = _usage(getattr(choice, "usage", None)) or usage  # Moonshot puts it here
-                    finish_reason = choice.finish_reason or finish_reason
+                if not isinstance(chunk, dict):
+                    continue  # not a chunk at all: nothing in it to read
+                usage = _usage(chunk.get("usage")) or usage
+                for choice in _dicts(chunk.get("choices"))[:1]:  # we never ask for n > 1
+                    delta = choice.get("delta")
+                    if isinstance(delta, dict):
+                        if reasoning := self._reasoning(delta):
+                            yield ReasoningDelta(reasoning)
+                        if (content := delta.get("content")) and isinstance(content, str):
+                            yield TextDelta(content)
+                        for call in _dicts(delta.get("tool_calls")):
+                            yield _call_delta(call, calls_named)
+                    usage = _usage(choice.get("usage")) or usage  # Moonshot puts it here
+                    finish_reason = _text(choice.get("finish_reason")) or finish_reason
         except openai.OpenAIError as error:
             raise self._model_error(error, sent_tools) from error
         if usage is not None:
@@ -203,9 +208,9 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[ChatComp
                 finish_reason = "tool_calls"  # some servers (older Ollama) say stop after calls
             yield Finish(finish_reason)
 
-    def _reasoning(self, delta: object) -> str:
+    def _reasoning(self, delta: dict[str, Any]) -> str:
         for field in self.profile.reasoning_fields:
-            value = getattr(delta, field, None)
+            value = delta.get(field)
             if isinstance(value, str) and value:
                 return value
         return ""
@@ -329,16 +334,29 @@ def _images_message(images: list[bytes]) -> bytes:
 # -- wire -> events --------------------------------------------------------------------------------------
 
 
-def _call_delta(call: Any, calls_named: dict[int, tuple[str | None, str | None]]) -> ToolCallDelta:
-    function = call.function
-    name = function.name if function is not None else None
-    arguments = (function.arguments if function is not None else None) or ""
-    known_id, known_name = calls_named.get(call.index, (None, None))
+def _dicts(value: object) -> list[dict[str, Any]]:
+    """The objects of a JSON array (a server's null or junk in its place reads as none)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _call_delta(call: dict[str, Any], calls_named: dict[int, tuple[str | None, str | None]]) -> ToolCallDelta:
+    function = call.get("function")
+    function = function if isinstance(function, dict) else {}
+    name, call_id, index = _text(function.get("name")), _text(call.get("id")), call.get("index")
+    index = index if isinstance(index, int) else 0
+    arguments = function.get("arguments")
+    # Some servers (Ollama's older API) send the arguments as an object rather than its JSON text.
+    arguments = json.dumps(arguments, ensure_ascii=False) if isinstance(arguments, dict) else _text(arguments)
+    known_id, known_name = calls_named.get(index, (None, None))
     # Some servers repeat the id and name in every piece; pass each on once so readers can append.
-    new_id = call.id if call.id and call.id != known_id else None
+    new_id = call_id if call_id and call_id != known_id else None
     new_name = name if name and name != known_name else None
-    calls_named[call.index] = (call.id or known_id, name or known_name)
-    return ToolCallDelta(index=call.index, id=new_id, name=new_name, arguments=arguments)
+    calls_named[index] = (call_id or known_id, name or known_name)
+    return ToolCallDelta(index=index, id=new_id, name=new_name, arguments=arguments)
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _usage(value: object) -> Usage | None:

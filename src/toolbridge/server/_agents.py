@@ -58,14 +58,20 @@ class AgentCatalog:
     async def pass_through_model(self, name: str) -> Model | None:
         """The model `name` names, for a pass-through request; None when an agent has that name (an
         agent wins). A 404 naming the agents and models when it names neither."""
-        try:
-            await anyio.to_thread.run_sync(find_agent, self.config, self.store, name)
+        if name in self.config.agent_names:
             return None
-        except InvalidAgentError:
-            return None  # an agent of that name, broken: the agent's path says so
-        except AgentNotFoundError as error:
-            problem = model_name_problem(name, self.config)
-            if problem is not None:
+        problem = model_name_problem(name, self.config)
+        if problem is None:
+            # A model's name, asked on every request: one cheap lookup, as a stored agent of that name wins.
+            if await anyio.to_thread.run_sync(self.store.has_agent, name):
+                return None
+        else:
+            try:
+                await anyio.to_thread.run_sync(find_agent, self.config, self.store, name)
+                return None
+            except InvalidAgentError:
+                return None  # an agent of that name, broken: the agent's path says so
+            except AgentNotFoundError as error:
                 message = f"{error}. Nor is it a model: {problem}"
                 raise ApiError(404, message, param="model", code="model_not_found") from None
         async with self._resolving:

@@ -12,7 +12,6 @@ go to the model and its calls come back to the client (`_passthrough`).
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -44,6 +43,7 @@ from toolbridge.server._errors import (
     model_failure,
     read_body,
 )
+from toolbridge.server._event_batches import EventBatches
 from toolbridge.server._limits import ChargingRecorder, charge_usage
 from toolbridge.server._openai_mixed import (
     check_resumable,
@@ -284,15 +284,7 @@ class _EventStreamResponse(Response):
             await self._respond(scope, receive, send)
 
     async def _respond(self, scope: Scope, receive: Receive, send: Send) -> None:
-        started = False
-
-        async def send_event(data: dict[str, Any]) -> None:
-            nonlocal started
-            if not started:
-                started = True
-                await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            body = f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
-            await send({"type": "http.response.body", "body": body, "more_body": True})
+        events = EventBatches(send, self.raw_headers)
 
         async def cancel_on_hang_up(scope: anyio.CancelScope) -> None:
             while (await receive())["type"] != "http.disconnect":
@@ -301,8 +293,9 @@ class _EventStreamResponse(Response):
 
         async with anyio.create_task_group() as group:
             group.start_soon(cancel_on_hang_up, group.cancel_scope)
+            group.start_soon(events.run)
             try:
-                await self._reply.stream(send_event, include_usage=self._include_usage)
+                await self._reply.stream(events.add, include_usage=self._include_usage)
             except ApiError as error:  # raised only while no event has gone out
                 failure = error_response(
                     error.status, error.message, param=error.param, code=error.code, headers=error.headers
@@ -312,10 +305,10 @@ class _EventStreamResponse(Response):
                 return
             except Exception as error:  # headers are out: the error can only go in the stream
                 logger.exception("run failed")
-                await send_event(
+                await events.add(
                     error_body(500, f"the run failed: {describe_failure(error)}", code="run_failed")
                 )
-            await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+            await events.close()
             group.cancel_scope.cancel()
 
 

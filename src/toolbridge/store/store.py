@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from pydantic import ValidationError
-from sqlalchemy import Engine, Select, delete, func, select, update
+from sqlalchemy import Connection, Engine, Select, delete, func, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -86,7 +86,7 @@ class Store:
     @property
     def users(self) -> UserDirectory:
         """Users and their API keys."""
-        return UserDirectory(self._read, self._write)
+        return UserDirectory(self._read, self._write, self._lookup)
 
     @property
     def safe_url(self) -> str:
@@ -137,6 +137,12 @@ class Store:
                 return _agent_record(row)
         except IntegrityError as exc:
             raise AgentExistsError(definition.name) from exc
+
+    def has_agent(self, name: str) -> bool:
+        """Whether an agent called `name` is stored (broken or not): a check cheap enough for every
+        request."""
+        with self._lookup() as connection:
+            return connection.scalar(select(AgentRow.id).where(AgentRow.name == name).limit(1)) is not None
 
     def get_agent(self, name: str) -> AgentRecord:
         """Raises `AgentNotFoundError`."""
@@ -327,10 +333,20 @@ class Store:
             yield session
 
     @contextmanager
+    def _lookup(self) -> Iterator[Connection]:
+        """A connection for one small read, without the ORM session's cost (checks made per request)."""
+        with self._errors_translated(self._reader), self._reader.connect() as connection:
+            yield connection
+
+    @contextmanager
     def _session(self, engine: Engine) -> Iterator[Session]:
+        with self._errors_translated(engine), Session(engine, expire_on_commit=False) as session:
+            yield session
+
+    @contextmanager
+    def _errors_translated(self, engine: Engine) -> Iterator[None]:
         try:
-            with Session(engine, expire_on_commit=False) as session:
-                yield session
+            yield
         except (IntegrityError, StoreError):
             raise
         except SQLAlchemyError as exc:

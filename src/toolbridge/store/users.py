@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -52,6 +52,7 @@ LAST_USED_GRANULARITY = timedelta(minutes=1)
 """`last_used_at` is written at most this often per key: a write per request would cost more than it says."""
 
 Sessions = Callable[[], AbstractContextManager[Session]]
+Connections = Callable[[], AbstractContextManager[Connection]]
 
 
 class UserNotFoundError(StoreError):
@@ -112,14 +113,16 @@ def _hash(key: str) -> str:
 class UserDirectory:
     """Users and keys, over the store's read and write sessions."""
 
-    def __init__(self, read: Sessions, write: Sessions) -> None:
+    def __init__(self, read: Sessions, write: Sessions, lookup: Connections) -> None:
         self._read = read
         self._write = write
+        self._lookup = lookup
 
     def any(self) -> bool:
-        """Whether any user exists: then `toolbridge serve` asks every request for a key."""
-        with self._read() as session:
-            return session.scalar(select(UserRow.id).limit(1)) is not None
+        """Whether any user exists: then `toolbridge serve` asks every request for a key (so it reads
+        without an ORM session, which would cost more than the query)."""
+        with self._lookup() as connection:
+            return connection.scalar(select(UserRow.id).limit(1)) is not None
 
     def add(self, name: str, *, admin: bool = False) -> UserRecord:
         if not _USER_NAME.match(name):
