@@ -218,13 +218,32 @@ def start_process(
         time.sleep(0.05)  # polling for readiness
 
 
+class Gate:
+    """A scripted model turn's `expecting`: holds the reply until released (its request is seen
+    arriving first). Release it at the end of the test, so the model's thread is not left waiting."""
+
+    def __init__(self, timeout: float = 30.0) -> None:
+        self.arrived = threading.Event()
+        self.released = threading.Event()
+        self._timeout = timeout
+
+    def __call__(self, _request: object) -> bool:
+        self.arrived.set()
+        return self.released.wait(self._timeout)
+
+
 class EventReader:
     """A chat's event stream (`GET /api/chats/{id}/events`), read one event at a time.
 
     Opening it waits for the `: connected` comment, so the subscription exists before the test acts."""
 
-    def __init__(self, client: httpx.Client, chat_id: int, *, query: str = "") -> None:
-        self._context = client.stream("GET", f"/api/chats/{chat_id}/events{query}")
+    def __init__(
+        self, client: httpx.Client, chat_id: int, *, query: str = "", last_event_id: int | None = None
+    ) -> None:
+        headers = {"Last-Event-ID": str(last_event_id)} if last_event_id is not None else {}
+        self._context = client.stream("GET", f"/api/chats/{chat_id}/events{query}", headers=headers)
+        self.last_id: int | None = None
+        """The `id` of the last event read (None: none had one)."""
         self.response = self._context.__enter__()
         assert self.response.status_code == 200, self.response.read()
         self._lines = self.response.iter_lines()
@@ -232,7 +251,9 @@ class EventReader:
 
     def next(self) -> dict[str, Any]:
         for line in self._lines:
-            if line.startswith("data: "):
+            if line.startswith("id: "):
+                self.last_id = int(line.removeprefix("id: "))
+            elif line.startswith("data: "):
                 event: dict[str, Any] = json.loads(line.removeprefix("data: "))
                 return event
         raise AssertionError("the event stream ended")

@@ -23,6 +23,8 @@ from toolbridge.cli.app import app
 
 if TYPE_CHECKING:
     from toolbridge.store import StoredMessage
+    from toolbridge.store.runs import RunRecord
+from toolbridge.store.runs import INTERRUPTED_MESSAGE
 from toolbridge.types import AssistantMessage, ToolMessage
 
 history_app = typer.Typer(no_args_is_help=False, help="Stored chats and their messages.")
@@ -77,16 +79,48 @@ def show(
     with open_store(db, config) as store, errors_reported():
         chat = store.get_chat(chat_id)
         messages = store.get_stored_messages(chat_id)
+        runs = store.runs.of_chat(chat_id)
     if json:
         print_json(
-            {**chat.model_dump(mode="json"), "messages": [_message_json(stored) for stored in messages]}
+            {
+                **chat.model_dump(mode="json"),
+                "messages": [_message_json(stored) for stored in messages],
+                "runs": [_run_json(run) for run in runs],
+            }
         )
         return
     stdout.print(
         f"[bold]{escape(chat.title) or '(untitled)'}[/]  chat {chat.id}, agent {escape(chat.agent or '-')}"
     )
+    # A run that did not complete is noted after the last message it stored, where it stopped.
+    unfinished = [run for run in runs if run.status not in ("running", "completed") and run.ended_at]
     for stored in messages:
+        while unfinished and unfinished[0].ended_at and unfinished[0].ended_at < stored.created_at:
+            print_run_end(unfinished.pop(0))
         print_message(stored)
+    for run in unfinished:
+        print_run_end(run)
+
+
+def _run_json(run: RunRecord) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "status": run.status,
+        "started_at": run.started_at.isoformat(),
+        "ended_at": run.ended_at.isoformat() if run.ended_at else None,
+    }
+
+
+_RUN_ENDS = {
+    "interrupted": INTERRUPTED_MESSAGE,
+    "cancelled": "cancelled: the run was stopped",
+    "failed": "failed: see the server's log",
+}
+
+
+def print_run_end(run: RunRecord) -> None:
+    ended = when(run.ended_at) if run.ended_at else ""
+    stdout.print(f"\n[bold yellow]run {_RUN_ENDS.get(run.status, run.status)}[/] [dim]{ended}[/]")
 
 
 def _message_json(stored: StoredMessage) -> dict[str, Any]:

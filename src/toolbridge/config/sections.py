@@ -84,6 +84,7 @@ class ServeConfig(_Section):
       "token": "${MY_TOKEN}",       // bearer token; $TOOLBRIDGE_TOKEN and --token take precedence
       "limits": {"requests_per_minute": 60, "tokens_per_day": 200000}  // per user (config/limits.py)
       "shutdown_grace": 30,         // seconds running runs get to finish on SIGTERM/SIGINT before they are interrupted
+      "run_lease": 30,              // seconds a replica's runs outlive it before another marks them interrupted
       "log_format": "text"          // "json": one JSON object per log line (--log-format)
     }
     ```
@@ -108,6 +109,9 @@ class ServeConfig(_Section):
     """Per-user limits, once users exist (`toolbridge users add`)."""
     shutdown_grace: float = Field(default=30.0, ge=0)
     """Seconds runs in progress get to finish when the server is stopped, before they are interrupted."""
+    run_lease: float = Field(default=30.0, gt=0)
+    """Seconds a run's owner holds it without renewing (it renews every third of that): when a replica
+    dies, another marks its runs interrupted this long after its last renewal."""
     log_format: Literal["text", "json"] = "text"
 
 

@@ -2,22 +2,29 @@
 (late joiners first get the run's events from its start), and approvals answered over HTTP.
 
 Runs belong to the server's task group, not to the request that started them: a run goes on when the
-page that started it is closed, and ends (written down as cancelled) when the server shuts down.
+page that started it is closed, and ends (written down as interrupted) when the server shuts down.
+
+Any number of replicas on one database act as one: a run is a row owned by the replica running it
+(`toolbridge.store.runs`), its events are rows every replica's streams read (`_run_feed`), and an
+approval or a cancel that reaches another replica becomes a signal row its owner acts on
+(`_run_keeper`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
+import os
+import secrets
+import socket
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import anyio
 from anyio.abc import TaskGroup
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from toolbridge.agent import (
     AgentEvent,
@@ -25,6 +32,7 @@ from toolbridge.agent import (
     ApprovalDecidedEvent,
     ApprovalRequest,
     ApprovalRequestedEvent,
+    FinalEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
@@ -34,17 +42,30 @@ from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._errors import ApiError, describe_failure
 from toolbridge.server._limits import ChargingRecorder, UsageLimits
 from toolbridge.server._opening import Opening
+from toolbridge.server._run_feed import Follower, follow_events
+from toolbridge.server._run_keeper import RunKeeper
+from toolbridge.server._run_writer import EventWriter
 from toolbridge.server._settings import ServerSettings
 from toolbridge.store import ChatNotFoundError, ChatSummary, RunRecorder, Store
-from toolbridge.telemetry import active_event_stream, set_log_context
+from toolbridge.store.notifier import RunNotifier
+from toolbridge.store.runs import (
+    INTERRUPTED_MESSAGE,
+    EventsNotice,
+    Notice,
+    RunConflictError,
+    RunEvent,
+    RunSignal,
+    RunStatus,
+)
+from toolbridge.telemetry import set_log_context
 from toolbridge.types import Message, UserMessage
 
-__all__ = ["ChatHub", "event_stream"]
+__all__ = ["ChatHub"]
 
 logger = logging.getLogger(__name__)
 
-_SUBSCRIBER_SLACK = 1000
-"""Events a slow event stream may fall behind; past that it is closed (a reconnect replays the run)."""
+_LISTEN_TIMEOUT = 10.0
+"""How long a starting server waits to hear other replicas before serving anyway (it hears them later)."""
 
 
 _INTERRUPT_SECONDS = 10.0
@@ -64,36 +85,39 @@ to that chat (the OpenAI endpoint's runs have none)."""
 
 @dataclass
 class _Channel:
-    """One chat's live side."""
+    """One chat's live side on this replica."""
 
     run_id: str | None = None
+    """The chat's run in progress on this replica."""
     stream: AgentStream | None = None
     """The run in progress, to cancel it."""
-    backlog: list[str] = field(default_factory=list)
-    """The current run's events as sent, for streams that open while it runs."""
-    subscribers: set[MemoryObjectSendStream[str]] = field(default_factory=set)
+    writer: EventWriter | None = None
+    interrupting: bool = False
+    """The server is stopping the run: it ends `interrupted`, not cancelled."""
+    followers: set[Follower] = field(default_factory=set)
+    """This replica's open event streams of the chat."""
     approvals: dict[str, _PendingApproval] = field(default_factory=dict)
     calls: dict[str, str | None] = field(default_factory=dict)
     """The run's calls in flight: id -> server (which chat a server's question belongs to)."""
 
-    def publish(self, data: str) -> None:
-        self.backlog.append(data)
-        for subscriber in list(self.subscribers):
-            try:
-                subscriber.send_nowait(data)
-            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self.subscribers.discard(subscriber)
-                subscriber.close()
+    def deliver(self, events: Sequence[RunEvent]) -> None:
+        for follower in self.followers:
+            follower.hand(events)
 
-    def subscribe(self) -> tuple[MemoryObjectSendStream[str], MemoryObjectReceiveStream[str]]:
-        send, receive = anyio.create_memory_object_stream[str](len(self.backlog) + _SUBSCRIBER_SLACK)
-        for data in self.backlog:
-            send.send_nowait(data)
-        self.subscribers.add(send)
-        return send, receive
+    def publish(self, data: str) -> None:
+        """An event for the chat's streams: stored with the run in progress here, else sent as it is."""
+        if self.writer is not None:
+            self.writer.put(data)
+        else:
+            for follower in self.followers:
+                follower.hand_unstored(data)
 
     def pending(self, call_id: str) -> _PendingApproval:
         return self.approvals.setdefault(call_id, _PendingApproval())
+
+
+def _replica_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 class ChatHub:
@@ -109,28 +133,87 @@ class ChatHub:
         self._catalog = catalog
         self.limits = limits or UsageLimits(settings.limits, store)
         self._store = store
+        self._ledger = store.runs
         self._settings = settings
         self._runs = runs
         self._channels: dict[int, _Channel] = {}
+        self.replica = _replica_name()
+        """This process among the replicas sharing the database."""
+        self._notifier = RunNotifier(store.url, self._ledger.channel)
+        self._notifier.add(self._heard)
+        self._keeper = RunKeeper(
+            self._ledger, self._notifier, self, replica=self.replica, lease=settings.run_lease
+        )
         self.calls_changed = anyio.Event()
         """Set (and replaced) when a chat's run starts a call."""
+
+    async def start(self) -> None:
+        """Hear other replicas and keep leases from now on (in the server's task group)."""
+        if not self._ledger.shared:
+            # SQLite serves one process: a run still `running` is one a killed server left behind.
+            await anyio.to_thread.run_sync(lambda: self._ledger.reap(datetime.max.replace(tzinfo=UTC)))
+        self._runs.start_soon(self._notifier.run, name="hearing other replicas")
+        self._runs.start_soon(self._keeper.run, name="run leases")
+        with anyio.move_on_after(_LISTEN_TIMEOUT):
+            await self._notifier.listening.wait()
+        if not self._notifier.listening.is_set():
+            logger.warning("not hearing other replicas yet: their runs' events reach this one late")
 
     def _channel(self, chat_id: int) -> _Channel:
         return self._channels.setdefault(chat_id, _Channel())
 
+    def _heard(self, notice: Notice | None) -> None:
+        if isinstance(notice, EventsNotice):
+            channel = self._channels.get(notice.chat_id)
+            for follower in channel.followers if channel else ():
+                follower.notice(notice.last)
+        elif notice is None:
+            for channel in self._channels.values():
+                for follower in channel.followers:
+                    follower.notice(None)
+
+    # -- OwnedRuns, for the keeper -------------------------------------------------------------------
+
+    def owned_runs(self) -> list[str]:
+        return [channel.run_id for channel in self._channels.values() if channel.run_id is not None]
+
+    def _owning(self, run_id: str) -> _Channel | None:
+        return next((c for c in self._channels.values() if c.run_id == run_id), None)
+
+    def apply_signal(self, signal: RunSignal) -> None:
+        channel = self._owning(signal.run_id)
+        if channel is None:
+            return
+        if signal.kind == "cancel":
+            if channel.stream is not None:
+                logger.info("run %s cancelled from another replica", signal.run_id)
+                channel.stream.cancel()
+        elif signal.call_id is not None:
+            pending = channel.approvals.get(signal.call_id)
+            if pending is not None and not pending.answered.is_set():
+                pending.approved = signal.kind == "approve"
+                pending.answered.set()
+
+    def run_lost(self, run_id: str) -> None:
+        channel = self._owning(run_id)
+        if channel is not None and channel.stream is not None:
+            channel.stream.cancel()
+
+    # -- the server's life ----------------------------------------------------------------------------
+
     def close_streams(self) -> None:
         """End every open event stream (the server is stopping): open pages must not hold up its exit."""
         for channel in self._channels.values():
-            for subscriber in list(channel.subscribers):
-                subscriber.close()
+            for follower in list(channel.followers):
+                follower.close()
 
     def running(self) -> int:
         """How many chats' runs are in progress."""
         return sum(channel.run_id is not None for channel in self._channels.values())
 
     async def finish_runs(self, grace: float) -> None:
-        """Let the runs in progress finish within `grace` seconds, then interrupt the rest the way a
-        cancel does (what they completed stays stored) and wait for them to end (the server stops)."""
+        """Let the runs in progress finish within `grace` seconds, then interrupt the rest (what they
+        completed stays stored; they end `interrupted`) and wait for them to end (the server stops)."""
         if grace > 0 and self.running():
             logger.warning("waiting up to %.0f s for %d run(s) to finish", grace, self.running())
         with anyio.move_on_after(grace):
@@ -140,6 +223,7 @@ class ChatHub:
                 logger.warning(
                     "interrupting run %s of chat %d: the server is stopping", channel.run_id, chat_id
                 )
+                channel.interrupting = True
                 channel.stream.cancel()
         with anyio.move_on_after(_INTERRUPT_SECONDS):
             await self._all_runs_ended()
@@ -147,6 +231,8 @@ class ChatHub:
     async def _all_runs_ended(self) -> None:
         while self.running():
             await self.calls_changed.wait()  # also set when a run ends
+
+    # -- runs -----------------------------------------------------------------------------------------
 
     async def start_run(
         self, chat_id: int, opening: str | Opening, *, caller: Caller | None = None
@@ -171,6 +257,19 @@ class ChatHub:
             )
         run_id = channel.run_id = uuid.uuid4().hex
         try:
+            # The database decides between replicas: one running run per chat.
+            await anyio.to_thread.run_sync(
+                lambda: self._ledger.claim(
+                    run_id, chat_id, replica=self.replica, lease=self._settings.run_lease
+                )
+            )
+        except RunConflictError as conflict:
+            channel.run_id = None
+            raise ApiError(409, str(conflict)) from None
+        except BaseException:
+            channel.run_id = None
+            raise
+        try:
             definition = await self._catalog.definition(chat.agent or "default", param="agent")
             try:
                 model = await self._catalog.model_for(definition)
@@ -182,6 +281,8 @@ class ChatHub:
             history = [*history, *opening.before]
         except BaseException:
             channel.run_id = None
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._ledger.discard, run_id)
             raise
 
         async def approve(request: ApprovalRequest) -> bool:
@@ -190,6 +291,7 @@ class ChatHub:
         agent = self._catalog.agent(model, definition, approve=approve, cache_scope=f"chat {chat_id}")
         events = agent.stream(content, history=history, attachments=opening.attachments)
         channel.stream = events
+        channel.interrupting = False
         recorder = ChargingRecorder(
             self._store,
             self.limits,
@@ -198,7 +300,7 @@ class ChatHub:
             user_id=chat.user_id,
             user=caller.name if caller else None,
         )
-        channel.backlog = []
+        channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver)
         channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
         self._runs.start_soon(
             self._run, chat_id, channel, run_id, events, recorder, name=f"chat {chat_id} run {run_id}"
@@ -215,30 +317,55 @@ class ChatHub:
         RUNNING_CHAT.set(chat_id)  # this task's own context: the run's calls inherit it
         set_log_context(chat_id=str(chat_id), run_id=run_id)
         logger.info("run %s of chat %d started", run_id, chat_id)
+        writer = channel.writer
+        assert writer is not None
+        last: list[str] = []
+        status: RunStatus = "failed"
         try:
-            async with stream as events:
-                async for event in events:
-                    await recorder.observe(event)
-                    if isinstance(event, ApprovalRequestedEvent):
-                        channel.pending(event.call.id)  # before anyone can see the request
-                    elif isinstance(event, ApprovalDecidedEvent):
-                        channel.approvals.pop(event.call_id, None)
-                    channel.publish(event.model_dump_json())
-                    # After publishing: a server's question waits for its call's card to be shown.
-                    self._track_call(channel, event)
-        except Exception as error:
-            logger.exception("run %s failed", run_id)
-            message = describe_failure(error)
-            channel.publish(json.dumps({"type": "run_error", "run_id": run_id, "message": message}))
+            async with anyio.create_task_group() as writing:
+                writing.start_soon(writer.run)
+                try:
+                    async with stream as events:
+                        async for event in events:
+                            await recorder.observe(event)
+                            if isinstance(event, ApprovalRequestedEvent):
+                                channel.pending(event.call.id)  # before anyone can see the request
+                            elif isinstance(event, ApprovalDecidedEvent):
+                                channel.approvals.pop(event.call_id, None)
+                            if isinstance(event, FinalEvent):
+                                # Written with the run's end: whoever sees it may start the next run.
+                                last = [event.model_dump_json()]
+                                status = _status_of(event)
+                            else:
+                                channel.publish(event.model_dump_json())
+                            # After publishing: a server's question waits for its call's card to be shown.
+                            self._track_call(channel, event)
+                except Exception as error:
+                    logger.exception("run %s failed", run_id)
+                    message = describe_failure(error)
+                    last = [json.dumps({"type": "run_error", "run_id": run_id, "message": message})]
+                    status = "failed"
+                finally:
+                    writer.stop()
         finally:
             result = stream.result
             logger.info("run %s ended: %s", run_id, result.stop_reason if result else "failed")
-            channel.run_id = None
-            channel.stream = None
-            channel.backlog = []
-            channel.approvals.clear()
-            channel.calls.clear()
-            self._calls_changed()
+            if channel.interrupting or not last:  # stopped by the server, or cut off before its end
+                status = "interrupted"
+                last = [
+                    json.dumps({"type": "run_interrupted", "run_id": run_id, "message": INTERRUPTED_MESSAGE})
+                ]
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_INTERRUPT_SECONDS):
+                await writer.end(status, last, before_delivery=lambda: self._run_over(channel))
+            self._run_over(channel)
+
+    def _run_over(self, channel: _Channel) -> None:
+        channel.run_id = None
+        channel.stream = None
+        channel.writer = None
+        channel.approvals.clear()
+        channel.calls.clear()
+        self._calls_changed()
 
     async def _wait_for_answer(self, channel: _Channel, request: ApprovalRequest) -> bool:
         pending = channel.pending(request.call.id)
@@ -249,11 +376,21 @@ class ChatHub:
 
     async def answer(self, chat_id: int, call_id: str, approved: bool) -> None:
         await self.get_chat(chat_id)
-        pending = self._channel(chat_id).approvals.get(call_id)
-        if pending is None or pending.answered.is_set():
-            raise ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
-        pending.approved = approved
-        pending.answered.set()
+        channel = self._channel(chat_id)
+        pending = channel.approvals.get(call_id)
+        if pending is not None and not pending.answered.is_set():
+            pending.approved = approved
+            pending.answered.set()
+            return
+        missing = ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
+        if channel.run_id is not None:
+            raise missing  # the run is here, and that call is not waiting
+        run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
+        if run is None or not await anyio.to_thread.run_sync(self._ledger.awaiting_approval, run.id, call_id):
+            raise missing
+        await anyio.to_thread.run_sync(
+            self._ledger.signal, run.id, "approve" if approved else "deny", call_id
+        )
 
     def _track_call(self, channel: _Channel, event: AgentEvent) -> None:
         if isinstance(event, ToolCallStartedEvent):
@@ -281,12 +418,17 @@ class ChatHub:
         self._channel(chat_id).publish(data)
 
     async def cancel(self, chat_id: int) -> None:
-        """Stop the chat's run: its stream and running tools are cancelled, and it ends `cancelled`."""
+        """Stop the chat's run, on whichever replica it runs: its stream and running tools are
+        cancelled, and it ends `cancelled`."""
         await self.get_chat(chat_id)
-        stream = self._channel(chat_id).stream
-        if stream is None:
+        channel = self._channel(chat_id)
+        if channel.stream is not None:
+            channel.stream.cancel()
+            return
+        run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
+        if run is None or run.replica == self.replica:
             raise ApiError(404, f"chat {chat_id} has no run in progress to stop")
-        stream.cancel()
+        await anyio.to_thread.run_sync(self._ledger.signal, run.id, "cancel")
 
     async def get_chat(self, chat_id: int) -> ChatSummary:
         try:
@@ -294,26 +436,26 @@ class ChatHub:
         except ChatNotFoundError:
             raise ApiError(404, f"no chat {chat_id}; list the chats with GET /api/chats") from None
 
-    async def events(self, chat_id: int) -> AsyncIterator[str]:
-        """The chat's events as SSE text, until the client leaves; comments keep an idle stream open."""
+    async def events(self, chat_id: int, *, last_event_id: int | None = None) -> AsyncIterator[str]:
+        """The chat's events as SSE text, until the client leaves; comments keep an idle stream open.
+        From after `last_event_id` when given, else from the start of the chat's run in progress."""
         await self.get_chat(chat_id)
-        return event_stream(self._channel(chat_id), self._settings.keepalive_interval)
+        channel = self._channel(chat_id)
+        follower = Follower()
+        channel.followers.add(follower)  # before the stream reads where to start: nothing falls between
+        return self._followed(channel, follower, chat_id, last_event_id)
+
+    async def _followed(
+        self, channel: _Channel, follower: Follower, chat_id: int, after: int | None
+    ) -> AsyncIterator[str]:
+        try:
+            stream = follow_events(follower, self._ledger, chat_id, after, self._settings.keepalive_interval)
+            async for frame in stream:
+                yield frame
+        finally:
+            channel.followers.discard(follower)
 
 
-async def event_stream(channel: _Channel, keepalive: float) -> AsyncIterator[str]:
-    send, receive = channel.subscribe()
-    try:
-        with active_event_stream():
-            yield ": connected\n\n"
-            while True:
-                data: str | None = None
-                with anyio.move_on_after(keepalive if math.isfinite(keepalive) else None):
-                    try:
-                        data = await receive.receive()
-                    except anyio.EndOfStream:
-                        return  # dropped for falling behind: the client reconnects and replays the run
-                yield ": keep-alive\n\n" if data is None else f"data: {data}\n\n"
-    finally:
-        channel.subscribers.discard(send)
-        send.close()
-        receive.close()
+def _status_of(event: FinalEvent) -> RunStatus:
+    reason = event.result.stop_reason
+    return "cancelled" if reason == "cancelled" else "failed" if reason == "model_error" else "completed"

@@ -17,6 +17,7 @@ from toolbridge.server._content import AttachedResource, PromptChoice, opening_o
 from toolbridge.server._errors import ApiError, read_body
 from toolbridge.server._state import ServerState
 from toolbridge.store import ChatSummary, StoreError, parse_since
+from toolbridge.store.runs import RunRecord
 
 __all__ = ["router"]
 
@@ -99,7 +100,19 @@ async def list_chats(
     caller = caller_of(request)
     mine = None if caller.admin else caller.user_id
     chats = await anyio.to_thread.run_sync(lambda: store.list_chats(limit=limit, user_id=mine))
-    return [_chat_json(chat) for chat in chats]
+    last_runs = await anyio.to_thread.run_sync(store.runs.last_of, [chat.id for chat in chats])
+    return [{**_chat_json(chat), "last_run": _run_json(last_runs.get(chat.id))} for chat in chats]
+
+
+def _run_json(run: RunRecord | None) -> dict[str, Any] | None:
+    """How the chat's latest run went (the page says so of one that was interrupted)."""
+    if run is None:
+        return None
+    return {
+        "id": run.id,
+        "status": run.status,
+        "ended_at": run.ended_at.isoformat() if run.ended_at else None,
+    }
 
 
 @router.post("/chats", status_code=201)
@@ -137,7 +150,13 @@ async def post_message(chat_id: ChatId, request: Request) -> dict[str, Any]:
 
 @router.get("/chats/{chat_id}/events")
 async def chat_events(chat_id: ChatId, request: Request) -> StreamingResponse:
-    stream = await ServerState.of(request).chats.events(chat_id)
+    last_event_id = request.headers.get("last-event-id")
+    if last_event_id is not None and not (last_event_id.isdigit() and int(last_event_id) < 2**63):
+        raise ApiError(
+            400, "Last-Event-ID must be the id of an event this stream sent", param="Last-Event-ID"
+        )
+    resume = int(last_event_id) if last_event_id is not None else None
+    stream = await ServerState.of(request).chats.events(chat_id, last_event_id=resume)
     return StreamingResponse(
         stream,
         media_type="text/event-stream",

@@ -57,6 +57,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
         async with toolbox, anyio.create_task_group() as runs:
             catalog = AgentCatalog(config, store, toolbox.registry)
             chats = asker.hub = ChatHub(catalog, store, settings, runs, limits=limits)
+            await chats.start()
             app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats, asker)
             app.state.sign_ins = _sign_in.SignIns(config, runs)
             try:

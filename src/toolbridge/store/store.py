@@ -12,6 +12,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from functools import cached_property
 from types import TracebackType
 from typing import Any, Self
 
@@ -44,6 +45,7 @@ from toolbridge.store._records import (
 )
 from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, ToolCallRow, utcnow
 from toolbridge.store._stats import tool_stats
+from toolbridge.store.runs import RunLedger
 from toolbridge.store.users import UserDirectory
 from toolbridge.types import Message
 
@@ -75,6 +77,11 @@ class Store:
         except BaseException:
             self._reader.dispose()
             raise
+
+    @cached_property
+    def runs(self) -> RunLedger:
+        """Chats' runs, their events and signals, shared by the replicas on this database."""
+        return RunLedger(self._read, self._write, postgresql=self._writer.dialect.name == "postgresql")
 
     @property
     def users(self) -> UserDirectory:

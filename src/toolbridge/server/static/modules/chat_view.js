@@ -7,7 +7,7 @@
 // Sending to a new chat creates it first and waits for its event stream before posting.
 
 import { ComposerContent } from "./composer_content.js";
-import { LiveRun } from "./live_run.js";
+import { INTERRUPTED, LiveRun } from "./live_run.js";
 import { Transcript } from "./transcript.js";
 
 const RECONNECT_DELAYS_MS = [500, 1000, 2000, 5000, 10000];
@@ -69,6 +69,7 @@ export class ChatView {
     if (this.chat !== chat) return; // another chat was opened meanwhile
     this.storedMessages = messages;
     this.transcript.renderStoredMessages(messages);
+    if (chat.last_run?.status === "interrupted") this.transcript.addNotice(`The last answer was ${INTERRUPTED}.`, "warning");
     this.scrollToEnd();
     this.subscribe(chat.id);
   }

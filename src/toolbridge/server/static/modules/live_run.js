@@ -1,6 +1,9 @@
-// Turns one run's events (src/toolbridge/agent/events.py, plus the server's run_started and
-// run_error) into changes to the transcript: the prompt, streamed text and reasoning, tool cards
+// Turns one run's events (src/toolbridge/agent/events.py, plus the server's run_started, run_error
+// and run_interrupted) into changes to the transcript: the prompt, streamed text and reasoning, tool cards
 // moving through their states, notes, and the end of the run.
+
+/** What the page says of a run whose server stopped before it ended (also when the chat opens later). */
+export const INTERRUPTED = "interrupted: the server running it stopped; its completed steps are kept";
 
 export class LiveRun {
   /**
@@ -83,6 +86,10 @@ const HANDLERS = {
   server_request_completed: (run, event) => run.transcript.cardFor(event.call_id)?.serverRequestCompleted(event),
   tool_call_finished: (run, event) => run.transcript.cardFor(event.call_id)?.finish(event),
   final: (run, event) => run.finish(event.result),
+  run_interrupted: (run, event) => {
+    run.currentTurn.addNote(event.message || INTERRUPTED, "warning");
+    run.finish(null);
+  },
   run_error: (run, event) => {
     run.currentTurn.addNote(`The run failed: ${event.message || "unknown error"}`, "error");
     run.finish(null);

@@ -1,0 +1,212 @@
+"""Runs as rows (`Store.runs`) on SQLite and PostgreSQL: one running run per chat whoever claims it,
+events in order after an id, signals, approvals decided from the rows, leases renewed and reaped once;
+and on PostgreSQL, notices heard by every listener of the same schema only, also after the listening
+connection is cut."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from sqlalchemy import create_engine, text
+
+from toolbridge.store import Store
+from toolbridge.store._schema import utcnow
+from toolbridge.store.notifier import RunNotifier
+from toolbridge.store.runs import (
+    EventsNotice,
+    Notice,
+    RunConflictError,
+    SignalsNotice,
+    parse_notice,
+    payload,
+)
+
+POSTGRES_URL = os.environ.get(
+    "TOOLBRIDGE_TEST_POSTGRES", "postgresql+psycopg://toolbridge:toolbridge@127.0.0.1:5432/toolbridge_test"
+)
+WAIT = 10.0
+
+
+@pytest.fixture
+def schemas() -> Iterator[list[str]]:
+    """Make fresh PostgreSQL schemas with `new_schema`; all dropped afterwards."""
+    made: list[str] = []
+    yield made
+    engine = create_engine(POSTGRES_URL)
+    with engine.begin() as connection:
+        for schema in made:
+            connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+    engine.dispose()
+
+
+def new_schema(schemas: list[str]) -> str:
+    schema = f"runs_{secrets.token_hex(4)}"
+    engine = create_engine(POSTGRES_URL)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text(f"CREATE SCHEMA {schema}"))
+    except Exception as error:  # any driver error means the same thing here
+        pytest.fail(
+            f"No PostgreSQL test database at {POSTGRES_URL} ({error}); run scripts/install-test-servers"
+        )
+    finally:
+        engine.dispose()
+    schemas.append(schema)
+    return f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path, schemas: list[str]) -> Iterator[Store]:
+    url = f"sqlite:///{tmp_path / 'toolbridge.db'}" if request.param == "sqlite" else new_schema(schemas)
+    with Store(url) as opened:
+        yield opened
+
+
+def approval(kind: str, call_id: str) -> str:
+    if kind == "requested":
+        return json.dumps({"step": 1, "type": "approval_requested", "call": {"id": call_id}, "reason": "r"})
+    return json.dumps({"step": 1, "type": "approval_decided", "call_id": call_id, "approved": True})
+
+
+def test_one_running_run_per_chat_and_its_events_in_order(store: Store) -> None:
+    chat = store.create_chat().id
+    other = store.create_chat().id
+    store.runs.claim("r1", chat, replica="a", lease=30)
+    with pytest.raises(RunConflictError, match=r"chat \d+ is still answering \(run r1\)"):
+        store.runs.claim("r2", chat, replica="b", lease=30)  # another replica, the same chat
+    store.runs.claim("r3", other, replica="b", lease=30)  # another chat is free
+
+    first = store.runs.append("r1", chat, ['{"n": 1}', '{"n": 2}'])
+    store.runs.append("r3", other, ['{"other": true}'])
+    assert store.runs.replay_start(chat) == first[0].id - 1  # a new stream: the run from its start
+    ended = store.runs.end("r1", "completed", ['{"n": 3}'])
+    assert [e.data for e in store.runs.events_after(chat, 0)] == ['{"n": 1}', '{"n": 2}', '{"n": 3}']
+    assert [e.data for e in store.runs.events_after(chat, first[0].id)] == ['{"n": 2}', '{"n": 3}']
+    assert store.runs.replay_start(chat) == ended[-1].id  # no run: only what comes next
+    assert store.runs.current(chat) is None
+
+    store.runs.claim("r4", chat, replica="b", lease=30)  # free again once ended
+    store.runs.discard("r4")  # a run that never started leaves nothing
+    assert [run.id for run in store.runs.of_chat(chat)] == ["r1"]
+
+    # Each new run keeps the events of the one before it only (a stream may still resume there).
+    store.runs.end("r3", "completed")
+    for run_id in ("r5", "r6"):
+        store.runs.claim(run_id, other, replica="b", lease=30)
+        store.runs.end(run_id, "completed", [f'"{run_id}"'])
+    store.runs.claim("r7", other, replica="b", lease=30)
+    assert [e.run_id for e in store.runs.events_after(other, 0)] == ["r6"]
+    assert store.runs.append("r7", other, ["{}"])[0].id > ended[-1].id  # ids never go back
+    assert store.runs.last_of([chat, other])[chat].status == "completed"
+
+
+def test_an_approval_waits_until_decided_or_answered_once(store: Store) -> None:
+    chat = store.create_chat().id
+    store.runs.claim("r1", chat, replica="a", lease=30)
+    assert not store.runs.awaiting_approval("r1", "call_1")
+    store.runs.append("r1", chat, [approval("requested", "call_1"), approval("requested", "call_2")])
+    assert store.runs.awaiting_approval("r1", "call_1")
+    store.runs.append("r1", chat, [approval("decided", "call_1")])
+    assert not store.runs.awaiting_approval("r1", "call_1")
+
+    store.runs.signal("r1", "deny", "call_2")
+    assert not store.runs.awaiting_approval("r1", "call_2")  # answered on some replica already
+    store.runs.signal("r1", "cancel")
+    signals = store.runs.signals_after(["r1"], 0)
+    assert [(s.kind, s.call_id) for s in signals] == [("deny", "call_2"), ("cancel", None)]
+    assert store.runs.signals_after(["r1"], signals[0].id) == signals[1:]
+
+
+def test_expired_leases_are_reaped_once_with_an_event_and_renewed_ones_kept(store: Store) -> None:
+    dead, alive = store.create_chat().id, store.create_chat().id
+    store.runs.claim("dead", dead, replica="gone", lease=1)
+    store.runs.claim("alive", alive, replica="here", lease=1)
+    later = utcnow() + timedelta(seconds=5)
+    assert store.runs.renew("here", ["alive"], lease=10) == {"alive"}
+    assert store.runs.renew("here", ["dead"], lease=10) == set()  # not this replica's
+
+    reaped = store.runs.reap(later)
+    assert [(e.run_id, e.chat_id) for e in reaped] == [("dead", dead)]
+    assert json.loads(reaped[0].data)["type"] == "run_interrupted"
+    assert store.runs.reap(later) == []  # once
+    assert store.runs.get("dead").status == "interrupted"  # type: ignore[union-attr]
+    assert store.runs.get("alive").status == "running"  # type: ignore[union-attr]
+    assert store.runs.renew("gone", ["dead"], lease=10) == set()  # its owner learns it lost it
+    store.runs.end("dead", "completed")
+    assert store.runs.get("dead").status == "interrupted"  # type: ignore[union-attr]
+
+
+def test_notices_round_trip_as_payloads() -> None:
+    for notice in (EventsNotice(3, 41), SignalsNotice("abc")):
+        assert parse_notice(payload(notice)) == notice
+    assert parse_notice("something newer 1 2") is None
+
+
+class Heard:
+    def __init__(self) -> None:
+        self.notices: list[Notice | None] = []
+        self.changed = anyio.Event()
+
+    def __call__(self, notice: Notice | None) -> None:
+        self.notices.append(notice)
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    async def until(self, wanted: Any) -> None:
+        with anyio.fail_after(WAIT):
+            while wanted not in self.notices:
+                await self.changed.wait()
+
+
+@pytest.mark.anyio
+async def test_listeners_hear_their_own_schema_only_and_again_after_the_connection_drops(
+    schemas: list[str],
+) -> None:
+    with Store(new_schema(schemas)) as mine, Store(new_schema(schemas)) as theirs:
+        assert mine.runs.channel() != theirs.runs.channel()
+        heard_mine, heard_theirs = Heard(), Heard()
+        async with anyio.create_task_group() as listening:
+            notifiers = []
+            for store, heard in ((mine, heard_mine), (theirs, heard_theirs)):
+                notifier = RunNotifier(store.url, store.runs.channel)
+                notifier.add(heard)
+                listening.start_soon(notifier.run)
+                notifiers.append(notifier)
+            for notifier in notifiers:
+                with anyio.fail_after(WAIT):
+                    await notifier.listening.wait()
+
+            chat = mine.create_chat().id
+            mine.runs.claim("r1", chat, replica="a", lease=30)
+            written = await anyio.to_thread.run_sync(lambda: mine.runs.append("r1", chat, ["{}"]))
+            await heard_mine.until(EventsNotice(chat, written[-1].id))
+            await anyio.to_thread.run_sync(lambda: mine.runs.signal("r1", "cancel"))
+            await heard_mine.until(SignalsNotice("r1"))
+
+            # The listening connection is cut (a restart, a proxy): it reconnects and says "look again".
+            heard_mine.notices.clear()
+            channel = mine.runs.channel()
+            engine = create_engine(POSTGRES_URL)
+            with engine.begin() as connection:
+                cut = connection.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE query = :listen AND pid <> pg_backend_pid()"
+                    ),
+                    {"listen": f'LISTEN "{channel}"'},
+                ).all()
+            engine.dispose()
+            assert cut == [(True,)]
+            await heard_mine.until(None)
+            written = await anyio.to_thread.run_sync(lambda: mine.runs.append("r1", chat, ["{}"]))
+            await heard_mine.until(EventsNotice(chat, written[-1].id))
+            listening.cancel_scope.cancel()
+        assert heard_theirs.notices == [None]  # only its own "listening now": nothing of the other schema
