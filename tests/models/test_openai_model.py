@@ -105,6 +105,34 @@ async def test_native_tool_calls_stream_as_deltas_indexed_per_call() -> None:
     assert events[-1] == Finish("tool_calls")
 
 
+async def test_sse_as_servers_write_it_is_read_and_the_connection_is_kept_for_the_next_request(
+    raw_chat_server: Callable[..., RawChatServer],
+) -> None:
+    # CRLF line ends, a keep-alive comment, an event name, one event split over two writes; after
+    # [DONE] the rest of the body is read, so the next request goes out on the same connection.
+    hello = json.dumps(chunk({"content": "Hel"})).encode()
+    server = raw_chat_server(
+        [
+            b": keep-alive\r\n\r\n",
+            b"event: chunk\r\ndata: " + hello[:20],
+            hello[20:] + b"\r\n\r\n",
+            chunk({"content": "lo."}),
+            chunk({}, "stop"),
+        ]
+    )
+    model = OpenAIChatModel("m", provider="vllm", base_url=server.base_url)
+    try:
+        for _ in range(2):
+            async with model.stream(ModelRequest(QUESTION)) as events:
+                received = [event async for event in events]
+            assert text_of(received) == "Hello."
+            assert received[-1] == Finish("stop")
+    finally:
+        await model.aclose()
+    assert len(server.client_ports) == 2
+    assert server.client_ports[0] == server.client_ports[1]
+
+
 async def test_a_reasoning_field_is_read_once_even_when_a_server_sends_it_under_both_names(
     raw_chat_server: Callable[..., RawChatServer],
 ) -> None:

@@ -1,0 +1,60 @@
+"""The chunks of a streamed chat completion, read off the SDK's HTTP response with our own SSE decoder.
+
+The request, its retries and its status errors stay the `openai` SDK's; only reading the reply is
+ours: the SDK's decoder (str lines, one `ServerSentEvent` per event) cost more CPU than everything
+else the pass-through endpoint does per chunk. Chunks come out as parsed JSON; an error the server
+sends inside the stream, a dropped connection or a timeout raise the SDK's own exceptions, as its
+stream would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import openai
+
+from toolbridge.models._sse import SseDecoder
+
+__all__ = ["ChunkStream"]
+
+
+class ChunkStream(openai.AsyncStream[object]):
+    """`stream_cls` for the SDK's `post(..., stream=True)`: each chunk as the JSON it came as."""
+
+    async def __stream__(self) -> AsyncIterator[object]:
+        response = self.response
+        decoder = SseDecoder()
+        done = False
+        try:
+            async for received in response.aiter_bytes():
+                if done:
+                    continue  # the rest of the body is read so the connection can be reused
+                for data in decoder.feed(received):
+                    if data.startswith(b"[DONE]"):
+                        done = True
+                        break
+                    yield _chunk(data, response)
+        except httpx2.TimeoutException as error:
+            raise openai.APITimeoutError(request=response.request) from error
+        except httpx2.RequestError as error:
+            raise openai.APIConnectionError(request=response.request) from error
+        finally:
+            await response.aclose()
+
+
+def _chunk(data: bytes, response: httpx2.Response) -> Any:
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        raise openai.APIError(
+            f"the stream sent an event that is not JSON: {data[:200]!r}", request=response.request, body=None
+        ) from None
+    if isinstance(chunk, dict) and (error := chunk.get("error")):
+        message = error.get("message") if isinstance(error, dict) else None
+        if not message or not isinstance(message, str):
+            message = "An error occurred during streaming"
+        raise openai.APIError(message, request=response.request, body=error)
+    return chunk
