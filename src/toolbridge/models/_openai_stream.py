@@ -24,6 +24,9 @@ __all__ = ["ChunkStream"]
 class ChunkStream(openai.AsyncStream[object]):
     """`stream_cls` for the SDK's `post(..., stream=True)`: each chunk as the JSON it came as."""
 
+    def __aiter__(self) -> AsyncIterator[object]:
+        return self._iterator  # the chunks themselves, not the SDK's generator around them
+
     async def __stream__(self) -> AsyncIterator[object]:
         response = self.response
         decoder = SseDecoder()
