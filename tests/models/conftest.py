@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -64,7 +65,13 @@ def chunk(
 def raw_chat_server() -> Iterator[Callable[..., RawChatServer]]:
     servers: list[BackgroundServer] = []
 
-    def start(chunks: list[dict[str, Any] | bytes], *, status: int = 200, error: Any = None) -> RawChatServer:
+    def start(
+        chunks: list[dict[str, Any] | bytes],
+        *,
+        status: int = 200,
+        error: Any = None,
+        hold_open_after_done: bool = False,
+    ) -> RawChatServer:
         record = RawChatServer(base_url="")
 
         async def completions(request: Request) -> Response:
@@ -78,6 +85,9 @@ def raw_chat_server() -> Iterator[Callable[..., RawChatServer]]:
                 for item in chunks:
                     yield item if isinstance(item, bytes) else f"data: {json.dumps(item)}\n\n".encode()
                 yield b"data: [DONE]\n\n"
+                for _ in range(200 if hold_open_after_done else 0):  # a server that never ends its body
+                    await anyio.sleep(0.05)
+                    yield b": still here\n\n"
 
             return StreamingResponse(body(), media_type="text/event-stream")
 

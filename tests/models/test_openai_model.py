@@ -10,6 +10,7 @@ import base64
 import json
 from collections.abc import Callable, Sequence
 
+import anyio
 import pytest
 
 from toolbridge.errors import ConfigError
@@ -131,6 +132,17 @@ async def test_sse_as_servers_write_it_is_read_and_the_connection_is_kept_for_th
         await model.aclose()
     assert len(server.client_ports) == 2
     assert server.client_ports[0] == server.client_ports[1]
+
+
+async def test_a_server_that_keeps_the_stream_open_after_done_does_not_hold_the_reply_up(
+    raw_chat_server: Callable[..., RawChatServer],
+) -> None:
+    server = raw_chat_server([chunk({"content": "Hi."}), chunk({}, "stop")], hold_open_after_done=True)
+    model = OpenAIChatModel("m", provider="vllm", base_url=server.base_url)
+    with anyio.fail_after(5):  # the server would hold the body open for 10 s
+        events = await collect(model, ModelRequest(QUESTION))
+    assert text_of(events) == "Hi."
+    assert events[-1] == Finish("stop")
 
 
 async def test_a_reasoning_field_is_read_once_even_when_a_server_sends_it_under_both_names(

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
+import anyio
 import httpx2
 import openai
 
 from toolbridge.models._sse import SseDecoder
 
 __all__ = ["ChunkStream"]
+
+_DRAIN_SECONDS = 0.1
+"""How long the rest of the body after `[DONE]` is read (as the SDK does), so the connection can be
+reused; a server that keeps the stream open past it loses the connection instead of holding us up."""
 
 
 class ChunkStream(openai.AsyncStream[object]):
@@ -30,22 +36,29 @@ class ChunkStream(openai.AsyncStream[object]):
     async def __stream__(self) -> AsyncIterator[object]:
         response = self.response
         decoder = SseDecoder()
-        done = False
         try:
-            async for received in response.aiter_bytes():
-                if done:
-                    continue  # the rest of the body is read so the connection can be reused
-                for data in decoder.feed(received):
-                    if data.startswith(b"[DONE]"):
-                        done = True
-                        break
-                    yield _chunk(data, response)
+            async with aclosing(response.aiter_bytes()) as received:
+                async for part in received:
+                    for data in decoder.feed(part):
+                        if data.startswith(b"[DONE]"):
+                            await _drain(received)
+                            return
+                        yield _chunk(data, response)
         except httpx2.TimeoutException as error:
             raise openai.APITimeoutError(request=response.request) from error
         except httpx2.RequestError as error:
             raise openai.APIConnectionError(request=response.request) from error
         finally:
             await response.aclose()
+
+
+async def _drain(rest: AsyncIterator[bytes]) -> None:
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        try:
+            async for _ in rest:
+                pass
+        except httpx2.RequestError:
+            pass  # the reply is complete: a connection lost now costs only the connection
 
 
 def _chunk(data: bytes, response: httpx2.Response) -> Any:
