@@ -198,7 +198,7 @@ def _form_of(fields: list[dict[str, Any]]) -> ElicitationForm:
                 required=f["required"],
                 default=f["default"],
                 choices=tuple((c["value"], c["label"]) for c in f["choices"]),
-                constraints=f["constraints"],
+                constraints=f.get("constraints") or {},  # none from an owner before they were sent
             )
             for f in fields
         )
