@@ -208,7 +208,7 @@ def start_process(
             output = process.stdout.read() if process.stdout else ""
             raise AssertionError(f"toolbridge serve exited with {process.returncode}:\n{output}")
         try:
-            if probe.get("/v1/models").status_code == 200:
+            if probe.get("/readyz").status_code == 200:  # public: ready with or without users
                 return running
         except httpx.TransportError:
             pass

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from server_helpers import ServerProcess, start_process, write_config
+from users_helpers import add_user, bearer, new_key
 
 from toolbridge.store import Store
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
@@ -69,9 +70,12 @@ def start(tmp_path: Path, model: ScriptedModel, grace: float) -> tuple[ServerPro
 def test_sigterm_lets_a_run_finish_within_the_grace_period(tmp_path: Path) -> None:
     gate = Gate()
     with ScriptedModel([Turn.text("All done.").expecting(gate)]) as model:
+        db = f"sqlite:///{tmp_path / 'chats.db'}"
+        add_user(db, "ada")
+        key = new_key(db, "ada")
         running, log, db = start(tmp_path, model, grace=60)
         try:
-            http = running.server.http()
+            http = running.server.http(headers=bearer(key))
             chat_id = http.post("/api/chats", json={}).json()["id"]
             http.post(f"/api/chats/{chat_id}/messages", json={"content": "Finish this."})
             assert gate.arrived.wait(WAIT)
@@ -85,6 +89,7 @@ def test_sigterm_lets_a_run_finish_within_the_grace_period(tmp_path: Path) -> No
     ended = next(line for line in log.rest() if "ended: final_answer" in line["message"])
     assert ended["chat_id"] == str(chat_id)
     assert ended["run_id"]
+    assert ended["user"] == "ada"  # bound where the request came in, inherited by its run
     assert all({"time", "level", "logger", "message"} <= line.keys() for line in log.seen)
     with Store(db) as store:
         assert [m.role for m in store.get_messages(chat_id)] == ["user", "assistant"]

@@ -30,6 +30,7 @@ from toolbridge.server._limits import LimitExceeded, UsageLimits
 from toolbridge.server._settings import ServerSettings
 from toolbridge.store import KeyOwner, Store, StoreError
 from toolbridge.store.users import KEY_PREFIX
+from toolbridge.telemetry import bind_log_context
 
 __all__ = ["ANYONE", "AccessMiddleware", "Caller", "caller_of", "require_admin"]
 
@@ -101,7 +102,8 @@ class AccessMiddleware:
                 await refusal(scope, receive, send)
                 return
         scope[_SCOPE_KEY] = caller
-        await self.app(scope, receive, send)
+        with bind_log_context(user=caller.name):  # runs started here inherit it
+            await self.app(scope, receive, send)
 
     @staticmethod
     def _starts_a_run(scope: Scope) -> bool:
