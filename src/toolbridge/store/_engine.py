@@ -83,7 +83,7 @@ def open_engine(url: str) -> tuple[Engine, Engine]:
     except (ArgumentError, ImportError) as exc:
         raise StoreError(
             f"cannot use the database URL {display_url(url)}: {exc}. Check the URL's scheme, and install "
-            "the driver it names (for PostgreSQL: pip install psycopg, and a postgresql+psycopg:// URL)."
+            "the driver it names (for PostgreSQL: pip install 'toolbridge[postgres]', and a postgresql+psycopg:// URL)."
         ) from exc
     except OSError as exc:
         raise StoreError(f"cannot create the directory for {display_url(url)}: {exc}") from exc
