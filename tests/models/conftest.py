@@ -1,8 +1,9 @@
 """Fixtures for the model adapters: an isolated tool-mode cache, and a raw SSE endpoint for wire quirks.
 
 `raw_chat_server(chunks)` serves `POST /v1/chat/completions` with exactly the chunks given (as
-`data:` lines, then `[DONE]`), for dialects the scripted model does not speak (a `reasoning` field,
-ids repeated in every piece, usage inside the choice). It records each request's headers and body.
+`data:` lines, then `[DONE]`; a `bytes` item is sent as it is), for dialects the scripted model does not
+speak (a `reasoning` field, ids repeated in every piece, usage inside the choice). It records each
+request's headers, body and the client's port (which connection it came on).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -48,6 +50,7 @@ class RawChatServer:
     base_url: str
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    client_ports: list[int] = field(default_factory=list)
 
 
 def chunk(
@@ -62,19 +65,29 @@ def chunk(
 def raw_chat_server() -> Iterator[Callable[..., RawChatServer]]:
     servers: list[BackgroundServer] = []
 
-    def start(chunks: list[dict[str, Any]], *, status: int = 200, error: Any = None) -> RawChatServer:
+    def start(
+        chunks: list[dict[str, Any] | bytes],
+        *,
+        status: int = 200,
+        error: Any = None,
+        hold_open_after_done: bool = False,
+    ) -> RawChatServer:
         record = RawChatServer(base_url="")
 
         async def completions(request: Request) -> Response:
             record.requests.append(json.loads(await request.body()))
             record.headers.append(dict(request.headers))
+            record.client_ports.append(request.client.port if request.client else 0)
             if status != 200:
                 return JSONResponse(error, status_code=status, headers={"x-should-retry": "false"})
 
             async def body() -> AsyncIterator[bytes]:
                 for item in chunks:
-                    yield f"data: {json.dumps(item)}\n\n".encode()
+                    yield item if isinstance(item, bytes) else f"data: {json.dumps(item)}\n\n".encode()
                 yield b"data: [DONE]\n\n"
+                for _ in range(200 if hold_open_after_done else 0):  # a server that never ends its body
+                    await anyio.sleep(0.05)
+                    yield b": still here\n\n"
 
             return StreamingResponse(body(), media_type="text/event-stream")
 

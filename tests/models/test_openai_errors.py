@@ -164,6 +164,15 @@ async def test_an_error_inside_the_stream_ends_it_with_a_model_error() -> None:
     assert "The server had an error" in str(error)
 
 
+async def test_an_event_that_is_not_json_ends_the_stream_with_a_model_error(
+    raw_chat_server: Callable[..., RawChatServer],
+) -> None:
+    server = raw_chat_server([chunk({"content": "Partial "}), b"data: {not json\n\n"])
+    model = OpenAIChatModel("m", provider="vllm", base_url=server.base_url, max_retries=0)
+    with pytest.raises(ModelError, match=r"broke off with an error.*not JSON"):
+        await run(model)
+
+
 async def test_lm_studios_string_error_body_is_read(raw_chat_server: Callable[..., RawChatServer]) -> None:
     server = raw_chat_server([chunk({})], status=400, error={"error": "Model does not support tools."})
     model = OpenAIChatModel("m", provider="lmstudio", base_url=server.base_url, max_retries=0)

@@ -10,6 +10,7 @@ import base64
 import json
 from collections.abc import Callable, Sequence
 
+import anyio
 import pytest
 
 from toolbridge.errors import ConfigError
@@ -103,6 +104,45 @@ async def test_native_tool_calls_stream_as_deltas_indexed_per_call() -> None:
         assert json.loads("".join(d.arguments for d in mine)) == call.arguments
     assert len([d for d in deltas if d.index == 0]) > 2  # the arguments came in pieces
     assert events[-1] == Finish("tool_calls")
+
+
+async def test_sse_as_servers_write_it_is_read_and_the_connection_is_kept_for_the_next_request(
+    raw_chat_server: Callable[..., RawChatServer],
+) -> None:
+    # CRLF line ends, a keep-alive comment, an event name, one event split over two writes; after
+    # [DONE] the rest of the body is read, so the next request goes out on the same connection.
+    hello = json.dumps(chunk({"content": "Hel"})).encode()
+    server = raw_chat_server(
+        [
+            b": keep-alive\r\n\r\n",
+            b"event: chunk\r\ndata: " + hello[:20],
+            hello[20:] + b"\r\n\r\n",
+            chunk({"content": "lo."}),
+            chunk({}, "stop"),
+        ]
+    )
+    model = OpenAIChatModel("m", provider="vllm", base_url=server.base_url)
+    try:
+        for _ in range(2):
+            async with model.stream(ModelRequest(QUESTION)) as events:
+                received = [event async for event in events]
+            assert text_of(received) == "Hello."
+            assert received[-1] == Finish("stop")
+    finally:
+        await model.aclose()
+    assert len(server.client_ports) == 2
+    assert server.client_ports[0] == server.client_ports[1]
+
+
+async def test_a_server_that_keeps_the_stream_open_after_done_does_not_hold_the_reply_up(
+    raw_chat_server: Callable[..., RawChatServer],
+) -> None:
+    server = raw_chat_server([chunk({"content": "Hi."}), chunk({}, "stop")], hold_open_after_done=True)
+    model = OpenAIChatModel("m", provider="vllm", base_url=server.base_url)
+    with anyio.fail_after(5):  # the server would hold the body open for 10 s
+        events = await collect(model, ModelRequest(QUESTION))
+    assert text_of(events) == "Hi."
+    assert events[-1] == Finish("stop")
 
 
 async def test_a_reasoning_field_is_read_once_even_when_a_server_sends_it_under_both_names(

@@ -25,11 +25,14 @@ LEASE = {"run_lease": 1.0}
 WAIT = 20.0
 
 
-def three_servers(tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack) -> list[RunningServer]:
+def three_servers(
+    tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack, **sections: Any
+) -> list[RunningServer]:
+    """Three servers on the database at `url`, each with `sections` in its config too."""
     servers = []
     for name in "abc":
         (tmp_path / name).mkdir()
-        server = serve_in_thread(tmp_path / name, model, db_url=url, agents=CAREFUL, server=LEASE)
+        server = serve_in_thread(tmp_path / name, model, db_url=url, agents=CAREFUL, server=LEASE, **sections)
         servers.append(stack.enter_context(server))
     return servers
 

@@ -52,6 +52,13 @@ bodies = {
     "/api/chats": st.fixed_dictionaries({}, optional={"agent": json_values, "title": json_values}),
     "/api/chats/{id}/messages": st.fixed_dictionaries({}, optional={"content": json_values}),
     "/api/chats/{id}/approvals/{call}": st.fixed_dictionaries({}, optional={"approved": json_values}),
+    "/api/chats/{id}/server-requests/{call}": st.fixed_dictionaries(
+        {},
+        optional={
+            "action": st.sampled_from(["accept", "decline", "cancel"]) | json_values,
+            "content": json_values,
+        },
+    ),
     "/api/chats/{id}/cancel": json_values,
     "/api/servers/{call}/sign-in": json_values,
 }

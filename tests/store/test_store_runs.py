@@ -106,6 +106,33 @@ def test_an_approval_waits_until_decided_or_answered_once(store: Store) -> None:
     assert store.runs.signals_after(["r1"], signals[0].id) == signals[1:]
 
 
+def test_a_servers_question_waits_until_answered_and_an_answers_payload_can_be_forgotten(
+    store: Store,
+) -> None:
+    chat = store.create_chat().id
+    store.runs.claim("r1", chat, replica="a", lease=30)
+    asked = {"type": "server_request", "request_id": "q1", "call_id": "call_1", "kind": "form"}
+    store.runs.append("r1", chat, [json.dumps(asked), json.dumps({**asked, "request_id": "q2"})])
+    assert store.runs.waiting_server_request("r1", "q1") == asked
+    assert store.runs.waiting_server_request("r1", "q3") is None
+    answered = {"type": "server_request_answered", "request_id": "q1", "call_id": "call_1"}
+    store.runs.append("r1", chat, [json.dumps(answered)])
+    assert store.runs.waiting_server_request("r1", "q1") is None
+
+    secret = json.dumps({"action": "accept", "content": {"password": "hunter2"}})
+    store.runs.signal("r1", "answer", "q2", payload=secret)
+    assert store.runs.waiting_server_request("r1", "q2") is None  # answered on some replica already
+    (signal,) = store.runs.signals_after(["r1"], 0)
+    assert (signal.kind, signal.call_id, signal.payload) == ("answer", "q2", secret)
+    assert "hunter2" not in repr(signal)
+    store.runs.forget_payload(signal.id)
+    assert store.runs.signals_after(["r1"], 0)[0].payload is None
+    store.runs.append("r1", chat, [json.dumps({**asked, "request_id": "q3"})])
+    assert store.runs.waiting_server_request("r1", "q3") is not None
+    store.runs.end("r1", "completed")
+    assert store.runs.waiting_server_request("r1", "q3") is None  # the run is over
+
+
 def test_expired_leases_are_reaped_once_with_an_event_and_renewed_ones_kept(store: Store) -> None:
     dead, alive = store.create_chat().id, store.create_chat().id
     store.runs.claim("dead", dead, replica="gone", lease=1)

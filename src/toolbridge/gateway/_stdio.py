@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from typing import IO, Any
 
-import sniffio
 from mcp.server.stdio import stdio_server
 
 __all__ = ["stdio_streams"]
@@ -56,7 +55,11 @@ def _loop_can_watch(fd: int) -> bool:
         return False
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) or sys.platform == "win32":
         return False
-    return sniffio.current_async_library() == "asyncio"
+    try:
+        asyncio.get_running_loop()  # raises under trio
+    except RuntimeError:
+        return False
+    return True
 
 
 @contextmanager

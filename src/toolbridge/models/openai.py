@@ -24,6 +24,7 @@ from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._attachments import user_parts
 from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
+from toolbridge.models._openai_stream import ChunkStream
 from toolbridge.models._retry_wait import RETRY_WAIT_HOOKS
 from toolbridge.models._wire_cache import WireCache, encode, join_body
 from toolbridge.models.base import (
@@ -166,13 +167,9 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"
         # The SDK's `chat.completions.create` walks every message of the body through its type
         # transform on every request; the body is sent as built, with the SDK's retries and errors.
         # Its chunks stay the JSON they came as (`object`): building a typed `ChatCompletionChunk` per
-        # chunk cost more CPU than all the rest of reading it.
+        # chunk cost more CPU than all the rest of reading it; `ChunkStream` reads them.
         return await client.post(
-            "/chat/completions",
-            cast_to=ChatCompletion,
-            content=body,
-            stream=True,
-            stream_cls=openai.AsyncStream[object],
+            "/chat/completions", cast_to=ChatCompletion, content=body, stream=True, stream_cls=ChunkStream
         )
 
     # -- the reply --------------------------------------------------------------------------------

@@ -5,14 +5,21 @@ A question goes to the chat whose run made the call the server asked during (see
 `toolbridge.mcp.calls_in_flight`), in that call's card. It is declined, saying why, when the call came
 through the OpenAI endpoint (which answers programs), or when the server asked outside any call or
 during one of several calls on the same session that cannot be told apart (over stdio or SSE).
+
+The answer may reach any replica on the database: one that does not run the chat finds the question
+waiting in the event rows, checks a form's answer against the fields the event carries, and leaves it as
+an `answer` signal row for the owner, who hands it to the waiting question and then blanks the row's
+payload. An answer's content is never logged: a form may ask for a secret.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Literal, cast, get_args
 
 import anyio
 import mcp_types as mcp
@@ -22,8 +29,12 @@ from toolbridge.mcp.calls_in_flight import CallInFlight
 from toolbridge.mcp.elicitation_form import ElicitationForm, FormError, FormField
 from toolbridge.server._chats import RUNNING_CHAT, ChatHub
 from toolbridge.server._errors import ApiError
+from toolbridge.store import StoreError
+from toolbridge.store.runs import RunSignal
 
 __all__ = ["WebAsker"]
+
+logger = logging.getLogger(__name__)
 
 Action = Literal["accept", "decline", "cancel"]
 
@@ -35,6 +46,14 @@ class _Question:
     answered: anyio.Event = field(default_factory=anyio.Event)
     action: Action = "cancel"
     content: dict[str, Any] | None = None
+    signal_id: int | None = None
+    """The signal row that brought the answer from another replica."""
+
+    def settle(self, action: Action, content: dict[str, Any] | None) -> None:
+        """Answer it; a form's content that does not fit is refused (422) and it stays open."""
+        self.content = _checked(self.form, action, content)
+        self.action = action
+        self.answered.set()
 
 
 class WebAsker:
@@ -81,15 +100,38 @@ class WebAsker:
     ) -> None:
         """The page's answer; a form that does not fit its schema is refused (422) and stays open."""
         question = self._questions.get(request_id)
-        if question is None or question.chat_id != chat_id or question.answered.is_set():
-            raise ApiError(404, f"no server request {request_id!r} is waiting in chat {chat_id}")
-        if action == "accept" and question.form is not None:
-            try:
-                content = dict(question.form.complete(content or {}))
-            except FormError as exc:
-                raise ApiError(422, str(exc), param="content") from None
-        question.action, question.content = action, content if action == "accept" else None
-        question.answered.set()
+        if question is not None and question.chat_id == chat_id and not question.answered.is_set():
+            question.settle(action, content)
+            return
+        missing = ApiError(404, f"no server request {request_id!r} is waiting in chat {chat_id}")
+        run_id = await self.hub.run_elsewhere(chat_id) if self.hub is not None else None
+        if run_id is None or self.hub is None:
+            raise missing
+        ledger = self.hub.ledger
+        asked = await anyio.to_thread.run_sync(ledger.waiting_server_request, run_id, request_id)
+        if asked is None:
+            raise missing
+        form = _form_of(asked["fields"]) if asked.get("kind") == "form" else None
+        answer = json.dumps({"action": action, "content": _checked(form, action, content)})
+        await anyio.to_thread.run_sync(lambda: ledger.signal(run_id, "answer", request_id, payload=answer))
+
+    def _take_answer(self, question: _Question, signal: RunSignal) -> None:
+        """Another replica's answer (checked there already; checked again: it may run another version)."""
+        if question.answered.is_set():
+            return
+        try:
+            answer = json.loads(signal.payload or "")
+            action = answer["action"]
+            if action not in get_args(Action):
+                raise ValueError(f"unknown action {action!r}")
+            question.settle(cast(Action, action), answer.get("content"))
+        except (ValueError, KeyError, TypeError, ApiError):
+            # Not the content: it may hold a secret.
+            logger.warning(
+                "ignoring a malformed answer to server request %s from another replica", signal.call_id
+            )
+            return
+        question.signal_id = signal.id
 
     async def _ask(
         self, server: str, call: CallInFlight | None, form: ElicitationForm | None, details: dict[str, Any]
@@ -105,17 +147,62 @@ class WebAsker:
         request_id = uuid.uuid4().hex
         question = self._questions[request_id] = _Question(chat_id=chat_id, form=form)
         event = {"type": "server_request", "request_id": request_id, "call_id": call_id, "server": server}
-        self.hub.publish(chat_id, json.dumps({**event, **details}))
         try:
-            with anyio.move_on_after(self._timeout):
-                await question.answered.wait()
+            with self.hub.expecting_answer(chat_id, request_id, partial(self._take_answer, question)):
+                self.hub.publish(chat_id, json.dumps({**event, **details}))
+                with anyio.move_on_after(self._timeout):
+                    await question.answered.wait()
         finally:
             del self._questions[request_id]
             answered = {"type": "server_request_answered", "request_id": request_id, "call_id": call_id}
             self.hub.publish(chat_id, json.dumps({**answered, "action": question.action}))
+            if question.signal_id is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._forget_payload(question.signal_id)
         if details.get("elicitation_id") and question.action == "accept":
             self._url_asked_in[(server, details["elicitation_id"])] = (chat_id, call_id)
         return question.action, question.content
+
+    async def _forget_payload(self, signal_id: int) -> None:
+        assert self.hub is not None
+        try:
+            await anyio.to_thread.run_sync(self.hub.ledger.forget_payload, signal_id)
+        except StoreError as error:
+            logger.warning("cannot blank the answer in run signal %d: %s", signal_id, error)
+
+
+def _checked(
+    form: ElicitationForm | None, action: Action, content: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The content to send for `action`: a form's answer completed with its defaults (422 when it does
+    not fit the form), nothing unless accepted."""
+    if action != "accept":
+        return None
+    if form is None:
+        return content
+    try:
+        return dict(form.complete(content or {}))
+    except FormError as exc:
+        raise ApiError(422, str(exc), param="content") from None
+
+
+def _form_of(fields: list[dict[str, Any]]) -> ElicitationForm:
+    """The form a `server_request` event's `fields` (see `_field`) describe, on a replica that did not ask."""
+    return ElicitationForm(
+        tuple(
+            FormField(
+                name=f["name"],
+                kind=f["kind"],
+                title=f["title"],
+                description=f["description"],
+                required=f["required"],
+                default=f["default"],
+                choices=tuple((c["value"], c["label"]) for c in f["choices"]),
+                constraints=f.get("constraints") or {},  # none from an owner before they were sent
+            )
+            for f in fields
+        )
+    )
 
 
 def _why_nobody(call: CallInFlight | None) -> str:
@@ -134,4 +221,5 @@ def _field(form_field: FormField) -> dict[str, Any]:
         "default": form_field.default,
         "choices": [{"value": value, "label": label} for value, label in form_field.choices],
         "hint": form_field.hint(),
+        "constraints": dict(form_field.constraints),
     }

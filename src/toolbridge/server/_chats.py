@@ -6,8 +6,8 @@ page that started it is closed, and ends (written down as interrupted) when the 
 
 Any number of replicas on one database act as one: a run is a row owned by the replica running it
 (`toolbridge.store.runs`), its events are rows every replica's streams read (`_run_feed`), and an
-approval or a cancel that reaches another replica becomes a signal row its owner acts on
-(`_run_keeper`).
+approval, a cancel or the answer to a server's question (`_asks`) that reaches another replica becomes
+a signal row its owner acts on (`_run_keeper`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import os
 import secrets
 import socket
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -54,6 +55,7 @@ from toolbridge.store.runs import (
     Notice,
     RunConflictError,
     RunEvent,
+    RunLedger,
     RunSignal,
     RunStatus,
 )
@@ -99,6 +101,8 @@ class _Channel:
     approvals: dict[str, _PendingApproval] = field(default_factory=dict)
     calls: dict[str, str | None] = field(default_factory=dict)
     """The run's calls in flight: id -> server (which chat a server's question belongs to)."""
+    questions: dict[str, Callable[[RunSignal], None]] = field(default_factory=dict)
+    """The servers' questions waiting in the run: request id -> what takes another replica's answer."""
 
     def deliver(self, events: Sequence[RunEvent]) -> None:
         for follower in self.followers:
@@ -188,6 +192,10 @@ class ChatHub:
             if channel.stream is not None:
                 logger.info("run %s cancelled from another replica", signal.run_id)
                 channel.stream.cancel()
+        elif signal.kind == "answer":
+            take = channel.questions.get(signal.call_id or "")
+            if take is not None:
+                take(signal)
         elif signal.call_id is not None:
             pending = channel.approvals.get(signal.call_id)
             if pending is not None and not pending.answered.is_set():
@@ -364,6 +372,7 @@ class ChatHub:
         channel.stream = None
         channel.writer = None
         channel.approvals.clear()
+        channel.questions.clear()
         channel.calls.clear()
         self._calls_changed()
 
@@ -412,6 +421,31 @@ class ChatHub:
                 return False
             await self.calls_changed.wait()
         return True
+
+    @property
+    def ledger(self) -> RunLedger:
+        """The runs every replica on the database shares."""
+        return self._ledger
+
+    @contextmanager
+    def expecting_answer(
+        self, chat_id: int, request_id: str, take: Callable[[RunSignal], None]
+    ) -> Iterator[None]:
+        """While inside, an `answer` signal another replica leaves for server request `request_id` of
+        the chat's run here is handed to `take`."""
+        questions = self._channel(chat_id).questions
+        questions[request_id] = take
+        try:
+            yield
+        finally:
+            questions.pop(request_id, None)
+
+    async def run_elsewhere(self, chat_id: int) -> str | None:
+        """The id of the chat's run in progress when another replica runs it."""
+        if self._channel(chat_id).run_id is not None:
+            return None  # here: this replica knows what waits in it
+        run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
+        return run.id if run is not None and run.replica != self.replica else None
 
     def publish(self, chat_id: int, data: str) -> None:
         """Send an event of the server's own (not the agent's) to the chat's event streams."""

@@ -38,7 +38,8 @@ class EventBatches:
         """Until the status line is sent."""
         self._waiting: list[bytes] = []
         self._ready = anyio.Event()
-        self._room = anyio.Event()
+        self._room: anyio.Event | None = None
+        """Made only while the producer waits for room: an event per batch cost more than the batch."""
         self._closed = False
         self._written = anyio.Event()
 
@@ -47,6 +48,8 @@ class EventBatches:
         self._waiting.append(b"data: " + _encode_json(data).encode() + b"\n\n")
         self._ready.set()
         if len(self._waiting) >= _MAX_WAITING:
+            if self._room is None:
+                self._room = anyio.Event()
             await self._room.wait()
 
     async def close(self) -> None:
@@ -70,8 +73,9 @@ class EventBatches:
             await self._send(
                 {"type": "http.response.body", "body": b"".join(batch), "more_body": not closing}
             )
-            self._room.set()
-            self._room = anyio.Event()
+            if self._room is not None:
+                self._room.set()
+                self._room = None
             if closing:
                 self._written.set()
                 return

@@ -6,6 +6,7 @@ orchestrators expect of a clean stop; 130 for Ctrl-C, as shells do)."""
 from __future__ import annotations
 
 import errno
+import gc
 import logging
 import math
 import signal
@@ -34,6 +35,13 @@ class _GracefulServer(uvicorn.Server):
         super().__init__(config)
         self._app = app
         self._grace = grace
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        # Everything made while starting (modules, the app, config, schemas) lives as long as the
+        # process: out of the collector's sight, so its full collections no longer walk it again and
+        # again while requests are served.
+        gc.freeze()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         logger.info("stopping: no new connections; runs in progress get %g s to finish", self._grace)

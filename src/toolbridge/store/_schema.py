@@ -252,9 +252,10 @@ class RunEventRow(Base):
 
 
 class RunSignalRow(Base):
-    """What another replica asks of a run's owner: `cancel`, or an approval's answer (`approve` or
-    `deny` with the call's id). Rows, so a signal sent while the owner's listener reconnects still
-    arrives (the owner also reads them on every lease renewal)."""
+    """What another replica asks of a run's owner: `cancel`, an approval's answer (`approve` or
+    `deny` with the call's id), or a server's question's answer (`answer` with the question's request
+    id as `call_id` and the answer as `payload`). Rows, so a signal sent while the owner's listener
+    reconnects still arrives (the owner also reads them on every lease renewal)."""
 
     __tablename__ = "run_signals"
     __table_args__ = (Index("ix_run_signals_run_id_id", "run_id", "id"),)
@@ -263,6 +264,9 @@ class RunSignalRow(Base):
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(20))
     call_id: Mapped[str | None] = mapped_column(String(200))
+    payload: Mapped[str | None] = mapped_column(Text)
+    """An `answer`'s JSON `{"action", "content"}`; blanked once the owner took it (a form may ask for
+    secrets)."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

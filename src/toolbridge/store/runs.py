@@ -1,6 +1,6 @@
 """Chats' runs as rows (`Store.runs`), so that any number of `toolbridge serve` replicas on one database
 act as one: which replica owns a run (with a lease it renews), the run's events in the order its streams
-send them, and what other replicas ask of its owner (cancel, approve, deny).
+send them, and what other replicas ask of its owner (cancel, approve, deny, answer a server's question).
 
     ledger = store.runs
     run = ledger.claim("r1", chat_id, replica="host:123:ab", lease=30)   # RunConflictError if one runs
@@ -20,9 +20,9 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 RunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
-SignalKind = Literal["cancel", "approve", "deny"]
+SignalKind = Literal["cancel", "approve", "deny", "answer"]
 INTERRUPTED_MESSAGE = "interrupted: the server running it stopped; its completed steps are kept"
 
 Sessions = Callable[[], AbstractContextManager[Session]]
@@ -91,6 +91,9 @@ class RunSignal:
     run_id: str
     kind: SignalKind
     call_id: str | None
+    """The call approved or denied; the server's question (its request id) answered."""
+    payload: str | None = field(default=None, repr=False)
+    """An answer's JSON; never in a repr, so never in a log (a form may have asked for a secret)."""
 
 
 @dataclass(frozen=True)
@@ -328,37 +331,78 @@ class RunLedger:
     def awaiting_approval(self, run_id: str, call_id: str) -> bool:
         """Whether the run is in progress with call `call_id` asking for approval, unanswered: its
         request is an event, and neither its decision nor anyone's answer is a row yet."""
+        request = self._unanswered(
+            run_id,
+            call_id,
+            "%approval_%",
+            asks=lambda e: e.get("type") == "approval_requested" and e.get("call", {}).get("id") == call_id,
+            settles=lambda e: e.get("type") == "approval_decided" and e.get("call_id") == call_id,
+        )
+        return request is not None
+
+    def waiting_server_request(self, run_id: str, request_id: str) -> dict[str, Any] | None:
+        """The `server_request` event of a server's question `request_id` while the run is in progress
+        and nobody answered it (no `server_request_answered` event, no `answer` signal); else None."""
+        return self._unanswered(
+            run_id,
+            request_id,
+            "%server_request%",
+            asks=lambda e: e.get("type") == "server_request" and e.get("request_id") == request_id,
+            settles=lambda e: (
+                e.get("type") == "server_request_answered" and e.get("request_id") == request_id
+            ),
+        )
+
+    def _unanswered(
+        self,
+        run_id: str,
+        key: str,
+        like: str,
+        *,
+        asks: Callable[[dict[str, Any]], bool],
+        settles: Callable[[dict[str, Any]], bool],
+    ) -> dict[str, Any] | None:
+        """The last event that `asks` (an approval, a server's question) of a running run, unless an
+        event after it `settles` it or a signal row for `key` answered it already."""
         with self._read() as session:
             status = session.scalar(select(RunRow.status).where(RunRow.id == run_id))
             if status != "running":
-                return False
+                return None
             answered = session.scalar(
-                select(func.count()).where(RunSignalRow.run_id == run_id, RunSignalRow.call_id == call_id)
+                select(func.count()).where(RunSignalRow.run_id == run_id, RunSignalRow.call_id == key)
             )
             if answered:
-                return False
-            # Only events that may be approvals (parsed below), not every token of the run.
+                return None
+            # Only events that may be the question or its end (parsed below), not every token of the run.
             rows = session.scalars(
                 select(RunEventRow.data)
-                .where(RunEventRow.run_id == run_id, RunEventRow.data.like("%approval_%"))
+                .where(RunEventRow.run_id == run_id, RunEventRow.data.like(like))
                 .order_by(RunEventRow.id)
             )
-            waiting = False
+            waiting: dict[str, Any] | None = None
             for data in rows:
                 event = json.loads(data)
-                if event.get("type") == "approval_requested" and event.get("call", {}).get("id") == call_id:
-                    waiting = True
-                elif event.get("type") == "approval_decided" and event.get("call_id") == call_id:
-                    waiting = False
+                if asks(event):
+                    waiting = event
+                elif settles(event):
+                    waiting = None
             return waiting
 
     # -- signals -----------------------------------------------------------------------------------------
 
-    def signal(self, run_id: str, kind: SignalKind, call_id: str | None = None) -> None:
-        """Ask the run's owner to cancel it, or to approve or deny call `call_id`."""
+    def signal(
+        self, run_id: str, kind: SignalKind, call_id: str | None = None, *, payload: str | None = None
+    ) -> None:
+        """Ask the run's owner to cancel it, to approve or deny call `call_id`, or to hand `payload` to
+        the server's question `call_id` (a request id) as its answer."""
         with self._write() as session:
-            session.add(RunSignalRow(run_id=run_id, kind=kind, call_id=call_id))
+            session.add(RunSignalRow(run_id=run_id, kind=kind, call_id=call_id, payload=payload))
             self._notify(session, [SignalsNotice(run_id)])
+
+    def forget_payload(self, signal_id: int) -> None:
+        """Blank a signal's payload once its owner took it: an answer may hold a secret a form asked for."""
+        with self._write() as session:
+            session.execute(update(RunSignalRow).where(RunSignalRow.id == signal_id).values(payload=None))
 
     def signals_after(self, run_ids: Sequence[str], after: int) -> list[RunSignal]:
         """The signals for `run_ids` with ids above `after`, oldest first."""
@@ -371,7 +415,13 @@ class RunLedger:
         )
         with self._read() as session:
             return [
-                RunSignal(id=row.id, run_id=row.run_id, kind=_signal_kind(row.kind), call_id=row.call_id)
+                RunSignal(
+                    id=row.id,
+                    run_id=row.run_id,
+                    kind=_signal_kind(row.kind),
+                    call_id=row.call_id,
+                    payload=row.payload,
+                )
                 for row in session.scalars(query)
             ]
 
@@ -419,6 +469,6 @@ def _status(value: str) -> RunStatus:
 
 
 def _signal_kind(value: str) -> SignalKind:
-    if value not in ("cancel", "approve", "deny"):
+    if value not in ("cancel", "approve", "deny", "answer"):
         raise StoreError(f"run signal {value!r} is unknown to this toolbridge; upgrade it")
     return cast(SignalKind, value)

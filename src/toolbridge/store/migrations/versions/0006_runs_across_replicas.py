@@ -65,6 +65,7 @@ def upgrade() -> None:
         sa.Column("run_id", sa.String(length=64), nullable=False),
         sa.Column("kind", sa.String(length=20), nullable=False),
         sa.Column("call_id", sa.String(length=200), nullable=True),
+        sa.Column("payload", sa.Text(), nullable=True),
         _timestamp("created_at"),
         sa.ForeignKeyConstraint(
             ["run_id"], ["runs.id"], name="fk_run_signals_run_id_runs", ondelete="CASCADE"
