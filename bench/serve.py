@@ -40,7 +40,6 @@ from typing import Any
 import anyio
 import openai
 
-from serving import free_port as free_port  # serve_passthrough imports it from here
 from serving import start_server
 from toolbridge.agent import Agent, AgentDefinition
 from toolbridge.models import OpenAIChatModel

@@ -39,10 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import openai
 
-from serve import Measurement, _cpu_seconds, free_port, timed_concurrently
+import serving
+from serve import Measurement, _cpu_seconds, timed_concurrently
+from serving import TOOLBRIDGE
 from toolbridge.store import percentile
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
@@ -135,34 +136,9 @@ def start_server(
         "max_retries": 0,
         "tool_mode": tool_mode,
     }
-    path = directory / "toolbridge.json"
-    path.write_text(json.dumps({"models": {"upstream": upstream}}))
-    port = free_port()
-    serve = [
-        "serve",
-        "--config",
-        str(path),
-        "--port",
-        str(port),
-        "--db",
-        f"sqlite:///{directory / 'bench.db'}",
-    ]
-    if profile is None:
-        command = [sys.executable, "-m", "toolbridge", *serve]
-    else:
-        command = [sys.executable, __file__, "--profiled-serve", str(profile), *serve]
-    process = subprocess.Popen(command, env={**os.environ, "TOOLBRIDGE_TOKEN": ""})
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=1).status_code == 200:
-                return process, port
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise SystemExit("toolbridge serve did not start")
-        time.sleep(0.05)  # polling for readiness
+    launcher = TOOLBRIDGE if profile is None else (sys.executable, __file__, "--profiled-serve", str(profile))
+    config = {"models": {"upstream": upstream}}
+    return serving.start_server(config, directory, f"sqlite:///{directory / 'bench.db'}", launcher=launcher)
 
 
 def asker(client: openai.AsyncOpenAI, model: str, *, expect_call: bool) -> Callable[[], Awaitable[None]]:

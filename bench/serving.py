@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import httpx
 from sqlalchemy import create_engine, text
 
+from _common import free_port
 from toolbridge.store import Store
 
 POSTGRES_URL = os.environ.get(
@@ -26,19 +26,18 @@ POSTGRES_URL = os.environ.get(
 """The database of `--replicas` runs; a schema of its own is made in it and dropped afterwards."""
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+TOOLBRIDGE = (sys.executable, "-m", "toolbridge")
 
 
-def start_server(config: dict[str, Any], directory: Path, db_url: str) -> tuple[subprocess.Popen[bytes], int]:
-    """`toolbridge serve` with `config` on `db_url`, as a process; returns once it answers."""
+def start_server(
+    config: dict[str, Any], directory: Path, db_url: str, *, launcher: Sequence[str] = TOOLBRIDGE
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`toolbridge serve` with `config` on `db_url`, as a process; returns once it answers. `launcher` is
+    the command that runs toolbridge's CLI (a profiling wrapper, say)."""
     path = directory / "toolbridge.json"
     path.write_text(json.dumps(config))
     port = free_port()
-    command = [sys.executable, "-m", "toolbridge", "serve", "--config", str(path), "--port", str(port)]
-    command += ["--db", db_url]
+    command = [*launcher, "serve", "--config", str(path), "--port", str(port), "--db", db_url]
     process = subprocess.Popen(command, env={**os.environ, "TOOLBRIDGE_TOKEN": ""})
     deadline = time.monotonic() + 30
     while True:

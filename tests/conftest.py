@@ -3,7 +3,7 @@
 - `anyio_backend`: async tests run on asyncio (`@pytest.mark.anyio`).
 - `stdio_server`: a `ServerConfig` that runs one of our test servers over stdio.
 - `http_server`: starts one of our test servers over streamable HTTP or SSE on a free 127.0.0.1 port,
-  waits until it accepts connections, and stops it after the test.
+  waits until it answers, and stops it after the test.
 - `oauth_server`: tests/servers/oauth_protected.py with its own authorization server (`oauth_helpers`).
 - `published_server`: a `ServerConfig` for a published server installed by scripts/install-test-servers.
 - `wait_until_gone`: poll until a process has exited.
@@ -21,7 +21,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,11 +29,10 @@ from typing import Any
 
 import pytest
 
+from listening import start_listening_process
 from oauth_helpers import OAuthServer, running_oauth_server
 from server_paths import PUBLISHED_SERVERS, PublishedServer, test_server_path
 from toolbridge.config.model import ServerConfig
-
-READY_TIMEOUT = 20.0
 
 # name -> (path of the entry point under .servers/, args)
 _PUBLISHED: dict[str, tuple[str, list[str]]] = {
@@ -141,31 +139,12 @@ class HttpServer:
 def start_http_server(
     script: str, transport: str, port: int | None = None, args: Sequence[str] = ()
 ) -> HttpServer:
-    """Start tests/servers/<script>.py over `transport` (with more `args`) and return once it accepts
-    connections."""
-    port = port or free_port()
+    """Start tests/servers/<script>.py over `transport` (with more `args`; on `port`, else a free one) and
+    return once it answers."""
     flag = {"streamable-http": "http", "sse": "sse"}[transport]
-    stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server process
-    process = subprocess.Popen(
-        [sys.executable, test_server_path(script), "--transport", flag, "--port", str(port), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-    )
-    server = HttpServer(script=script, transport=transport, port=port, process=process)
-    deadline = time.monotonic() + READY_TIMEOUT
-    while True:
-        if process.poll() is not None:
-            stderr.seek(0)
-            pytest.fail(f"test server {script} ({transport}) exited early:\n{stderr.read().decode()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return server
-        except OSError:
-            if time.monotonic() > deadline:
-                server.stop()
-                pytest.fail(f"test server {script} ({transport}) did not listen on port {port} in time")
-            time.sleep(0.02)  # polling for readiness, not waiting for a guess
+    command = [sys.executable, test_server_path(script), "--transport", flag, *args]
+    process, port = start_listening_process(command, f"test server {script} ({transport})", port=port or 0)
+    return HttpServer(script=script, transport=transport, port=port, process=process)
 
 
 StartHttpServer = Callable[..., HttpServer]

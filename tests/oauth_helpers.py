@@ -9,8 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,13 +20,13 @@ from urllib.parse import parse_qs, urlparse
 import httpx2
 from mcp.shared.auth import AuthorizationCodeResult
 
+from listening import start_listening_process
 from toolbridge.config.model import ServerConfig
 from toolbridge.mcp import ServerConnection
 from toolbridge.mcp.client_features import ClientFeatures
 from toolbridge.mcp.oauth import FileTokenStore, OAuth, StoredLogin
 
 SERVER_SCRIPT = Path(__file__).resolve().parent / "servers" / "oauth_protected.py"
-READY_TIMEOUT = 20.0
 
 
 def free_port() -> int:
@@ -86,28 +84,10 @@ class OAuthServer:
 
 
 def start_oauth_server(*options: str) -> OAuthServer:
-    """Start the server (with command-line `options`) and return once it accepts connections."""
-    port = free_port()
-    stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server process
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER_SCRIPT), "--port", str(port), *options],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-    )
-    deadline = time.monotonic() + READY_TIMEOUT
-    while True:
-        if process.poll() is not None:
-            stderr.seek(0)
-            raise AssertionError(f"the OAuth test server exited early:\n{stderr.read().decode()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return OAuthServer(port, process, "sse" if "sse" in options else "streamable-http")
-        except OSError:
-            if time.monotonic() > deadline:
-                process.kill()
-                raise AssertionError("the OAuth test server did not listen in time") from None
-            time.sleep(0.02)  # polling for readiness, not waiting for a guess
+    """Start the server (with command-line `options`) and return once it answers."""
+    command = [sys.executable, str(SERVER_SCRIPT), *options]
+    process, port = start_listening_process(command, "the OAuth test server")
+    return OAuthServer(port, process, "sse" if "sse" in options else "streamable-http")
 
 
 @contextmanager

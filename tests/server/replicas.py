@@ -15,7 +15,6 @@ the schema.
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import string
 import subprocess
@@ -28,41 +27,15 @@ from typing import IO, Any
 
 import httpx
 import openai
-from server_helpers import EVENT_TIMEOUT, POSTGRES_URL, free_port, toolbridge_command, write_config
-from sqlalchemy import create_engine, text
+from server_helpers import EVENT_TIMEOUT, free_port, toolbridge_command, write_config
 
+from postgres_schemas import postgres_schema
 from toolbridge.store import Store
 from toolbridge.testing import ScriptedModel
 
 READY_TIMEOUT = 30.0
 """Replicas start at once and share two cores with the test: generous, and only spent on failure."""
 STOP_TIMEOUT = 20.0
-
-
-@contextmanager
-def postgres_schema(prefix: str = "replicas") -> Iterator[str]:
-    """A fresh, migrated schema of the PostgreSQL test database, as a URL; dropped afterwards.
-
-    Migrated here, once, so that replicas starting together do not race to create the same tables."""
-    schema = f"{prefix}_{secrets.token_hex(4)}"
-    engine = create_engine(POSTGRES_URL)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text(f"CREATE SCHEMA {schema}"))
-    except Exception as error:  # any driver error means the same thing here
-        engine.dispose()
-        raise AssertionError(
-            f"No PostgreSQL test database at {POSTGRES_URL} ({error}); run scripts/install-test-servers "
-            "or set TOOLBRIDGE_TEST_POSTGRES"
-        ) from error
-    url = f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
-    try:
-        Store(url).close()
-        yield url
-    finally:
-        with engine.begin() as connection:
-            connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
-        engine.dispose()
 
 
 @dataclass
@@ -210,7 +183,7 @@ def start_replicas(
     assert 1 <= count <= len(string.ascii_lowercase), "replicas are named a to z"
     config = write_config(directory, model, **config_sections)
     with ExitStack() as cleanup:
-        url = db_url or cleanup.enter_context(postgres_schema())
+        url = db_url or cleanup.enter_context(postgres_schema("replicas"))
         replicas: list[Replica] = []
         for name in string.ascii_lowercase[:count]:  # a, b, c, ...
             replica = start_replica(name, config, url, directory, token=token)

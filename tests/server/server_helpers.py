@@ -26,6 +26,7 @@ import openai
 import uvicorn
 from sqlalchemy import create_engine, text
 
+from postgres_schemas import POSTGRES_URL, schema_url
 from toolbridge.config import load_config
 from toolbridge.server import create_app, settings_from_config
 from toolbridge.store import Store
@@ -33,11 +34,6 @@ from toolbridge.testing import ScriptedModel
 
 READY_TIMEOUT = 20.0
 EVENT_TIMEOUT = 10.0
-
-
-POSTGRES_URL = os.environ.get(
-    "TOOLBRIDGE_TEST_POSTGRES", "postgresql+psycopg://toolbridge:toolbridge@127.0.0.1:5432/toolbridge_test"
-)
 
 
 def read_only_database_url(schema: str) -> str:
@@ -49,8 +45,8 @@ def read_only_database_url(schema: str) -> str:
         connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
         connection.execute(text(f"CREATE SCHEMA {schema}"))
     engine.dispose()
-    Store(f"{POSTGRES_URL}?options=-csearch_path%3D{schema}").close()
-    return f"{POSTGRES_URL}?options=-csearch_path%3D{schema}%20-cdefault_transaction_read_only%3Don"
+    Store(schema_url(schema)).close()
+    return schema_url(schema, "default_transaction_read_only=on")
 
 
 def free_port() -> int:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from replicas import start_replicas
-from server_helpers import POSTGRES_URL
 from sqlalchemy import create_engine, text
 
+from postgres_schemas import POSTGRES_URL
 from toolbridge.testing import ScriptedModel
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import socket
 from typing import Any
 
 import anyio
+import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
+from starlette.types import ASGIApp
 
 
 def run(server: MCPServer[Any], *, handshake_only: bool = False) -> None:
@@ -16,17 +19,40 @@ def run(server: MCPServer[Any], *, handshake_only: bool = False) -> None:
     servers written before 2026-07-28), not both."""
     parser = argparse.ArgumentParser(description=f"toolbridge test MCP server {server.name!r}")
     parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (http and sse)")
+    add_listening_options(parser)
     parser.add_argument("--sse-path", default="/sse", help="where the SSE stream is served (sse)")
     options = parser.parse_args()
     if options.transport == "stdio" and handshake_only:
         anyio.run(_serve_handshake_only, server)
     elif options.transport == "stdio":
         server.run("stdio")
-    elif options.transport == "http":
-        server.run("streamable-http", host="127.0.0.1", port=options.port)
     else:
-        server.run("sse", host="127.0.0.1", port=options.port, sse_path=options.sse_path)
+        app = (
+            server.streamable_http_app()
+            if options.transport == "http"
+            else server.sse_app(sse_path=options.sse_path)
+        )
+        serve_http(app, options, log_level=server.settings.log_level.lower())
+
+
+def add_listening_options(parser: argparse.ArgumentParser) -> None:
+    """`--port`, and `--fd`: a socket the parent bound on that port and passed down (tests/listening.py),
+    so the port is the parent's from the start, never picked and then bound later by another process."""
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (http and sse)")
+    parser.add_argument("--fd", type=int, help="serve on this inherited listening socket (bound to --port)")
+
+
+def listening_socket(options: argparse.Namespace) -> socket.socket:
+    """The socket `--fd` names, or one bound here on `--port`."""
+    if options.fd is not None:
+        return socket.socket(fileno=options.fd)
+    return socket.create_server(("127.0.0.1", options.port))
+
+
+def serve_http(app: ASGIApp, options: argparse.Namespace, *, log_level: str = "warning") -> None:
+    """Serve `app` under uvicorn on the socket of `add_listening_options`' options."""
+    config = uvicorn.Config(app, log_level=log_level)
+    uvicorn.Server(config).run(sockets=[listening_socket(options)])
 
 
 async def _serve_handshake_only(server: MCPServer[Any]) -> None:

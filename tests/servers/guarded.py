@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-import uvicorn
+from _cli import add_listening_options, serve_http
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -42,7 +42,7 @@ def guarded(app: ASGIApp) -> ASGIApp:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--transport", choices=["http", "sse"], default="http")
-    parser.add_argument("--port", type=int, required=True)
+    add_listening_options(parser)
     options = parser.parse_args()
     app = server.streamable_http_app() if options.transport == "http" else server.sse_app()
-    uvicorn.run(guarded(app), host="127.0.0.1", port=options.port, log_level="warning")
+    serve_http(guarded(app), options)

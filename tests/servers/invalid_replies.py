@@ -13,6 +13,7 @@ Run: python tests/servers/invalid_replies.py [--deep-schema] [--bad-handshake] [
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -132,8 +133,14 @@ class _Handler(BaseHTTPRequestHandler):
 
 def main() -> None:
     if "--transport" in sys.argv and sys.argv[sys.argv.index("--transport") + 1] == "http":
-        port = int(sys.argv[sys.argv.index("--port") + 1])
-        ThreadingHTTPServer(("127.0.0.1", port), _Handler).serve_forever()
+        from _cli import add_listening_options, listening_socket  # the SDK's import cost: HTTP only
+
+        parser = argparse.ArgumentParser()
+        add_listening_options(parser)
+        options, _ = parser.parse_known_args()
+        http = ThreadingHTTPServer(("127.0.0.1", options.port), _Handler, bind_and_activate=False)
+        http.socket = listening_socket(options)
+        http.serve_forever()
     else:
         serve_stdio()
 

@@ -32,7 +32,7 @@ from urllib.parse import parse_qs
 
 import anyio
 import jwt
-import uvicorn
+from _cli import add_listening_options, serve_http
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
     AccessToken,
@@ -191,7 +191,7 @@ class _MetadataDocumentClient(OAuthClientInformationFull):
 def main() -> None:
     parser = argparse.ArgumentParser(description="toolbridge test MCP server behind OAuth")
     parser.add_argument("--transport", choices=["http", "sse"], default="http")
-    parser.add_argument("--port", type=int, required=True)
+    add_listening_options(parser)
     parser.add_argument("--token-ttl", type=int, default=3600, help="access token lifetime in seconds")
     parser.add_argument("--secret", default="toolbridge-test-signing-secret")
     parser.add_argument(
@@ -269,7 +269,7 @@ def main() -> None:
     app = _TestAdditions(mcp_app, provider, resource, options)
     assert server.settings.auth is not None
     app.issuer_url = server.settings.auth.issuer_url  # spelt as the SDK's own metadata spells it
-    uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
+    serve_http(app, options)
 
 
 class _TestAdditions:

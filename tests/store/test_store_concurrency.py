@@ -8,16 +8,14 @@ import logging
 import multiprocessing
 import sqlite3
 import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
 from store_opener import append_to_chat, open_and_write
-from test_store_postgres import POSTGRES_URL
 
+from postgres_schemas import create_schema, drop_schema, schema_url
 from toolbridge.store import Store
 
 PROCESSES = 6
@@ -129,24 +127,11 @@ def test_parallel_writers_on_one_sqlite_chat(tmp_path: Path) -> None:
 @pytest.fixture
 def pg_schema_url() -> Iterator[str]:
     """The PostgreSQL test database, in a schema of this test's own (others may reset `public` meanwhile)."""
-    schema = f"writers_{uuid.uuid4().hex[:12]}"
-    engine = create_engine(POSTGRES_URL)
+    schema = create_schema("writers")
     try:
-        with engine.begin() as connection:
-            connection.execute(text(f"CREATE SCHEMA {schema}"))
-    except Exception as error:  # any driver error means the same thing here
-        engine.dispose()
-        pytest.fail(
-            f"No PostgreSQL test database at {POSTGRES_URL} ({type(error).__name__}: {error}). "
-            "Run scripts/install-test-servers (as root it sets one up), or set TOOLBRIDGE_TEST_POSTGRES."
-        )
-    separator = "&" if "?" in POSTGRES_URL else "?"
-    try:
-        yield f"{POSTGRES_URL}{separator}options=-csearch_path%3D{schema}"
+        yield schema_url(schema)
     finally:
-        with engine.begin() as connection:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        engine.dispose()
+        drop_schema(schema)
 
 
 def test_parallel_writers_on_one_postgres_chat(pg_schema_url: str) -> None:

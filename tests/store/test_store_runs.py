@@ -6,8 +6,6 @@ connection is cut."""
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -17,6 +15,7 @@ import anyio
 import pytest
 from sqlalchemy import create_engine, text
 
+from postgres_schemas import POSTGRES_URL, create_schema, drop_schema, schema_url
 from toolbridge.store import Store
 from toolbridge.store._schema import utcnow
 from toolbridge.store.notifier import RunNotifier
@@ -29,9 +28,6 @@ from toolbridge.store.runs import (
     payload,
 )
 
-POSTGRES_URL = os.environ.get(
-    "TOOLBRIDGE_TEST_POSTGRES", "postgresql+psycopg://toolbridge:toolbridge@127.0.0.1:5432/toolbridge_test"
-)
 WAIT = 10.0
 
 
@@ -40,27 +36,12 @@ def schemas() -> Iterator[list[str]]:
     """Make fresh PostgreSQL schemas with `new_schema`; all dropped afterwards."""
     made: list[str] = []
     yield made
-    engine = create_engine(POSTGRES_URL)
-    with engine.begin() as connection:
-        for schema in made:
-            connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
-    engine.dispose()
+    drop_schema(*made)
 
 
 def new_schema(schemas: list[str]) -> str:
-    schema = f"runs_{secrets.token_hex(4)}"
-    engine = create_engine(POSTGRES_URL)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text(f"CREATE SCHEMA {schema}"))
-    except Exception as error:  # any driver error means the same thing here
-        pytest.fail(
-            f"No PostgreSQL test database at {POSTGRES_URL} ({error}); run scripts/install-test-servers"
-        )
-    finally:
-        engine.dispose()
-    schemas.append(schema)
-    return f"{POSTGRES_URL}?options=-csearch_path%3D{schema}"
+    schemas.append(create_schema("runs"))
+    return schema_url(schemas[-1])
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

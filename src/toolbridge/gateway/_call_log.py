@@ -20,7 +20,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from toolbridge.types import ToolCall, ToolResult
 
-__all__ = ["LINGER", "BackgroundCallLog", "CallLogWriter", "LoggedCall"]
+__all__ = ["BackgroundCallLog", "CallLogWriter", "LoggedCall"]
 
 LoggedCall = tuple[ToolCall, ToolResult, datetime]
 """A call the gateway ran, its result, and when it started."""

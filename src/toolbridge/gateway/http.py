@@ -13,7 +13,6 @@ Origin, body size, bearer token).
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,6 +25,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
+from toolbridge._request_guard import accepted_hosts, is_loopback
 from toolbridge.config import Config
 from toolbridge.config.agents import ToolFilter
 from toolbridge.config.gateway import DEFAULT_GATEWAY_PORT
@@ -38,7 +38,6 @@ __all__ = ["COMMAND_LINE_TOKEN", "TOKEN_ENV_VAR", "HttpSettings", "http_app"]
 TOKEN_ENV_VAR = "TOOLBRIDGE_TOKEN"
 COMMAND_LINE_TOKEN = "--token"
 """The name the token from `--token` (or `$TOOLBRIDGE_TOKEN`) goes by: it may use every tool."""
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 MESSAGES_PATH = "/messages/"
 
 
@@ -85,7 +84,7 @@ class HttpSettings(BaseModel):
 
     def check_bind(self) -> None:
         """Refuse to listen beyond this machine without a token: anyone who can reach it could use the tools."""
-        if not _is_loopback(self.host) and not self.tokens:
+        if not is_loopback(self.host) and not self.tokens:
             raise ConfigError(
                 f"refusing to listen on {self.host} without a token: anyone who can reach this address "
                 f"could run your tools. Pass --token (or set ${TOKEN_ENV_VAR}, or gateway.tokens in the "
@@ -94,13 +93,7 @@ class HttpSettings(BaseModel):
 
     def accepted_hosts(self) -> set[str]:
         """`Host` header values accepted: loopback names, the bound address and `allowed_hosts`, with the port."""
-        names = {*LOOPBACK_NAMES, *self.allowed_hosts}
-        if self.host not in ("0.0.0.0", "::", ""):
-            names.add(f"[{self.host}]" if ":" in self.host else self.host)
-        accepted = {f"{name}:{self.port}".lower() for name in names}
-        if self.port == 80:
-            accepted |= {name.lower() for name in names}
-        return accepted
+        return accepted_hosts(self.host, self.port, self.allowed_hosts)
 
 
 def http_app(gateway: Gateway, settings: HttpSettings) -> Starlette:
@@ -139,12 +132,3 @@ class _SseEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async with self._transport.connect_sse(scope, receive, send) as (read, write):
             await self._gateway.server.run(read, write, self._gateway.initialization_options())
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False

@@ -24,7 +24,7 @@ from toolbridge.mcp.progress import ProgressHandler
 from toolbridge.mcp.raw_results import keep_raw_result
 from toolbridge.types import ToolErrorKind, ToolResult
 
-__all__ = ["RETRIED_NOTE", "SESSION_GONE", "LostCall", "ToolCall", "call_once", "unavailable"]
+__all__ = ["RETRIED_NOTE", "SESSION_GONE", "LostCall", "ServerCall", "call_once", "unavailable"]
 
 RETRIED_NOTE = (
     "The connection to the server was lost during this call; it was restarted and the call resent once."
@@ -36,7 +36,9 @@ _NO_DEADLINE = contextlib.nullcontext()
 
 
 @dataclass(slots=True)  # not frozen: that costs a microsecond per call, and nothing changes it
-class ToolCall:
+class ServerCall:
+    """A call as sent to this server, with its deadline (not `toolbridge.types.ToolCall`, the model's)."""
+
     name: str
     arguments: dict[str, Any]
     call_id: str
@@ -52,7 +54,7 @@ class LostCall:
         self.sent = sent
 
 
-async def call_once(live: LiveSession, config: ServerConfig, call: ToolCall) -> ToolResult | LostCall:
+async def call_once(live: LiveSession, config: ServerConfig, call: ServerCall) -> ToolResult | LostCall:
     """Send `call` on `live` once: the server's result, an error result (the server refused it, timed out
     or answered wrongly), or `LostCall`."""
     server, name, call_id, timeout = config.name, call.name, call.call_id, call.timeout
@@ -118,7 +120,7 @@ async def call_once(live: LiveSession, config: ServerConfig, call: ToolCall) -> 
     return tool_result_from_mcp(raw, call_id=call_id, server=server, duration=time.perf_counter() - started)
 
 
-def unavailable(call: ToolCall, server: str, message: str, *, started: float) -> ToolResult:
+def unavailable(call: ServerCall, server: str, message: str, *, started: float) -> ToolResult:
     """The error result of a call lost with its session and not answered on a new one."""
     duration = time.perf_counter() - started
     return ToolResult.error(

@@ -26,7 +26,7 @@ from toolbridge.mcp._listings import ListChangeHandler, ListKind
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._request import request_once
 from toolbridge.mcp._task_group import exit_task_group
-from toolbridge.mcp._tool_call import RETRIED_NOTE, LostCall, ToolCall, call_once, unavailable
+from toolbridge.mcp._tool_call import RETRIED_NOTE, LostCall, ServerCall, call_once, unavailable
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.mcp.content import ServerContent
 from toolbridge.mcp.progress import ProgressHandler
@@ -231,7 +231,7 @@ class ServerConnection:
         live = self._live
         if live is None or not live.usable:  # the common case needs no trip through the connect lock
             live = await self._connected()
-        call = ToolCall(name, arguments, call_id, limit, on_progress)
+        call = ServerCall(name, arguments, call_id, limit, on_progress)
         outcome = await call_once(live, self.config, call)
         if not isinstance(outcome, LostCall):
             return outcome
@@ -349,7 +349,7 @@ class ServerConnection:
         await live.done.wait()
 
     async def _after_lost(
-        self, live: LiveSession, call: ToolCall, lost: LostCall, *, started: float
+        self, live: LiveSession, call: ServerCall, lost: LostCall, *, started: float
     ) -> ToolResult:
         """A call whose session died under it: a new session, on which the call is resent once if it
         never reached the server or the tool says it is read-only or idempotent."""

@@ -50,7 +50,7 @@ class UsageLimits:
             used = self.tokens_today(user_id)
             if used >= limits.tokens_per_day:
                 now = datetime.now(UTC)
-                midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), UTC)
+                midnight = _start_of_day(now) + timedelta(days=1)
                 raise LimitExceeded(
                     f"user {user!r} has used {used:,} model tokens today, the limit is "
                     f"{limits.tokens_per_day:,} (server.limits in the config); it resets at 00:00 UTC",
@@ -75,9 +75,13 @@ class UsageLimits:
         )
 
     def tokens_today(self, user_id: int) -> int:
-        today = datetime.combine(datetime.now(UTC).date(), datetime.min.time(), UTC)
-        used = self._store.users.usage(user_id, since=today)
+        used = self._store.users.usage(user_id, since=_start_of_day(datetime.now(UTC)))
         return used.input_tokens + used.output_tokens
+
+
+def _start_of_day(moment: datetime) -> datetime:
+    """00:00 UTC of `moment`'s day: when the tokens-per-day count starts."""
+    return datetime.combine(moment.date(), datetime.min.time(), UTC)
 
 
 class ChargingRecorder(RunRecorder):

@@ -63,9 +63,7 @@ class EventWriter:
         except StoreError as error:
             # This replica's streams still see the run; others see it again once writes work.
             logger.error("cannot store %d event(s) of run %s: %s", len(batch), self._run_id, error)
-            written = [
-                RunEvent(id=UNSTORED, chat_id=self._chat_id, run_id=self._run_id, data=d) for d in batch
-            ]
+            written = self._unstored(batch)
         self._deliver(written)
 
     async def end(self, status: RunStatus, last: Sequence[str], before_delivery: Callable[[], None]) -> None:
@@ -77,8 +75,9 @@ class EventWriter:
             written = await anyio.to_thread.run_sync(self._ledger.end, self._run_id, status, events)
         except StoreError as error:
             logger.error("cannot store the end of run %s (%s): %s", self._run_id, status, error)
-            written = [
-                RunEvent(id=UNSTORED, chat_id=self._chat_id, run_id=self._run_id, data=d) for d in events
-            ]
+            written = self._unstored(events)
         before_delivery()
         self._deliver(written)
+
+    def _unstored(self, events: Sequence[str]) -> list[RunEvent]:
+        return [RunEvent(id=UNSTORED, chat_id=self._chat_id, run_id=self._run_id, data=d) for d in events]

@@ -21,7 +21,7 @@ from sqlalchemy.engine import make_url
 
 from toolbridge.store._errors import StoreError
 
-__all__ = ["DatabaseInUseError", "lock_path", "serving_lock"]
+__all__ = ["DatabaseInUseError", "serving_lock"]
 
 LOCK_SUFFIX = ".serve-lock"
 _log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class DatabaseInUseError(StoreError):
         )
 
 
-def lock_path(url: str) -> Path | None:
+def _lock_path(url: str) -> Path | None:
     """The lock file of a SQLite database URL; None for other databases and in-memory SQLite."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
@@ -50,7 +50,7 @@ def lock_path(url: str) -> Path | None:
 def serving_lock(url: str) -> Iterator[None]:
     """Hold the database's serving lock while the block runs; `DatabaseInUseError` if another process
     holds it. Nothing to hold for PostgreSQL (replicas share it) or where flock does not exist."""
-    path = lock_path(url)
+    path = _lock_path(url)
     try:
         import fcntl
     except ImportError:  # Windows: no flock; the single-replica rule is then only documented
