@@ -25,6 +25,11 @@ __all__ = ["listen", "run_server"]
 
 logger = logging.getLogger("toolbridge.server")
 
+KEEP_ALIVE_SECONDS = 75
+"""How long an idle client connection is kept open. Longer than clients keep theirs (httpx and the openai
+SDK: 5 s; load balancers: 60 s), so the client always closes first: at uvicorn's default of 5 s both
+ends close at once, and a request sent on the closing connection fails with a read error."""
+
 
 class _GracefulServer(uvicorn.Server):
     """uvicorn that ends the page's event streams as it starts to stop (an open page would otherwise hold
@@ -96,6 +101,7 @@ def run_server(
         app,
         log_level=log_level,
         timeout_graceful_shutdown=math.ceil(shutdown_grace),
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         log_config=logging_config("json", log_level) if log_format == "json" else LOGGING_CONFIG,
     )
     install_token_redaction(token)  # after uvicorn.Config, which sets up the handlers it filters

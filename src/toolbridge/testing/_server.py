@@ -14,6 +14,8 @@ from collections.abc import Callable
 import uvicorn
 from starlette.types import ASGIApp
 
+from toolbridge.server._uvicorn import KEEP_ALIVE_SECONDS
+
 __all__ = ["BackgroundServer"]
 
 _START_TIMEOUT = 10.0
@@ -70,6 +72,7 @@ class BackgroundServer:
             lifespan="off",
             log_config=None,  # leave the test run's logging configuration alone
             access_log=False,
+            timeout_keep_alive=KEEP_ALIVE_SECONDS,  # as a real model server: clients close first
         )
         self._server = _ThreadedUvicorn(config, before_shutdown)
         self._socket = socket.create_server(("127.0.0.1", 0))
