@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import Locator, Page, expect
+from server_helpers import serving_port
 
 from toolbridge.testing import RecordedRequest, ScriptedModel
 
@@ -106,9 +106,6 @@ def web_db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'web.db'}"
 
 
-SERVING = re.compile(r"toolbridge serving on (http://127\.0\.0\.1:\d+/)")
-
-
 def wait_until_serving(process: subprocess.Popen[bytes], log: Path) -> str:
     """The page's URL, from the server's startup line in `log`, once the page answers there."""
     deadline = time.monotonic() + READY_TIMEOUT
@@ -116,8 +113,8 @@ def wait_until_serving(process: subprocess.Popen[bytes], log: Path) -> str:
     while True:
         if process.poll() is not None:
             pytest.fail(f"toolbridge serve exited with {process.returncode}:\n{log.read_text()}")
-        if url is None and (started := SERVING.search(log.read_text())):
-            url = started.group(1)
+        if url is None and (port := serving_port(log.read_text())):
+            url = f"http://127.0.0.1:{port}/"
         try:
             if url is not None and httpx.get(url, timeout=1.0).status_code == 200:
                 return url

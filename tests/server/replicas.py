@@ -1,6 +1,6 @@
 """Several `toolbridge serve` replicas on one PostgreSQL database, for tests: real processes, each on its
-own free 127.0.0.1 port, all with the same config (a scripted model over the real OpenAI wire) and a
-fresh schema of their own per test.
+own 127.0.0.1 port (picked by the server itself, `--port 0`, and read from its startup line), all with the
+same config (a scripted model over the real OpenAI wire) and a fresh schema of their own per test.
 
     with ScriptedModel(turns) as model, start_replicas(tmp_path, model, count=3) as fleet:
         a, b, c = fleet
@@ -27,7 +27,7 @@ from typing import IO, Any
 
 import httpx
 import openai
-from server_helpers import EVENT_TIMEOUT, free_port, toolbridge_command, write_config
+from server_helpers import EVENT_TIMEOUT, serving_port, toolbridge_command, write_config
 
 from postgres_schemas import postgres_schema
 from toolbridge.store import Store
@@ -43,16 +43,18 @@ class Replica:
     """One `toolbridge serve` process of a fleet."""
 
     name: str
-    port: int
     process: subprocess.Popen[bytes]
     log_path: Path
     token: str | None = None
+    port: int = 0
+    """The port it listens on, from its startup line: known once `wait_ready()` returned."""
     _log: IO[bytes] | None = None
     _clients: list[httpx.Client] = field(default_factory=list)
     _openai_clients: list[openai.OpenAI] = field(default_factory=list)
 
     @property
     def base_url(self) -> str:
+        assert self.port, f"replica {self.name}'s port is known once wait_ready() returned"
         return f"http://127.0.0.1:{self.port}"
 
     @property
@@ -100,23 +102,33 @@ class Replica:
                 self.process.wait()
 
     def wait_ready(self, deadline: float) -> None:
-        """Poll /readyz until it answers 200 (the database answers, migrations current)."""
-        with httpx.Client(base_url=self.base_url, timeout=1.0) as probe:
+        """Wait for the startup line naming its port, then poll /readyz until it answers 200 (the
+        database answers, migrations current)."""
+        probe: httpx.Client | None = None
+        try:
             while True:
                 if not self.alive():
                     raise AssertionError(
                         f"replica {self.name} exited with {self.process.returncode}:\n{self.stderr()}"
                     )
-                try:
-                    if probe.get("/readyz").status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass
+                if not self.port:
+                    self.port = serving_port(self.stderr()) or 0
+                if self.port:
+                    probe = probe or httpx.Client(base_url=self.base_url, timeout=1.0)
+                    try:
+                        if probe.get("/readyz").status_code == 200:
+                            return
+                    except httpx.TransportError:
+                        pass
                 if time.monotonic() > deadline:
                     raise AssertionError(
-                        f"replica {self.name} was not ready on port {self.port} in time:\n{self.stderr()}"
+                        f"replica {self.name} was not ready (port {self.port or 'not named'}) in time:\n"
+                        f"{self.stderr()}"
                     )
-                time.sleep(0.05)  # polling for readiness, bounded by the deadline
+                time.sleep(0.05)  # polling for the startup line and readiness, bounded by the deadline
+        finally:
+            if probe is not None:
+                probe.close()
 
     def close(self) -> None:
         self.stop()
@@ -153,9 +165,9 @@ class Fleet:
 def start_replica(
     name: str, config: Path, db_url: str, log_dir: Path, *, token: str | None = None
 ) -> Replica:
-    """One `toolbridge serve` process, started; call `wait_ready()` before using it."""
-    port = free_port()
-    args = ["serve", "--config", str(config), "--db", db_url, "--port", str(port)]
+    """One `toolbridge serve` process, started on a port it picks itself; call `wait_ready()` before
+    using it (it learns the port from the startup line)."""
+    args = ["serve", "--config", str(config), "--db", db_url, "--port", "0"]
     if token:
         args += ["--token", token]
     log_path = log_dir / f"replica-{name}.log"
@@ -164,7 +176,7 @@ def start_replica(
     process = subprocess.Popen(
         toolbridge_command(*args), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
     )
-    return Replica(name=name, port=port, process=process, log_path=log_path, token=token, _log=log)
+    return Replica(name=name, process=process, log_path=log_path, token=token, _log=log)
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -53,6 +54,19 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+SERVING_LINE = re.compile(r"toolbridge serving on http://\S+?:(\d+)/")
+"""`toolbridge serve`'s startup line (plain or inside a JSON log line), naming the port it listens on."""
+
+
+def serving_port(output: str) -> int | None:
+    """The port `toolbridge serve` named in its startup line within `output` (None: not started yet).
+
+    Tests start it with `--port 0`: the server binds a free port itself, so no other process can take
+    the port between choosing it and listening on it."""
+    started = SERVING_LINE.search(output)
+    return int(started.group(1)) if started else None
 
 
 def write_config(
@@ -164,6 +178,8 @@ def serve_in_thread(
 class ServerProcess:
     process: subprocess.Popen[str]
     server: RunningServer
+    startup_output: str = ""
+    """What the process wrote before and with its startup line (read from its stdout to learn the port)."""
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
@@ -187,21 +203,30 @@ def toolbridge_command(*args: str) -> list[str]:
 def start_process(
     config: Path, db_url: str, *, port: int | None = None, token: str | None = None
 ) -> ServerProcess:
-    """`toolbridge serve` as a real process; returns once it answers HTTP."""
-    port = port or free_port()
-    args = ["serve", "--config", str(config), "--db", db_url, "--port", str(port)]
+    """`toolbridge serve` as a real process (on a free port unless `port` is given); returns once it
+    answers HTTP. Its output up to the startup line is in `startup_output`; the rest stays in its stdout."""
+    args = ["serve", "--config", str(config), "--db", db_url, "--port", str(port or 0)]
     env = {**os.environ, "TOOLBRIDGE_TOKEN": ""}
     if token:
         args += ["--token", token]
     process = subprocess.Popen(
         toolbridge_command(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
-    running = ServerProcess(process, RunningServer(port=port, token=token, db_url=db_url))
-    probe = running.server.http(timeout=1.0)
     deadline = time.monotonic() + READY_TIMEOUT
+    startup = _StartupLine(process)
+    if not startup.read.wait(READY_TIMEOUT):
+        process.kill()
+        process.wait()
+        raise AssertionError(f"toolbridge serve named no port in time:\n{startup.output}")
+    if startup.port is None:
+        process.wait(READY_TIMEOUT)
+        raise AssertionError(f"toolbridge serve exited with {process.returncode}:\n{startup.output}")
+    running = ServerProcess(process, RunningServer(port=startup.port, token=token, db_url=db_url))
+    running.startup_output = startup.output
+    probe = running.server.http(timeout=1.0)
     while True:
         if process.poll() is not None:
-            output = process.stdout.read() if process.stdout else ""
+            output = startup.output + (process.stdout.read() if process.stdout else "")
             raise AssertionError(f"toolbridge serve exited with {process.returncode}:\n{output}")
         try:
             if probe.get("/readyz").status_code == 200:  # public: ready with or without users
@@ -210,8 +235,32 @@ def start_process(
             pass
         if time.monotonic() > deadline:
             running.stop()
-            raise AssertionError(f"toolbridge serve did not answer on port {port} in time")
+            raise AssertionError(f"toolbridge serve did not answer on port {startup.port} in time")
         time.sleep(0.05)  # polling for readiness
+
+
+class _StartupLine:
+    """Reads a process's stdout on a thread up to its startup line, leaving the rest to the test.
+
+    A thread, so a server that hangs before the line cannot block the test past its deadline."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.port: int | None = None
+        self.output = ""
+        self.read = threading.Event()
+        """Set once the startup line was read, or the output ended without one."""
+        threading.Thread(target=self._read, args=(process,), daemon=True).start()
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        try:
+            for line in iter(process.stdout.readline, ""):
+                self.output += line
+                if (port := serving_port(line)) is not None:
+                    self.port = port
+                    return
+        finally:
+            self.read.set()
 
 
 class Gate:

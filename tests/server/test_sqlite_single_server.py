@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from replicas import READY_TIMEOUT, start_replica
-from server_helpers import free_port, toolbridge_command, write_config
+from server_helpers import toolbridge_command, write_config
 
 from toolbridge.store.serving import serving_lock
 from toolbridge.testing import ScriptedModel
@@ -18,7 +18,7 @@ from toolbridge.testing import ScriptedModel
 
 def serve_briefly(config: Path, db_url: str) -> subprocess.CompletedProcess[str]:
     """`toolbridge serve` expected to give up at once."""
-    args = ["serve", "--config", str(config), "--db", db_url, "--port", str(free_port())]
+    args = ["serve", "--config", str(config), "--db", db_url, "--port", "0"]
     return subprocess.run(toolbridge_command(*args), capture_output=True, text=True, timeout=READY_TIMEOUT)
 
 
