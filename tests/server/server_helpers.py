@@ -108,6 +108,8 @@ class RunningServer:
     port: int
     token: str | None = None
     db_url: str = ""
+    app: Any = None
+    """The app served (in-process servers only), to read its state."""
     _clients: list[httpx.Client] = field(default_factory=list)
 
     @property
@@ -163,7 +165,7 @@ def serve_in_thread(
             assert thread.is_alive(), "the server thread died while starting (see the log above)"
             assert time.monotonic() < deadline, f"the server did not start on port {port}"
             time.sleep(0.01)
-        running = RunningServer(port=port, token=token, db_url=db_url)
+        running = RunningServer(port=port, token=token, db_url=db_url, app=app)
         try:
             yield running
         finally:

@@ -13,7 +13,6 @@ Origin, body size, bearer token).
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -26,6 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from toolbridge._request_guard import accepted_hosts, is_loopback
+from toolbridge._token import TOKEN_ENV_VAR, token_from_env, token_problem
 from toolbridge.config import Config
 from toolbridge.config.agents import ToolFilter
 from toolbridge.config.gateway import DEFAULT_GATEWAY_PORT
@@ -35,7 +35,6 @@ from toolbridge.gateway.server import Gateway
 
 __all__ = ["COMMAND_LINE_TOKEN", "TOKEN_ENV_VAR", "HttpSettings", "http_app"]
 
-TOKEN_ENV_VAR = "TOOLBRIDGE_TOKEN"
 COMMAND_LINE_TOKEN = "--token"
 """The name the token from `--token` (or `$TOOLBRIDGE_TOKEN`) goes by: it may use every tool."""
 MESSAGES_PATH = "/messages/"
@@ -64,14 +63,10 @@ class HttpSettings(BaseModel):
         section = config.gateway
         where = str(config.path) if config.path else None
         tokens = {name: entry.token for name, entry in section.tokens.items()}
-        token = token if token is not None else os.environ.get(TOKEN_ENV_VAR) or None
+        token = token if token is not None else token_from_env()
         if token is not None:
-            if not token.strip() or token != token.strip():
-                raise ConfigError(
-                    "the token is blank or starts or ends with whitespace, which no client sends; "
-                    f"give a real token (--token or ${TOKEN_ENV_VAR})",
-                    path=where,
-                )
+            if problem := token_problem(token, sources=f"--token or ${TOKEN_ENV_VAR}"):
+                raise ConfigError(problem, path=where)
             tokens[COMMAND_LINE_TOKEN] = token
         return cls(
             host=host or section.host,

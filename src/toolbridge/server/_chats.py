@@ -21,7 +21,6 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import anyio
@@ -40,6 +39,7 @@ from toolbridge.agent import (
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._access import Caller
 from toolbridge.server._agents import AgentCatalog
+from toolbridge.server._chat_channel import Channel
 from toolbridge.server._errors import ApiError, describe_failure
 from toolbridge.server._limits import ChargingRecorder, UsageLimits
 from toolbridge.server._opening import Opening
@@ -54,7 +54,6 @@ from toolbridge.store.runs import (
     EventsNotice,
     Notice,
     RunConflictError,
-    RunEvent,
     RunLedger,
     RunSignal,
     RunStatus,
@@ -74,50 +73,9 @@ _INTERRUPT_SECONDS = 10.0
 """How long interrupted runs get to write down what they completed before the server stops anyway."""
 
 
-@dataclass
-class _PendingApproval:
-    answered: anyio.Event = field(default_factory=anyio.Event)
-    approved: bool = False
-
-
 RUNNING_CHAT: ContextVar[int | None] = ContextVar("toolbridge_running_chat", default=None)
 """The chat whose run the current task serves; a server's question asked during one of its calls goes
 to that chat (the OpenAI endpoint's runs have none)."""
-
-
-@dataclass
-class _Channel:
-    """One chat's live side on this replica."""
-
-    run_id: str | None = None
-    """The chat's run in progress on this replica."""
-    stream: AgentStream | None = None
-    """The run in progress, to cancel it."""
-    writer: EventWriter | None = None
-    interrupting: bool = False
-    """The server is stopping the run: it ends `interrupted`, not cancelled."""
-    followers: set[Follower] = field(default_factory=set)
-    """This replica's open event streams of the chat."""
-    approvals: dict[str, _PendingApproval] = field(default_factory=dict)
-    calls: dict[str, str | None] = field(default_factory=dict)
-    """The run's calls in flight: id -> server (which chat a server's question belongs to)."""
-    questions: dict[str, Callable[[RunSignal], None]] = field(default_factory=dict)
-    """The servers' questions waiting in the run: request id -> what takes another replica's answer."""
-
-    def deliver(self, events: Sequence[RunEvent]) -> None:
-        for follower in self.followers:
-            follower.hand(events)
-
-    def publish(self, data: str) -> None:
-        """An event for the chat's streams: stored with the run in progress here, else sent as it is."""
-        if self.writer is not None:
-            self.writer.put(data)
-        else:
-            for follower in self.followers:
-                follower.hand_unstored(data)
-
-    def pending(self, call_id: str) -> _PendingApproval:
-        return self.approvals.setdefault(call_id, _PendingApproval())
 
 
 def _replica_name() -> str:
@@ -140,7 +98,7 @@ class ChatHub:
         self._ledger = store.runs
         self._settings = settings
         self._runs = runs
-        self._channels: dict[int, _Channel] = {}
+        self._channels: dict[int, Channel] = {}
         self.replica = _replica_name()
         """This process among the replicas sharing the database."""
         self._notifier = RunNotifier(store.url, self._ledger.channel)
@@ -163,8 +121,23 @@ class ChatHub:
         if not self._notifier.listening.is_set():
             logger.warning("not hearing other replicas yet: their runs' events reach this one late")
 
-    def _channel(self, chat_id: int) -> _Channel:
-        return self._channels.setdefault(chat_id, _Channel())
+    def _channel(self, chat_id: int) -> Channel:
+        """The chat's channel, kept until `_release` finds it idle: for what registers a run or a stream."""
+        return self._channels.setdefault(chat_id, Channel())
+
+    def _peek(self, chat_id: int) -> Channel:
+        """The chat's channel when it has one, else an empty one that is not kept (only to read)."""
+        return self._channels.get(chat_id) or Channel()
+
+    def _release(self, chat_id: int, channel: Channel) -> None:
+        # Dropped once idle, or a long-running server would keep one for every chat ever touched.
+        if channel.idle and self._channels.get(chat_id) is channel:
+            del self._channels[chat_id]
+
+    @property
+    def live_chats(self) -> frozenset[int]:
+        """The chats this replica holds live state for (a run, an event stream, a pending question)."""
+        return frozenset(self._channels)
 
     def _heard(self, notice: Notice | None) -> None:
         if isinstance(notice, EventsNotice):
@@ -181,7 +154,7 @@ class ChatHub:
     def owned_runs(self) -> list[str]:
         return [channel.run_id for channel in self._channels.values() if channel.run_id is not None]
 
-    def _owning(self, run_id: str) -> _Channel | None:
+    def _owning(self, run_id: str) -> Channel | None:
         return next((c for c in self._channels.values() if c.run_id == run_id), None)
 
     def apply_signal(self, signal: RunSignal) -> None:
@@ -197,10 +170,7 @@ class ChatHub:
             if take is not None:
                 take(signal)
         elif signal.call_id is not None:
-            pending = channel.approvals.get(signal.call_id)
-            if pending is not None and not pending.answered.is_set():
-                pending.approved = signal.kind == "approve"
-                pending.answered.set()
+            channel.decide(signal.call_id, signal.kind == "approve")
 
     def run_lost(self, run_id: str) -> None:
         channel = self._owning(run_id)
@@ -273,9 +243,11 @@ class ChatHub:
             )
         except RunConflictError as conflict:
             channel.run_id = None
+            self._release(chat_id, channel)
             raise ApiError(409, str(conflict)) from None
         except BaseException:
             channel.run_id = None
+            self._release(chat_id, channel)
             raise
         try:
             definition = await self._catalog.definition(chat.agent or "default", param="agent")
@@ -289,6 +261,7 @@ class ChatHub:
             history = [*history, *opening.before]
         except BaseException:
             channel.run_id = None
+            self._release(chat_id, channel)
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._ledger.discard, run_id)
             raise
@@ -320,7 +293,7 @@ class ChatHub:
             self._store.append_message(chat_id, message)
 
     async def _run(
-        self, chat_id: int, channel: _Channel, run_id: str, stream: AgentStream, recorder: RunRecorder
+        self, chat_id: int, channel: Channel, run_id: str, stream: AgentStream, recorder: RunRecorder
     ) -> None:
         RUNNING_CHAT.set(chat_id)  # this task's own context: the run's calls inherit it
         set_log_context(chat_id=str(chat_id), run_id=run_id)
@@ -364,19 +337,20 @@ class ChatHub:
                     json.dumps({"type": "run_interrupted", "run_id": run_id, "message": INTERRUPTED_MESSAGE})
                 ]
             with anyio.CancelScope(shield=True), anyio.move_on_after(_INTERRUPT_SECONDS):
-                await writer.end(status, last, before_delivery=lambda: self._run_over(channel))
-            self._run_over(channel)
+                await writer.end(status, last, before_delivery=lambda: self._run_over(chat_id, channel))
+            self._run_over(chat_id, channel)
 
-    def _run_over(self, channel: _Channel) -> None:
+    def _run_over(self, chat_id: int, channel: Channel) -> None:
         channel.run_id = None
         channel.stream = None
         channel.writer = None
         channel.approvals.clear()
         channel.questions.clear()
         channel.calls.clear()
+        self._release(chat_id, channel)
         self._calls_changed()
 
-    async def _wait_for_answer(self, channel: _Channel, request: ApprovalRequest) -> bool:
+    async def _wait_for_answer(self, channel: Channel, request: ApprovalRequest) -> bool:
         pending = channel.pending(request.call.id)
         with anyio.move_on_after(self._settings.approval_timeout):
             await pending.answered.wait()
@@ -385,11 +359,8 @@ class ChatHub:
 
     async def answer(self, chat_id: int, call_id: str, approved: bool) -> None:
         await self.get_chat(chat_id)
-        channel = self._channel(chat_id)
-        pending = channel.approvals.get(call_id)
-        if pending is not None and not pending.answered.is_set():
-            pending.approved = approved
-            pending.answered.set()
+        channel = self._peek(chat_id)
+        if channel.decide(call_id, approved):
             return
         missing = ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
         if channel.run_id is not None:
@@ -401,7 +372,7 @@ class ChatHub:
             self._ledger.signal, run.id, "approve" if approved else "deny", call_id
         )
 
-    def _track_call(self, channel: _Channel, event: AgentEvent) -> None:
+    def _track_call(self, channel: Channel, event: AgentEvent) -> None:
         if isinstance(event, ToolCallStartedEvent):
             channel.calls[event.call.id] = event.server
             self._calls_changed()
@@ -415,7 +386,7 @@ class ChatHub:
     async def call_shown(self, chat_id: int, call_id: str) -> bool:
         """Wait until the chat's run has published the start of call `call_id` (the server may ask
         before the agent's event reaches the page); False when the run is over."""
-        channel = self._channel(chat_id)
+        channel = self._peek(chat_id)
         while call_id not in channel.calls:
             if channel.run_id is None:
                 return False
@@ -433,29 +404,30 @@ class ChatHub:
     ) -> Iterator[None]:
         """While inside, an `answer` signal another replica leaves for server request `request_id` of
         the chat's run here is handed to `take`."""
-        questions = self._channel(chat_id).questions
-        questions[request_id] = take
+        channel = self._channel(chat_id)
+        channel.questions[request_id] = take
         try:
             yield
         finally:
-            questions.pop(request_id, None)
+            channel.questions.pop(request_id, None)
+            self._release(chat_id, channel)
 
     async def run_elsewhere(self, chat_id: int) -> str | None:
         """The id of the chat's run in progress when another replica runs it."""
-        if self._channel(chat_id).run_id is not None:
+        if self._peek(chat_id).run_id is not None:
             return None  # here: this replica knows what waits in it
         run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
         return run.id if run is not None and run.replica != self.replica else None
 
     def publish(self, chat_id: int, data: str) -> None:
         """Send an event of the server's own (not the agent's) to the chat's event streams."""
-        self._channel(chat_id).publish(data)
+        self._peek(chat_id).publish(data)
 
     async def cancel(self, chat_id: int) -> None:
         """Stop the chat's run, on whichever replica it runs: its stream and running tools are
         cancelled, and it ends `cancelled`."""
         await self.get_chat(chat_id)
-        channel = self._channel(chat_id)
+        channel = self._peek(chat_id)
         if channel.stream is not None:
             channel.stream.cancel()
             return
@@ -480,7 +452,7 @@ class ChatHub:
         return self._followed(channel, follower, chat_id, last_event_id)
 
     async def _followed(
-        self, channel: _Channel, follower: Follower, chat_id: int, after: int | None
+        self, channel: Channel, follower: Follower, chat_id: int, after: int | None
     ) -> AsyncIterator[str]:
         try:
             stream = follow_events(follower, self._ledger, chat_id, after, self._settings.keepalive_interval)
@@ -488,6 +460,7 @@ class ChatHub:
                 yield frame
         finally:
             channel.followers.discard(follower)
+            self._release(chat_id, channel)
 
 
 def _status_of(event: FinalEvent) -> RunStatus:

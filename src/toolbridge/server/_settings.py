@@ -4,12 +4,12 @@ are described), overridden by `$TOOLBRIDGE_TOKEN` and command-line options.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from pydantic import ValidationError, field_validator
 
 from toolbridge._request_guard import accepted_hosts, is_loopback
+from toolbridge._token import TOKEN_ENV_VAR, token_from_env, token_problem
 from toolbridge.config import Config, ServeConfig
 from toolbridge.config.sections import DEFAULT_HOST, DEFAULT_PORT
 from toolbridge.errors import ConfigError
@@ -23,8 +23,6 @@ __all__ = [
     "settings_from_config",
 ]
 
-TOKEN_ENV_VAR = "TOOLBRIDGE_TOKEN"
-
 
 class ServerSettings(ServeConfig):
     """The config's `server` section with the command line's overrides, and what follows from them."""
@@ -32,15 +30,10 @@ class ServerSettings(ServeConfig):
     @field_validator("token")
     @classmethod
     def _token_is_not_blank(cls, token: str | None) -> str | None:
-        # A blank token would "require" a header anyone can send; refusing it beats treating it as none,
-        # since whoever set it meant to protect the server.
-        if token is not None and not token.strip():
-            raise ValueError(
-                "the token is blank; give a real token (--token, $TOOLBRIDGE_TOKEN or server.token), "
-                "or none at all to serve this machine only"
-            )
-        if token is not None and token != token.strip():
-            raise ValueError("the token starts or ends with whitespace, which no client sends; remove it")
+        if token is not None and (
+            problem := token_problem(token, sources=f"--token, ${TOKEN_ENV_VAR} or server.token")
+        ):
+            raise ValueError(problem)
         return token
 
     def accepted_hosts(self) -> set[str]:
@@ -63,8 +56,8 @@ def settings_from_config(config: Config, **overrides: Any) -> ServerSettings:
     config.check_resolved("server", used_by="toolbridge serve")
     where = str(config.path) if config.path else None
     values: dict[str, Any] = config.server.model_dump(exclude_unset=True)
-    if os.environ.get(TOKEN_ENV_VAR):  # set but empty: not set, as shells and env files mean it
-        values["token"] = os.environ[TOKEN_ENV_VAR]
+    if (from_env := token_from_env()) is not None:
+        values["token"] = from_env
     values.update({key: value for key, value in overrides.items() if value is not None})
     try:
         return ServerSettings.model_validate(values)

@@ -1,0 +1,71 @@
+"""One chat's live side on a replica: its run in progress, open event streams and what waits in the run
+(approvals, servers' questions). `ChatHub` keeps one per chat only while it is not idle."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from toolbridge.agent import AgentStream
+from toolbridge.server._run_feed import Follower
+from toolbridge.server._run_writer import EventWriter
+from toolbridge.store.runs import RunEvent, RunSignal
+
+__all__ = ["Channel", "PendingApproval"]
+
+
+@dataclass
+class PendingApproval:
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    approved: bool = False
+
+
+@dataclass
+class Channel:
+    """One chat's live side on this replica."""
+
+    run_id: str | None = None
+    """The chat's run in progress on this replica."""
+    stream: AgentStream | None = None
+    """The run in progress, to cancel it."""
+    writer: EventWriter | None = None
+    interrupting: bool = False
+    """The server is stopping the run: it ends `interrupted`, not cancelled."""
+    followers: set[Follower] = field(default_factory=set)
+    """This replica's open event streams of the chat."""
+    approvals: dict[str, PendingApproval] = field(default_factory=dict)
+    calls: dict[str, str | None] = field(default_factory=dict)
+    """The run's calls in flight: id -> server (which chat a server's question belongs to)."""
+    questions: dict[str, Callable[[RunSignal], None]] = field(default_factory=dict)
+    """The servers' questions waiting in the run: request id -> what takes another replica's answer."""
+
+    def deliver(self, events: Sequence[RunEvent]) -> None:
+        for follower in self.followers:
+            follower.hand(events)
+
+    def publish(self, data: str) -> None:
+        """An event for the chat's streams: stored with the run in progress here, else sent as it is."""
+        if self.writer is not None:
+            self.writer.put(data)
+        else:
+            for follower in self.followers:
+                follower.hand_unstored(data)
+
+    def pending(self, call_id: str) -> PendingApproval:
+        return self.approvals.setdefault(call_id, PendingApproval())
+
+    def decide(self, call_id: str, approved: bool) -> bool:
+        """Answer the call's approval when it waits here for one; False when it does not."""
+        pending = self.approvals.get(call_id)
+        if pending is None or pending.answered.is_set():
+            return False
+        pending.approved = approved
+        pending.answered.set()
+        return True
+
+    @property
+    def idle(self) -> bool:
+        """Nothing lives here: no run, stream, pending approval or question (the chat's history is stored)."""
+        return self.run_id is None and not (self.followers or self.approvals or self.questions)
