@@ -151,6 +151,6 @@ def test_pydantic_ai_structured_output_comes_through_its_output_tool_in_prompt_m
         result = agent.run_sync(QUESTION)
 
     assert result.output == Weather(city="Paris", temperature_c=21)
-    assert asked == ["Paris", "Lyon"]
+    assert sorted(asked) == ["Lyon", "Paris"]  # pydantic-ai runs the two calls concurrently
     # tool_choice `required` reached the prompt-mode upstream as an instruction.
     assert "you must call at least one of the tools" in str(model.requests[0].messages[0]["content"])
