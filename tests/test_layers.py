@@ -3,8 +3,8 @@
     types, errors → config → mcp → tools → prompting → parsing → models → agent → store → gateway → server → cli
 
 `telemetry` (spans, metrics, log context) sits beside `types` and `errors`: it imports nothing of
-toolbridge, so every layer may report through it; so does `_request_guard` (the HTTP checks the server
-and the gateway share). `parsing` imports nothing of toolbridge but the base
+toolbridge, so every layer may report through it; so do `_request_guard` and `_token` (the HTTP checks
+and the token setting the server and the gateway share). `parsing` imports nothing of toolbridge but the base
 (`types`, `errors`: a dialect knows no prompt, no model, no loop), and the agent loop imports no parser: prompt mode lives in the models layer, as a
 model wrapper.
 """
@@ -38,6 +38,7 @@ RANK = {name: rank for rank, name in enumerate(ORDER)} | {
     "errors": 0,
     "_values": 0,
     "_request_guard": 0,
+    "_token": 0,
     "telemetry": 0,
 }
 TOP = {"__init__", "__main__", "testing"}
@@ -77,8 +78,9 @@ def test_telemetry_imports_nothing_of_toolbridge() -> None:
     assert imports_by_package()["telemetry"] == set()
 
 
-def test_the_request_guard_imports_nothing_of_toolbridge() -> None:
+def test_the_request_guard_and_the_token_setting_import_nothing_of_toolbridge() -> None:
     assert imports_by_package()["_request_guard"] == set()
+    assert imports_by_package()["_token"] == set()
 
 
 def test_parsing_imports_nothing_above_types() -> None:
