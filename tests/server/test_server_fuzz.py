@@ -25,6 +25,8 @@ FUZZ = settings(
 
 # Text includes lone surrogates and control characters: JSON can carry both.
 texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
+# A URL's query is UTF-8 text: a lone surrogate cannot be sent in one (the client refuses to encode it).
+query_texts = st.text(st.characters(codec="utf-8", exclude_categories=()), max_size=40)
 scalars = st.none() | st.booleans() | st.integers() | st.integers(min_value=10**18) | st.floats() | texts
 json_values = st.recursive(
     scalars,
@@ -65,11 +67,11 @@ bodies = {
 queries = {
     "/v1/models": st.just({}),
     "/api/agents": st.just({}),
-    "/api/chats": st.fixed_dictionaries({}, optional={"limit": texts}),
+    "/api/chats": st.fixed_dictionaries({}, optional={"limit": query_texts}),
     "/api/chats/{id}/messages": st.just({}),
-    "/api/tools": st.fixed_dictionaries({}, optional={"agent": texts}),
+    "/api/tools": st.fixed_dictionaries({}, optional={"agent": query_texts}),
     "/api/servers": st.just({}),
-    "/api/stats": st.fixed_dictionaries({}, optional={"since": texts}),
+    "/api/stats": st.fixed_dictionaries({}, optional={"since": query_texts}),
     "/api/health": st.just({}),
     "/api/servers/{call}/sign-in": st.just({}),
 }
