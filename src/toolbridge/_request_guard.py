@@ -1,15 +1,16 @@
-"""The checks in front of every HTTP request to the server and to the gateway, as one ASGI middleware.
+"""The checks in front of every HTTP request to the server and to the gateway, as ASGI middleware, in
+this order:
 
 1. `Host` must name this service (loopback names, the bound address or `allowed_hosts`, with the port):
    a page on another site that re-points its DNS name at 127.0.0.1 (DNS rebinding) sends its own name as
-   Host and is refused.
+   Host and is refused (`RequestGuard`, with `Origin`).
 2. `Origin`, when a browser sends one, must be this service: other sites' pages cannot call it.
-3. Bodies larger than `max_body_bytes` are refused (413), by Content-Length or as they arrive. The body
-   is read whole before the app sees it (the bodies allowed are small), so the refusal is a clean 413
-   whatever the app would have done with a body cut short.
-
-Who is asking is checked by each service: the gateway in `admit` (`gateway._guard`), the server in a
-middleware of its own behind this one (`server._access`).
+3. Who is asking, checked by each service: the gateway in `RequestGuard.admit` (`gateway._guard`), the
+   server in a middleware of its own between the two guards (`server._access`). A caller without a key
+   is refused before a byte of the body is read.
+4. Bodies larger than `max_body_bytes` are refused (413), by Content-Length or as they arrive
+   (`BodyLimit`). The body is read whole before the app sees it (the bodies allowed are small), so the
+   refusal is a clean 413 whatever the app would have done with a body cut short.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["LOOPBACK_NAMES", "GuardedService", "RequestGuard", "accepted_hosts", "is_loopback"]
+__all__ = ["LOOPBACK_NAMES", "BodyLimit", "GuardedService", "RequestGuard", "accepted_hosts", "is_loopback"]
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
@@ -40,14 +41,13 @@ class GuardedService:
 
 
 class RequestGuard:
-    def __init__(
-        self, app: ASGIApp, *, hosts: set[str], max_body_bytes: int, service: GuardedService, refuse: Refuse
-    ) -> None:
+    """Host and Origin; then `admit`, where a service may check who is asking before passing the request on."""
+
+    def __init__(self, app: ASGIApp, *, hosts: set[str], service: GuardedService, refuse: Refuse) -> None:
         """`hosts`: the accepted `Host` values, lowercase and with the port (`accepted_hosts`)."""
         self.app = app
         self.hosts = hosts
         self.origins = {f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")}
-        self.max_body_bytes = max_body_bytes
         self.service = service
         self.refuse = refuse
 
@@ -58,34 +58,49 @@ class RequestGuard:
         headers = Headers(scope=scope)
         refusal = self._refusal(headers)
         if refusal is not None:
-            await self.refuse(*refusal)(scope, receive, send)
+            await self.refuse(403, refusal)(scope, receive, send)
             return
         await self.admit(scope, headers, receive, send)
 
     async def admit(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
-        """A request whose headers passed: its body within the limit, then the app. A service that checks
-        who is asking before any body is read does so here, then calls this."""
-        body = await _body_within_limit(receive, self.max_body_bytes)
-        if body is None:
-            await self.refuse(413, self._too_large())(scope, receive, send)
-            return
-        await self.app(scope, body, send)
+        """A request whose Host and Origin passed, on to the app (nothing of its body read yet)."""
+        await self.app(scope, receive, send)
 
-    def _refusal(self, headers: Headers) -> tuple[int, str] | None:
+    def _refusal(self, headers: Headers) -> str | None:
         service = self.service
         host = headers.get("host", "").lower()
         if host not in self.hosts:
-            return 403, (
+            return (
                 f"Host {host or '(none)'!r} is not this {service.name}'s; use {service.url} "
                 f"or add the name to {service.config_section}.allowed_hosts in the config"
             )
         origin = headers.get("origin")
         if origin is not None and origin.lower() not in self.origins:
-            return 403, f"requests from pages at {origin} are not allowed by this {service.name}"
-        length = headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
-            return 413, self._too_large()
+            return f"requests from pages at {origin} are not allowed by this {service.name}"
         return None
+
+
+class BodyLimit:
+    """Bodies within `max_body_bytes`, read whole before the app sees them; 413 for larger ones. Placed
+    after the check of who is asking, so that nobody without a key can make the service read a body."""
+
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, service: GuardedService, refuse: Refuse) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.service = service
+        self.refuse = refuse
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = Headers(scope=scope).get("content-length")
+        declared_too_large = length is not None and length.isdigit() and int(length) > self.max_body_bytes
+        body = None if declared_too_large else await _body_within_limit(receive, self.max_body_bytes)
+        if body is None:
+            await self.refuse(413, self._too_large())(scope, receive, send)
+            return
+        await self.app(scope, body, send)
 
     def _too_large(self) -> str:
         return (

@@ -143,7 +143,11 @@ def test_bodies_over_the_limit_are_refused_with_413_even_without_content_length(
     with guarded.http(token=FULL) as http:
         declared = http.post("/mcp", content=b"x" * 5000, headers=headers)
         streamed = http.post("/mcp", content=chunks(), headers=headers)
+    with guarded.http() as anonymous:  # no token: refused before the body's size matters
+        declared_anonymous = anonymous.post("/mcp", content=b"x" * 5000, headers=headers)
+        streamed_anonymous = anonymous.post("/mcp", content=chunks(), headers=headers)
     assert declared.status_code == streamed.status_code == 413
+    assert declared_anonymous.status_code == streamed_anonymous.status_code == 401
     assert "gateway.max_body_bytes" in streamed.json()["error"]["message"]
 
 

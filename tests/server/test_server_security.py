@@ -4,13 +4,22 @@ refusing to listen beyond this machine without a token."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import openai
 import pytest
-from server_helpers import EventReader, free_port, serve_in_thread, toolbridge_command, write_config
+from server_helpers import (
+    EVENT_TIMEOUT,
+    EventReader,
+    free_port,
+    serve_in_thread,
+    start_process,
+    toolbridge_command,
+    write_config,
+)
 
 from toolbridge.errors import ConfigError
 from toolbridge.server import ServerSettings
@@ -88,6 +97,39 @@ def test_bodies_over_the_limit_are_refused_even_without_content_length(tmp_path:
     assert chunked.status_code == 413
     assert "larger than 16,384 bytes" in chunked.json()["error"]["message"]
     assert messages == []
+
+
+def test_a_caller_without_the_key_is_refused_before_its_body_is_read(tmp_path: Path) -> None:
+    """401, not 413: nobody without a key can make the server read (and hold) a body."""
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(40):
+            yield b"x" * 1024
+
+    config = write_config(tmp_path, None, server={"max_body_bytes": 16_384})
+    serving = start_process(config, f"sqlite:///{tmp_path / 'db.sqlite'}", token=TOKEN)
+    try:
+        anonymous = serving.server.http()
+        anonymous.headers.pop("Authorization")
+        chunked = anonymous.post("/api/chats/1/messages", content=chunks())
+        declared = anonymous.post("/api/chats/1/messages", content=b"x" * 20_000)
+        keyed = serving.server.http().post("/api/chats/1/messages", content=chunks())
+        # A body that never ends: answered at once all the same, since none of it is waited for.
+        with socket.create_connection(("127.0.0.1", serving.server.port), timeout=EVENT_TIMEOUT) as raw:
+            raw.sendall(
+                f"POST /api/chats/1/messages HTTP/1.1\r\nHost: 127.0.0.1:{serving.server.port}\r\n"
+                "Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
+                '5\r\n{"a":\r\n'.encode()
+            )
+            status_line = raw.makefile("rb").readline()  # a socket timeout here: the body was waited for
+    finally:
+        serving.stop()
+
+    assert "content-length" not in chunked.request.headers
+    assert chunked.status_code == declared.status_code == 401
+    assert "Authorization: Bearer <token>" in chunked.json()["error"]["message"]
+    assert keyed.status_code == 413
+    assert status_line.startswith(b"HTTP/1.1 401")
 
 
 def test_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The checks in front of every HTTP request to the gateway, as one ASGI middleware.
 
-Host, Origin and body size are checked as for the server (`toolbridge._request_guard`). Then, with
-tokens, every request carries `Authorization: Bearer <token>`, checked before any body is read. The
+Host and Origin are checked as for the server (`toolbridge._request_guard`). Then, with tokens, every
+request carries `Authorization: Bearer <token>`, checked before any body is read; then the body's size. The
 token found becomes the SDK's authenticated user (`scope["user"]`, and `get_access_token()` in
 handlers), so the SDK binds each session to the token that opened it and the tools handler knows which
 token is calling.
@@ -22,7 +22,7 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolbridge._request_guard import GuardedService, RequestGuard
+from toolbridge._request_guard import BodyLimit, GuardedService, RequestGuard
 
 __all__ = ["HttpGuard"]
 
@@ -40,7 +40,9 @@ class HttpGuard(RequestGuard):
         """`hosts`: accepted `Host` values (lowercase, with the port); `tokens`: name -> token (none:
         no token needed)."""
         service = GuardedService("gateway", f"http://127.0.0.1:{port}/mcp", config_section="gateway")
-        super().__init__(app, hosts=hosts, max_body_bytes=max_body_bytes, service=service, refuse=_refuse)
+        # The token is checked (in `admit`) before the body limit reads a byte of the body.
+        limited = BodyLimit(app, max_body_bytes=max_body_bytes, service=service, refuse=_refuse)
+        super().__init__(limited, hosts=hosts, service=service, refuse=_refuse)
         self.tokens = {name: token.encode() for name, token in tokens.items()}
 
     async def admit(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:

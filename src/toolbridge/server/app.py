@@ -25,7 +25,7 @@ from toolbridge.server._asks import WebAsker
 from toolbridge.server._chats import ChatHub
 from toolbridge.server._errors import ApiError, install_error_handlers
 from toolbridge.server._limits import UsageLimits
-from toolbridge.server._security import SecurityMiddleware
+from toolbridge.server._security import BodyLimitMiddleware, SecurityMiddleware
 from toolbridge.server._settings import ServerSettings
 from toolbridge.server._state import ServerState
 from toolbridge.store import Store
@@ -79,7 +79,8 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
         openapi_url="/api/openapi.json",
     )
     install_error_handlers(app)
-    # Added first, so it runs second: Host and Origin are checked before any key is looked up.
+    # Added in reverse: Host and Origin first, then the key, and only then is a body read.
+    app.add_middleware(BodyLimitMiddleware, settings=settings)
     app.add_middleware(AccessMiddleware, settings=settings, store=store, limits=limits)
     app.add_middleware(SecurityMiddleware, settings=settings)
     app.include_router(_openai.router)
