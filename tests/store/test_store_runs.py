@@ -6,14 +6,18 @@ connection is cut."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.orm import Session
 
 from postgres_schemas import POSTGRES_URL, create_schema, drop_schema, schema_url
 from toolbridge.store import Store
@@ -23,6 +27,7 @@ from toolbridge.store.runs import (
     EventsNotice,
     Notice,
     RunConflictError,
+    RunLedger,
     SignalsNotice,
     parse_notice,
     payload,
@@ -150,6 +155,87 @@ def test_expired_leases_are_reaped_once_with_an_event_and_renewed_ones_kept(stor
     assert store.runs.renew("gone", ["dead"], lease=10) == set()  # its owner learns it lost it
     store.runs.end("dead", "completed")
     assert store.runs.get("dead").status == "interrupted"  # type: ignore[union-attr]
+
+
+def test_a_run_reaped_from_an_owner_that_lives_on_takes_no_more_events(store: Store) -> None:
+    """A stalled replica's run is reaped and the chat answers again elsewhere: the stalled owner's late
+    events must not land after `run_interrupted`, among the next run's."""
+    chat = store.create_chat().id
+    store.runs.claim("stalled", chat, replica="a", lease=1)
+    store.runs.append("stalled", chat, ['"before"'])
+    store.runs.reap(utcnow() + timedelta(seconds=5))
+    store.runs.claim("next", chat, replica="b", lease=30)
+    store.runs.append("next", chat, ['"next"'])
+
+    assert store.runs.append("stalled", chat, ['"late"']) == []
+    assert store.runs.end("stalled", "completed", ['"final"']) == []
+    events = [(e.run_id, json.loads(e.data)) for e in store.runs.events_after(chat, 0)]
+    assert [data if isinstance(data, str) else data["type"] for _, data in events] == [
+        "before",
+        "run_interrupted",
+        "next",
+    ]
+    assert store.runs.get("stalled").status == "interrupted"  # type: ignore[union-attr]
+
+
+def _ledger_on(engine: Engine) -> RunLedger:
+    """A ledger on an engine of the test's own, to watch its statements."""
+
+    @contextmanager
+    def session() -> Iterator[Session]:
+        with Session(engine, expire_on_commit=False) as opened, opened.begin():
+            yield opened
+
+    return RunLedger(session, session, postgresql=True)
+
+
+def test_a_run_ending_while_another_replica_reaps_it_is_ended_or_reaped_not_both(
+    schemas: list[str],
+) -> None:
+    """`end` reads the run, then writes its status: a reap committed in between must not be overwritten
+    (the run would be `completed` with a `run_interrupted` event, which the page took as its end)."""
+    url = new_schema(schemas)
+    with Store(url) as store:
+        chat = store.create_chat().id
+        store.runs.claim("r1", chat, replica="a", lease=1)
+    engine = create_engine(url)
+    watcher = create_engine(POSTGRES_URL)
+    ledger = _ledger_on(engine)
+    read_the_run = threading.Event()
+    reaped: list[Any] = []
+
+    def blocked_by(pid: int) -> bool:
+        with watcher.connect() as connection:
+            query = "SELECT count(*) FROM pg_stat_activity WHERE :pid = ANY(pg_blocking_pids(pid))"
+            return bool(connection.execute(text(query), {"pid": pid}).scalar())
+
+    def after_execute(connection: Any, cursor: Any, statement: str, *_: Any) -> None:
+        if read_the_run.is_set() or not statement.startswith("SELECT") or "FROM runs" not in statement:
+            return
+        read_the_run.set()  # `end` has read the run: let the reaper try now, before `end` writes
+        pid = cursor.connection.info.backend_pid
+        deadline = time.monotonic() + WAIT
+        while not (reaped or blocked_by(pid)):
+            assert time.monotonic() < deadline, "the reaper neither reaped nor waited for the run"
+            time.sleep(0.01)  # polling the database for the reaper's state
+
+    def reap() -> None:
+        assert read_the_run.wait(WAIT)
+        reaped.append(ledger.reap(utcnow() + timedelta(seconds=5)))
+
+    event.listen(engine, "after_cursor_execute", after_execute)
+    reaper = threading.Thread(target=reap)
+    reaper.start()
+    try:
+        ended = ledger.end("r1", "completed", ['"final"'])
+    finally:
+        reaper.join(WAIT)
+        engine.dispose()
+        watcher.dispose()
+
+    assert reaped == [[]]  # the reaper waited for `end`, then found the run over
+    assert ledger.get("r1").status == "completed"  # type: ignore[union-attr]
+    assert [e.data for e in ended] == ['"final"']
 
 
 def test_notices_round_trip_as_payloads() -> None:
