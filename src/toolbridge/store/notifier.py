@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 import anyio
 from sqlalchemy.engine import make_url
 
-from toolbridge.store.runs import Notice, parse_notice
+from toolbridge.store._run_notices import Notice, parse_notice
 
 __all__ = ["Listener", "RunNotifier"]
 

@@ -22,13 +22,14 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from toolbridge.store._errors import ChatNotFoundError, StoreError
+from toolbridge.store._run_notices import EventsNotice, Notice, SignalsNotice, parse_notice, payload
 from toolbridge.store._schema import ChatRow, RunEventRow, RunRow, RunSignalRow, utcnow
 
 __all__ = [
@@ -94,41 +95,6 @@ class RunSignal:
     """The call approved or denied; the server's question (its request id) answered."""
     payload: str | None = field(default=None, repr=False)
     """An answer's JSON; never in a repr, so never in a log (a form may have asked for a secret)."""
-
-
-@dataclass(frozen=True)
-class EventsNotice:
-    """Chat `chat_id` has events up to id `last`."""
-
-    chat_id: int
-    last: int
-
-
-@dataclass(frozen=True)
-class SignalsNotice:
-    """Run `run_id` has new signals for its owner."""
-
-    run_id: str
-
-
-Notice = EventsNotice | SignalsNotice
-
-
-def payload(notice: Notice) -> str:
-    """The NOTIFY payload of `notice` (`parse_notice` reads it)."""
-    if isinstance(notice, EventsNotice):
-        return f"events {notice.chat_id} {notice.last}"
-    return f"signals {notice.run_id}"
-
-
-def parse_notice(payload: str) -> Notice | None:
-    """The notice in a NOTIFY payload; None for one this version does not know."""
-    match payload.split(" "):
-        case ["events", chat_id, last] if chat_id.isdigit() and last.isdigit():
-            return EventsNotice(int(chat_id), int(last))
-        case ["signals", run_id]:
-            return SignalsNotice(run_id)
-    return None
 
 
 class RunLedger:
@@ -475,12 +441,12 @@ def _record(row: RunRow) -> RunRecord:
 
 
 def _status(value: str) -> RunStatus:
-    if value not in ("running", "completed", "cancelled", "failed", "interrupted"):
+    if value not in get_args(RunStatus):
         raise StoreError(f"run status {value!r} is unknown to this toolbridge; upgrade it")
     return cast(RunStatus, value)
 
 
 def _signal_kind(value: str) -> SignalKind:
-    if value not in ("cancel", "approve", "deny", "answer"):
+    if value not in get_args(SignalKind):
         raise StoreError(f"run signal {value!r} is unknown to this toolbridge; upgrade it")
     return cast(SignalKind, value)
