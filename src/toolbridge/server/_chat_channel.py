@@ -33,6 +33,9 @@ class Channel:
     writer: EventWriter | None = None
     interrupting: bool = False
     """The server is stopping the run: it ends `interrupted`, not cancelled."""
+    ending: bool = False
+    """The run is over, its last events being written: nothing to cancel, and the chat is free once
+    they are (a page that saw them through another replica may start the next run at once)."""
     followers: set[Follower] = field(default_factory=set)
     """This replica's open event streams of the chat."""
     approvals: dict[str, PendingApproval] = field(default_factory=dict)

@@ -47,7 +47,7 @@ from toolbridge.server._run_feed import Follower, follow_events
 from toolbridge.server._run_keeper import RunKeeper
 from toolbridge.server._run_writer import EventWriter
 from toolbridge.server._settings import ServerSettings
-from toolbridge.store import ChatNotFoundError, ChatSummary, RunRecorder, Store
+from toolbridge.store import ChatNotFoundError, ChatSummary, RunRecorder, Store, StoreError
 from toolbridge.store.notifier import RunNotifier
 from toolbridge.store.runs import (
     INTERRUPTED_MESSAGE,
@@ -222,17 +222,18 @@ class ChatHub:
         turn: then its messages are stored and no run starts (None)."""
         if isinstance(opening, str):
             opening = Opening(prompt=opening)
+        chat = await self.get_chat(chat_id)
         if opening.prompt is None:
-            await self.get_chat(chat_id)
             await anyio.to_thread.run_sync(self._append, chat_id, opening.before)
             return None
         content = opening.prompt
-        chat = await self.get_chat(chat_id)
         channel = self._channel(chat_id)
+        while channel.ending:
+            logger.debug("chat %d: the next run waits for run %s's last events", chat_id, channel.run_id)
+            await self.calls_changed.wait()  # set once they are written (`_run_over`)
+            channel = self._channel(chat_id)
         if channel.run_id is not None:
-            raise ApiError(
-                409, f"chat {chat_id} is still answering (run {channel.run_id}); wait for its final event"
-            )
+            raise ApiError(409, str(RunConflictError(chat_id, channel.run_id)))
         run_id = channel.run_id = uuid.uuid4().hex
         try:
             # The database decides between replicas: one running run per chat.
@@ -241,15 +242,6 @@ class ChatHub:
                     run_id, chat_id, replica=self.replica, lease=self._settings.run_lease
                 )
             )
-        except RunConflictError as conflict:
-            channel.run_id = None
-            self._release(chat_id, channel)
-            raise ApiError(409, str(conflict)) from None
-        except BaseException:
-            channel.run_id = None
-            self._release(chat_id, channel)
-            raise
-        try:
             definition = await self._catalog.definition(chat.agent or "default", param="agent")
             try:
                 model = await self._catalog.model_for(definition)
@@ -259,11 +251,14 @@ class ChatHub:
             asked = UserMessage(content=content, attachments=opening.attachments)
             await anyio.to_thread.run_sync(self._append, chat_id, [*opening.before, asked])
             history = [*history, *opening.before]
-        except BaseException:
+        except BaseException as error:
             channel.run_id = None
             self._release(chat_id, channel)
+            if isinstance(error, RunConflictError):
+                raise ApiError(409, str(error)) from None
+            # Also when cancelled during the claim: its transaction may have committed all the same.
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._ledger.discard, run_id)
+                await self._discard(run_id)
             raise
 
         async def approve(request: ApprovalRequest) -> bool:
@@ -287,6 +282,15 @@ class ChatHub:
             self._run, chat_id, channel, run_id, events, recorder, name=f"chat {chat_id} run {run_id}"
         )
         return run_id
+
+    async def _discard(self, run_id: str) -> None:
+        """Forget a run that did not start; the error that stopped it is the one to report."""
+        try:
+            await anyio.to_thread.run_sync(self._ledger.discard, run_id)
+        except StoreError as error:
+            logger.warning(
+                "cannot forget run %s, which did not start (%s); it is reaped later", run_id, error
+            )
 
     def _append(self, chat_id: int, messages: Sequence[Message]) -> None:
         for message in messages:
@@ -336,6 +340,7 @@ class ChatHub:
                 last = [
                     json.dumps({"type": "run_interrupted", "run_id": run_id, "message": INTERRUPTED_MESSAGE})
                 ]
+            channel.stream, channel.ending = None, True
             with anyio.CancelScope(shield=True), anyio.move_on_after(_INTERRUPT_SECONDS):
                 await writer.end(status, last, before_delivery=lambda: self._run_over(chat_id, channel))
             self._run_over(chat_id, channel)
@@ -343,6 +348,7 @@ class ChatHub:
     def _run_over(self, chat_id: int, channel: Channel) -> None:
         channel.run_id = None
         channel.stream = None
+        channel.ending = False
         channel.writer = None
         channel.approvals.clear()
         channel.questions.clear()

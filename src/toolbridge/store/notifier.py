@@ -45,9 +45,6 @@ class RunNotifier:
     def add(self, listener: Listener) -> None:
         self._listeners.add(listener)
 
-    def remove(self, listener: Listener) -> None:
-        self._listeners.discard(listener)
-
     def announce(self, notices: Iterable[Notice | None]) -> None:
         """Tell this process's listeners of what it just committed."""
         for notice in notices:
