@@ -33,6 +33,8 @@ class Channel:
     writer: EventWriter | None = None
     interrupting: bool = False
     """The server is stopping the run: it ends `interrupted`, not cancelled."""
+    cancel_pending: bool = False
+    """Cancelled while it was being set up: it stops as soon as it starts."""
     ending: bool = False
     """The run is over, its last events being written: nothing to cancel, and the chat is free once
     they are (a page that saw them through another replica may start the next run at once)."""
@@ -55,6 +57,25 @@ class Channel:
         else:
             for follower in self.followers:
                 follower.hand_unstored(data)
+
+    def cancel(self) -> bool:
+        """Stop the run here, now or (while it is being set up) as soon as it starts; False when there is
+        none to stop here (no run, or its end is being written)."""
+        if self.stream is not None:
+            self.stream.cancel()
+            return True
+        if self.run_id is not None and not self.ending:
+            self.cancel_pending = True
+            return True
+        return False
+
+    def run_over(self) -> None:
+        """Forget the run and everything that waited in it."""
+        self.run_id, self.stream, self.writer = None, None, None
+        self.interrupting = self.cancel_pending = self.ending = False
+        self.approvals.clear()
+        self.questions.clear()
+        self.calls.clear()
 
     def pending(self, call_id: str) -> PendingApproval:
         return self.approvals.setdefault(call_id, PendingApproval())

@@ -162,9 +162,8 @@ class ChatHub:
         if channel is None:
             return
         if signal.kind == "cancel":
-            if channel.stream is not None:
+            if channel.cancel():
                 logger.info("run %s cancelled from another replica", signal.run_id)
-                channel.stream.cancel()
         elif signal.kind == "answer":
             take = channel.questions.get(signal.call_id or "")
             if take is not None:
@@ -174,8 +173,8 @@ class ChatHub:
 
     def run_lost(self, run_id: str) -> None:
         channel = self._owning(run_id)
-        if channel is not None and channel.stream is not None:
-            channel.stream.cancel()
+        if channel is not None:
+            channel.cancel()
 
     # -- the server's life ----------------------------------------------------------------------------
 
@@ -252,7 +251,7 @@ class ChatHub:
             await anyio.to_thread.run_sync(self._append, chat_id, [*opening.before, asked])
             history = [*history, *opening.before]
         except BaseException as error:
-            channel.run_id = None
+            channel.run_over()
             self._release(chat_id, channel)
             if isinstance(error, RunConflictError):
                 raise ApiError(409, str(error)) from None
@@ -267,7 +266,8 @@ class ChatHub:
         agent = self._catalog.agent(model, definition, approve=approve, cache_scope=f"chat {chat_id}")
         events = agent.stream(content, history=history, attachments=opening.attachments)
         channel.stream = events
-        channel.interrupting = False
+        if channel.cancel_pending:
+            events.cancel()  # cancelled while it was being set up: ends at once, `cancelled`
         recorder = ChargingRecorder(
             self._store,
             self.limits,
@@ -346,13 +346,7 @@ class ChatHub:
             self._run_over(chat_id, channel)
 
     def _run_over(self, chat_id: int, channel: Channel) -> None:
-        channel.run_id = None
-        channel.stream = None
-        channel.ending = False
-        channel.writer = None
-        channel.approvals.clear()
-        channel.questions.clear()
-        channel.calls.clear()
+        channel.run_over()
         self._release(chat_id, channel)
         self._calls_changed()
 
@@ -433,9 +427,7 @@ class ChatHub:
         """Stop the chat's run, on whichever replica it runs: its stream and running tools are
         cancelled, and it ends `cancelled`."""
         await self.get_chat(chat_id)
-        channel = self._peek(chat_id)
-        if channel.stream is not None:
-            channel.stream.cancel()
+        if self._peek(chat_id).cancel():
             return
         run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
         if run is None or run.replica == self.replica:

@@ -1,0 +1,140 @@
+"""The edges of a run on its owner while other replicas act on it, each window held open by a transaction
+of the test's that keeps a row locked; two whole servers (threads) share one PostgreSQL schema.
+
+- Set-up: the run is claimed (others see it and may cancel it) but its agent has not started yet. A cancel
+  then stops it as soon as it starts, instead of being dropped.
+- End: the end is committed (another replica's page may already show the final event) while the owner is
+  still writing it. The run cannot be cancelled then (404), and the chat's next run starts on the owner
+  too, instead of a 409 for a run that is over.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from replicas import postgres_schema
+from server_helpers import EventReader, Gate, RunningServer, serve_in_thread
+from sqlalchemy import Engine, create_engine, text
+
+from postgres_schemas import POSTGRES_URL
+from toolbridge.testing import ScriptedModel, Turn
+
+WAIT = 20.0
+
+
+def wait_for(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)  # polling a condition, bounded by the deadline
+
+
+def two_servers(tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack) -> list[RunningServer]:
+    servers = []
+    for name in "ab":
+        (tmp_path / name).mkdir()
+        servers.append(stack.enter_context(serve_in_thread(tmp_path / name, model, db_url=url)))
+    return servers
+
+
+def blocked_by(watcher: Engine, pid: int) -> bool:
+    """Whether a database session waits for a lock the session `pid` holds."""
+    query = "SELECT count(*) FROM pg_stat_activity WHERE :pid = ANY(pg_blocking_pids(pid))"
+    with watcher.connect() as connection:
+        return bool(connection.execute(text(query), {"pid": pid}).scalar())
+
+
+def test_a_run_cancelled_from_another_replica_while_it_is_set_up_stops_as_it_starts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolbridge.server._chats")
+    with ScriptedModel([]) as model, postgres_schema("runs") as url, ExitStack() as stack:
+        a, b = two_servers(tmp_path, model, url, stack)
+        on_a, on_b = a.http(), b.http()
+        chat_id = on_a.post("/api/chats", json={}).json()["id"]
+        engine, watcher = create_engine(url), create_engine(POSTGRES_URL)
+        stack.callback(engine.dispose)
+        stack.callback(watcher.dispose)
+        started: list[httpx.Response] = []
+        with EventReader(on_b, chat_id) as stream_b:
+            with engine.connect() as holding, holding.begin():
+                # The run's claim only needs the chat's key; storing the user's message waits for this.
+                holding.execute(
+                    text("SELECT id FROM chats WHERE id = :id FOR NO KEY UPDATE"), {"id": chat_id}
+                )
+                pid = holding.execute(text("SELECT pg_backend_pid()")).scalar_one()
+                starter = threading.Thread(
+                    target=lambda: started.append(
+                        on_a.post(f"/api/chats/{chat_id}/messages", json={"content": "Hi"})
+                    )
+                )
+                starter.start()
+                wait_for(lambda: blocked_by(watcher, pid), "the owner to be setting the run up")
+
+                cancelled_on_b = on_b.post(f"/api/chats/{chat_id}/cancel")
+                wait_for(
+                    lambda: "cancelled from another replica" in caplog.text, "the owner to take the cancel"
+                )
+                cancelled_on_a = on_a.post(f"/api/chats/{chat_id}/cancel")
+            starter.join(WAIT)
+            assert cancelled_on_b.status_code == cancelled_on_a.status_code == 204
+            assert started[0].status_code == 202, started[0].text
+            events = stream_b.until("final")
+
+    assert events[0] == {"type": "run_started", "run_id": started[0].json()["run_id"]}
+    assert events[-1]["result"]["stop_reason"] == "cancelled"  # the model was never asked
+
+
+def test_a_run_being_ended_is_not_cancelled_and_the_next_run_waits_for_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolbridge.server._chats")
+    gate = Gate(WAIT)
+    turns = [Turn.text("First.").expecting(gate), Turn.text("Second.")]
+    with ScriptedModel(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
+        stack.callback(gate.released.set)  # before the model stops
+        a, b = two_servers(tmp_path, model, url, stack)
+        on_a, on_b = a.http(), b.http()
+        chat_id = on_a.post("/api/chats", json={}).json()["id"]
+        engine, watcher = create_engine(url), create_engine(POSTGRES_URL)
+        stack.callback(engine.dispose)
+        stack.callback(watcher.dispose)
+
+        with EventReader(on_b, chat_id) as stream_b:
+            first = on_a.post(f"/api/chats/{chat_id}/messages", json={"content": "1?"}).json()["run_id"]
+            assert gate.arrived.wait(WAIT)
+            next_run: list[httpx.Response] = []
+            with engine.connect() as holding, holding.begin():
+                holding.execute(text("SELECT id FROM runs WHERE id = :id FOR SHARE"), {"id": first})
+                pid = holding.execute(text("SELECT pg_backend_pid()")).scalar_one()
+                gate.released.set()
+                wait_for(lambda: blocked_by(watcher, pid), "the owner's end to wait for the test's lock")
+
+                cancelled = on_a.post(f"/api/chats/{chat_id}/cancel")
+                starter = threading.Thread(
+                    target=lambda: next_run.append(
+                        on_a.post(f"/api/chats/{chat_id}/messages", json={"content": "2?"})
+                    )
+                )
+                starter.start()
+                wait_for(
+                    lambda: next_run or "the next run waits" in caplog.text,
+                    "the next run's start to answer or wait",
+                )
+            starter.join(WAIT)
+            assert cancelled.status_code == 404, cancelled.text
+            assert next_run[0].status_code == 202, next_run[0].text
+            events = stream_b.until("final") + stream_b.until("final")
+
+    second = next_run[0].json()["run_id"]
+    started = [e["run_id"] for e in events if e["type"] == "run_started"]
+    assert started == [first, second]
+    answers = [e["result"]["output"] for e in events if e["type"] == "final"]
+    assert answers == ["First.", "Second."]
