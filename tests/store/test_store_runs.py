@@ -20,7 +20,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session
 
 from postgres_schemas import POSTGRES_URL, create_schema, drop_schema, schema_url
-from toolbridge.store import Store
+from toolbridge.store import Store, StoreError
 from toolbridge.store._schema import utcnow
 from toolbridge.store.notifier import RunNotifier
 from toolbridge.store.runs import (
@@ -236,6 +236,27 @@ def test_a_run_ending_while_another_replica_reaps_it_is_ended_or_reaped_not_both
     assert reaped == [[]]  # the reaper waited for `end`, then found the run over
     assert ledger.get("r1").status == "completed"  # type: ignore[union-attr]
     assert [e.data for e in ended] == ['"final"']
+
+
+def test_a_failed_write_does_not_put_what_it_wrote_in_its_error(schemas: list[str]) -> None:
+    """Store errors are logged and answered as they are: a form's answer (maybe a password) or a chat's
+    text must not ride along in the statement's parameters."""
+    schemas.append(create_schema("runs"))
+    url = schema_url(schemas[-1], "lock_timeout=100")
+    with Store(url) as store:
+        chat = store.create_chat().id
+        store.runs.claim("r1", chat, replica="a", lease=30)
+        engine = create_engine(url)
+        try:
+            with engine.connect() as holding, holding.begin():
+                holding.execute(text("SELECT id FROM runs WHERE id = 'r1' FOR UPDATE"))
+                secret = json.dumps({"action": "accept", "content": {"password": "hunter2"}})
+                with pytest.raises(StoreError) as failed:  # the lock is not granted in time
+                    store.runs.signal("r1", "answer", "q1", payload=secret)
+        finally:
+            engine.dispose()
+    assert "lock" in str(failed.value)
+    assert "hunter2" not in str(failed.value)
 
 
 def test_notices_round_trip_as_payloads() -> None:

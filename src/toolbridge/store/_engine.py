@@ -73,13 +73,16 @@ def open_engine(url: str) -> tuple[Engine, Engine]:
         parsed = make_url(url)
     except ArgumentError as exc:
         raise StoreError(f"invalid database URL {url!r}: {exc}") from exc
+    # Errors are logged and answered with their text: never the values written (a chat's words, a
+    # form's answer that may be a password) that SQLAlchemy would otherwise add to it.
+    hidden = {"hide_parameters": True}
     try:
         if parsed.get_backend_name() != "sqlite":
-            engine = create_engine(parsed, pool_pre_ping=True)
+            engine = create_engine(parsed, pool_pre_ping=True, **hidden)
             return engine, engine
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        engine = create_engine(parsed, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000}, **hidden)
     except (ArgumentError, ImportError) as exc:
         raise StoreError(
             f"cannot use the database URL {display_url(url)}: {exc}. Check the URL's scheme, and install "
