@@ -27,6 +27,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from toolbridge.agent import (
+    AgentDefinition,
     AgentEvent,
     AgentStream,
     ApprovalDecidedEvent,
@@ -37,6 +38,7 @@ from toolbridge.agent import (
     ToolCallStartedEvent,
 )
 from toolbridge.errors import ToolbridgeError
+from toolbridge.models import Model
 from toolbridge.server._access import Caller
 from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._chat_channel import Channel
@@ -235,21 +237,7 @@ class ChatHub:
             raise ApiError(409, str(RunConflictError(chat_id, channel.run_id)))
         run_id = channel.run_id = uuid.uuid4().hex
         try:
-            # The database decides between replicas: one running run per chat.
-            await anyio.to_thread.run_sync(
-                lambda: self._ledger.claim(
-                    run_id, chat_id, replica=self.replica, lease=self._settings.run_lease
-                )
-            )
-            definition = await self._catalog.definition(chat.agent or "default", param="agent")
-            try:
-                model = await self._catalog.model_for(definition)
-            except ToolbridgeError as error:
-                raise ApiError(503, f"agent {definition.name!r} has no usable model: {error}") from error
-            history = await anyio.to_thread.run_sync(self._store.get_history, chat_id)
-            asked = UserMessage(content=content, attachments=opening.attachments)
-            await anyio.to_thread.run_sync(self._append, chat_id, [*opening.before, asked])
-            history = [*history, *opening.before]
+            definition, model, history = await self._set_up(chat, run_id, opening, content)
         except BaseException as error:
             channel.run_over()
             self._release(chat_id, channel)
@@ -282,6 +270,24 @@ class ChatHub:
             self._run, chat_id, channel, run_id, events, recorder, name=f"chat {chat_id} run {run_id}"
         )
         return run_id
+
+    async def _set_up(
+        self, chat: ChatSummary, run_id: str, opening: Opening, content: str
+    ) -> tuple[AgentDefinition, Model, list[Message]]:
+        """Claim the run, find its agent and model and store the user's message; the history it answers."""
+        # The database decides between replicas: one running run per chat.
+        await anyio.to_thread.run_sync(
+            lambda: self._ledger.claim(run_id, chat.id, replica=self.replica, lease=self._settings.run_lease)
+        )
+        definition = await self._catalog.definition(chat.agent or "default", param="agent")
+        try:
+            model = await self._catalog.model_for(definition)
+        except ToolbridgeError as error:
+            raise ApiError(503, f"agent {definition.name!r} has no usable model: {error}") from error
+        history = await anyio.to_thread.run_sync(self._store.get_history, chat.id)
+        asked = UserMessage(content=content, attachments=opening.attachments)
+        await anyio.to_thread.run_sync(self._append, chat.id, [*opening.before, asked])
+        return definition, model, [*history, *opening.before]
 
     async def _discard(self, run_id: str) -> None:
         """Forget a run that did not start; the error that stopped it is the one to report."""
