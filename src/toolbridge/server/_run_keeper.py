@@ -80,7 +80,13 @@ class RunKeeper:
                 lambda: self._ledger.renew(self._replica, owned, lease=self._lease)
             )
         except StoreError as error:  # a database outage must not end the server: try again next time
-            logger.warning("cannot renew the leases of %d run(s): %s", len(owned), error)
+            logger.warning(
+                "cannot renew the leases of %d run(s) (%s); retrying, but once %.0f s pass without a "
+                "renewal other replicas mark them interrupted",
+                len(owned),
+                error,
+                self._lease,
+            )
             return owned
         for run_id in owned:
             if run_id not in kept:

@@ -61,8 +61,13 @@ class EventWriter:
         try:
             written = await anyio.to_thread.run_sync(self._ledger.append, self._run_id, self._chat_id, batch)
         except StoreError as error:
-            # This replica's streams still see the run; others see it again once writes work.
-            logger.error("cannot store %d event(s) of run %s: %s", len(batch), self._run_id, error)
+            logger.error(
+                "cannot store %d event(s) of run %s (%s): this replica's streams get them, other "
+                "replicas' and reconnecting streams miss them",
+                len(batch),
+                self._run_id,
+                error,
+            )
             written = self._unstored(batch)
         self._deliver(written)
 
