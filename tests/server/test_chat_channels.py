@@ -3,12 +3,20 @@ a long-running server does not grow with every chat it has ever served."""
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
+import pytest
 from server_helpers import EventReader, RunningServer, serve_in_thread
 
+from toolbridge.server._chat_channel import Channel
 from toolbridge.server._chats import ChatHub
+from toolbridge.server._run_feed import Follower
+from toolbridge.server._run_writer import EventWriter
+from toolbridge.store import Store
 from toolbridge.testing import ScriptedModel, Turn
 
 DEADLINE = 10.0
@@ -54,3 +62,33 @@ def test_chats_run_and_streamed_leave_nothing_behind(tmp_path: Path) -> None:
         # A kept chat comes back to life as before.
         with EventReader(http, chat_ids[0]):
             assert hub(server).live_chats == {chat_ids[0]}
+
+
+@pytest.mark.anyio
+async def test_an_event_published_while_the_runs_end_is_written_still_reaches_the_streams(
+    tmp_path: Path,
+) -> None:
+    """A server's note (a page opened for it was completed) may come as the run ends: its writer has
+    taken its last events already, so the note goes to the streams as it is rather than nowhere."""
+    with Store(f"sqlite:///{tmp_path / 'toolbridge.db'}") as store:
+        chat_id = store.create_chat().id
+        store.runs.claim("r1", chat_id, replica="here", lease=30)
+        channel = Channel(run_id="r1", ending=True)
+        channel.writer = EventWriter(store.runs, "r1", chat_id, channel.deliver)
+        follower = Follower()
+        channel.followers.add(follower)
+        note = '{"type": "server_request_completed"}'
+        with anyio.fail_after(DEADLINE):
+            # Published once `end` has taken what was queued (here: when the run is over in the database).
+            await channel.writer.end("completed", ['{"type": "final"}'], lambda: channel.publish(note))
+            frames = [frame async for frame in _first_frames(follower, store, chat_id, count=2)]
+    assert f"data: {note}\n\n" in frames
+
+
+async def _first_frames(follower: Follower, store: Store, chat_id: int, *, count: int) -> AsyncIterator[str]:
+    sent = 0
+    async for frame in follower.frames(store.runs, chat_id, math.inf):
+        yield frame
+        sent += 1
+        if sent == count:
+            return

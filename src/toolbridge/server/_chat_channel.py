@@ -51,8 +51,9 @@ class Channel:
             follower.hand(events)
 
     def publish(self, data: str) -> None:
-        """An event for the chat's streams: stored with the run in progress here, else sent as it is."""
-        if self.writer is not None:
+        """An event for the chat's streams: stored with the run in progress here, else sent as it is (also
+        once the run's last events are being written: the writer takes no more)."""
+        if self.writer is not None and not self.ending:
             self.writer.put(data)
         else:
             for follower in self.followers:
