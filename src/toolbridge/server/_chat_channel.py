@@ -34,7 +34,7 @@ class Channel:
     interrupting: bool = False
     """The server is stopping the run: it ends `interrupted`, not cancelled."""
     feed: ChatFeed = field(default_factory=ChatFeed)
-    """This replica's open event streams of the chat."""
+    """This replica's open event streams of the chat, and the one read of new rows they share."""
     approvals: dict[str, PendingApproval] = field(default_factory=dict)
     calls: dict[str, str | None] = field(default_factory=dict)
     """The run's calls in flight: id -> server (which chat a server's question belongs to)."""
