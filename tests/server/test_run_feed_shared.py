@@ -77,6 +77,7 @@ def test_streams_of_one_chat_share_one_read_per_notice_each_from_its_own_id(tmp_
             resumed = streams.enter_context(EventReader(server.http(), chat_id, last_event_id=seen_at[6]))
             assert [resumed.next()["text"] for _ in range(4)] == ["7 ", "107 ", "8 ", "108 "]
             assert resumed.last_id == seen_at[8]
+            write_and_see(500, on=[*readers, resumed])  # it has caught up with the others
             del reads[:]
             write_and_see(999, on=[*readers, resumed])
             assert len(reads) == 1, reads
