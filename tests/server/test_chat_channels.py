@@ -76,18 +76,20 @@ async def test_an_event_published_while_the_runs_end_is_written_still_reaches_th
         channel = Channel(run_id="r1", ending=True)
         channel.writer = EventWriter(store.runs, "r1", chat_id, channel.deliver)
         follower = Follower()
-        channel.followers.add(follower)
+        channel.feed.add(follower)
         note = '{"type": "server_request_completed"}'
         with anyio.fail_after(DEADLINE):
             # Published once `end` has taken what was queued (here: when the run is over in the database).
             await channel.writer.end("completed", ['{"type": "final"}'], lambda: channel.publish(note))
-            frames = [frame async for frame in _first_frames(follower, store, chat_id, count=2)]
+            frames = [frame async for frame in _first_frames(channel, follower, store, chat_id, count=2)]
     assert f"data: {note}\n\n" in frames
 
 
-async def _first_frames(follower: Follower, store: Store, chat_id: int, *, count: int) -> AsyncIterator[str]:
+async def _first_frames(
+    channel: Channel, follower: Follower, store: Store, chat_id: int, *, count: int
+) -> AsyncIterator[str]:
     sent = 0
-    async for frame in follower.frames(store.runs, chat_id, math.inf):
+    async for frame in follower.frames(channel.feed, store.runs, chat_id, math.inf):
         yield frame
         sent += 1
         if sent == count:

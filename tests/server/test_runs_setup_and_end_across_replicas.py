@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from replicas import postgres_schema
+from replicas import postgres_schema, wait_for
 from server_helpers import EventReader, Gate, RunningServer, serve_in_thread
 from sqlalchemy import Engine, create_engine, text
 
@@ -27,13 +25,6 @@ from postgres_schemas import POSTGRES_URL
 from toolbridge.testing import ScriptedModel, Turn
 
 WAIT = 20.0
-
-
-def wait_for(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)  # polling a condition, bounded by the deadline
 
 
 def two_servers(tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack) -> list[RunningServer]:
