@@ -103,7 +103,8 @@ def test_an_approval_waits_until_decided_or_answered_once(store: Store) -> None:
     store.runs.append("r1", chat, [approval("decided", "call_1")])
     assert not store.runs.awaiting_approval("r1", "call_1")
 
-    store.runs.signal("r1", "deny", "call_2")
+    assert not store.runs.signal("never-started", "cancel")  # discarded meanwhile: nothing to signal
+    assert store.runs.signal("r1", "deny", "call_2")
     assert not store.runs.awaiting_approval("r1", "call_2")  # answered on some replica already
     store.runs.signal("r1", "cancel")
     signals = store.runs.signals_after(["r1"], 0)

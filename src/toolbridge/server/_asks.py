@@ -113,7 +113,10 @@ class WebAsker:
             raise missing
         form = _form_of(asked["fields"]) if asked.get("kind") == "form" else None
         answer = json.dumps({"action": action, "content": _checked(form, action, content)})
-        await anyio.to_thread.run_sync(lambda: ledger.signal(run_id, "answer", request_id, payload=answer))
+        if not await anyio.to_thread.run_sync(
+            lambda: ledger.signal(run_id, "answer", request_id, payload=answer)
+        ):
+            raise missing
 
     def _take_answer(self, question: _Question, signal: RunSignal) -> None:
         """Another replica's answer (checked there already; checked again: it may run another version)."""

@@ -373,9 +373,10 @@ class ChatHub:
         run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
         if run is None or not await anyio.to_thread.run_sync(self._ledger.awaiting_approval, run.id, call_id):
             raise missing
-        await anyio.to_thread.run_sync(
+        if not await anyio.to_thread.run_sync(
             self._ledger.signal, run.id, "approve" if approved else "deny", call_id
-        )
+        ):
+            raise missing
 
     def _track_call(self, channel: Channel, event: AgentEvent) -> None:
         if isinstance(event, ToolCallStartedEvent):
@@ -435,9 +436,12 @@ class ChatHub:
         if self._peek(chat_id).cancel():
             return
         run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
-        if run is None or run.replica == self.replica:
+        if (
+            run is None
+            or run.replica == self.replica
+            or not await anyio.to_thread.run_sync(self._ledger.signal, run.id, "cancel")
+        ):
             raise ApiError(404, f"chat {chat_id} has no run in progress to stop")
-        await anyio.to_thread.run_sync(self._ledger.signal, run.id, "cancel")
 
     async def get_chat(self, chat_id: int) -> ChatSummary:
         try:

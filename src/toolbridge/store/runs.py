@@ -370,12 +370,18 @@ class RunLedger:
 
     def signal(
         self, run_id: str, kind: SignalKind, call_id: str | None = None, *, payload: str | None = None
-    ) -> None:
+    ) -> bool:
         """Ask the run's owner to cancel it, to approve or deny call `call_id`, or to hand `payload` to
-        the server's question `call_id` (a request id) as its answer."""
-        with self._write() as session:
-            session.add(RunSignalRow(run_id=run_id, kind=kind, call_id=call_id, payload=payload))
-            self._notify(session, [SignalsNotice(run_id)])
+        the server's question `call_id` (a request id) as its answer. False when there is no such run
+        (one that never started is forgotten: it may go between finding it and signalling it)."""
+        try:
+            with self._write() as session:
+                session.add(RunSignalRow(run_id=run_id, kind=kind, call_id=call_id, payload=payload))
+                session.flush()  # the run's row must exist: checked here, not at the commit
+                self._notify(session, [SignalsNotice(run_id)])
+        except IntegrityError:
+            return False
+        return True
 
     def forget_payload(self, signal_id: int) -> None:
         """Blank a signal's payload once its owner took it: an answer may hold a secret a form asked for."""
