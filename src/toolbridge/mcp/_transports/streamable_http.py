@@ -12,6 +12,7 @@ from mcp.client.streamable_http import streamable_http_client
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
 from toolbridge.mcp._stderr import StderrLog
+from toolbridge.mcp._transports._http1 import lean_transport
 from toolbridge.mcp._transports._http_status import CURRENT_WATCH, HttpStatusWatch
 from toolbridge.mcp._transports._streams import TransportStreams
 
@@ -30,8 +31,12 @@ async def open_streamable_http(
     watch = CURRENT_WATCH.get() or HttpStatusWatch()
     hooks = {"response": [watch.on_response]}
     named: ServerStartError | None = None
+    # Our transport: httpx2's own costs more CPU per request than the rest of a call (see `_http1`).
+    client = httpx2.AsyncClient(
+        headers=config.headers, timeout=timeout, auth=auth, event_hooks=hooks, transport=lean_transport()
+    )
     async with (
-        httpx2.AsyncClient(headers=config.headers, timeout=timeout, auth=auth, event_hooks=hooks) as client,
+        client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         try:
