@@ -4,13 +4,21 @@ answers the way servers do, well and badly; and MCP over streamable HTTP going t
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpcore2
 import httpx2
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.mcp import ServerConnection
@@ -50,11 +58,15 @@ class RawServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def tls_url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
 
 @asynccontextmanager
-async def raw_server(**answers: Answer) -> AsyncIterator[RawServer]:
+async def raw_server(tls: ssl.SSLContext | None = None, **answers: Answer) -> AsyncIterator[RawServer]:
     server = RawServer({f"/{path}": answer for path, answer in answers.items()})
-    listening = await asyncio.start_server(server.serve, "127.0.0.1", 0)
+    listening = await asyncio.start_server(server.serve, "127.0.0.1", 0, ssl=tls)
     server.port = listening.sockets[0].getsockname()[1]
     async with listening:
         yield server
@@ -188,6 +200,51 @@ async def test_a_request_cancelled_while_waiting_leaves_no_half_used_connection(
 
     assert after.content == b"fine"
     assert server.connections == 2
+
+
+def _certificate(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, as PEM files."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.now(UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=1))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_file, key_file
+
+
+async def test_https_is_verified_against_the_trusted_certificates(tmp_path: Path) -> None:
+    cert_file, key_file = _certificate(tmp_path)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert_file, key_file)
+    trusting = ssl.create_default_context(cafile=str(cert_file))
+
+    async with raw_server(tls=served, echo=echo) as server:
+        async with httpx2.AsyncClient(transport=LeanHttpTransport(trusting)) as http:
+            answers = [await http.post(f"{server.tls_url}/echo", content=b"secret") for _ in range(2)]
+        async with client() as http:  # httpx2's default trust: not this self-signed certificate
+            with pytest.raises(httpx2.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await http.post(f"{server.tls_url}/echo", content=b"secret")
+
+    assert [answer.content for answer in answers] == [b"secret", b"secret"]
+    assert server.connections == 1  # kept alive for both (a refused handshake never reaches the server)
 
 
 async def test_nobody_listening_is_a_connect_error() -> None:

@@ -179,7 +179,7 @@ class _ResponseBody(httpx2.AsyncByteStream):
 
 class LeanHttpTransport(httpx2.AsyncBaseTransport):
     def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
-        """`ssl_context`: for `https://` (default: the system's trusted certificates)."""
+        """`ssl_context`: for `https://` (default: httpx2's, with the certificates it trusts)."""
         self._ssl_context = ssl_context
         self._idle: dict[Origin, list[_Connection]] = {}
         self._closed = False
@@ -207,9 +207,7 @@ class LeanHttpTransport(httpx2.AsyncBaseTransport):
             if not connection.closed:  # the server may have closed it while it was idle
                 return connection
         scheme, host, port = origin
-        context = None
-        if scheme == "https":
-            context = self._ssl_context = self._ssl_context or ssl.create_default_context()
+        context = self._tls_context() if scheme == "https" else None
         try:
             async with asyncio.timeout(timeout):
                 _, connection = await asyncio.get_running_loop().create_connection(
@@ -222,6 +220,13 @@ class LeanHttpTransport(httpx2.AsyncBaseTransport):
         except OSError as exc:
             raise httpx2.ConnectError(f"could not connect to {host}:{port}: {exc}") from exc
         return connection
+
+    def _tls_context(self) -> ssl.SSLContext:
+        if self._ssl_context is None:
+            # httpx2's, as its own transport would use (certificates from $SSL_CERT_FILE or the system's).
+            self._ssl_context = httpx2.create_ssl_context()
+            self._ssl_context.set_alpn_protocols(["http/1.1"])
+        return self._ssl_context
 
     def _release(self, origin: Origin, connection: _Connection) -> None:
         idle = self._idle.setdefault(origin, [])
