@@ -202,6 +202,27 @@ async def test_a_request_cancelled_while_waiting_leaves_no_half_used_connection(
     assert server.connections == 2
 
 
+async def test_requests_beyond_the_connection_limit_wait_for_a_connection_to_come_free() -> None:
+    release = asyncio.Event()
+
+    async def held(body: bytes, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+        await release.wait()
+        writer.write(b"0\r\n\r\n")
+
+    transport = LeanHttpTransport(max_connections=1)
+    async with raw_server(held=held, echo=echo) as server, httpx2.AsyncClient(transport=transport) as http:
+        async with http.stream("GET", f"{server.url}/held") as holding:
+            with pytest.raises(httpx2.PoolTimeout):
+                await http.post(f"{server.url}/echo", content=b"next", timeout=httpx2.Timeout(10, pool=0.1))
+            release.set()
+            await holding.aread()
+        after = await http.post(f"{server.url}/echo", content=b"next")
+
+    assert after.content == b"next"
+    assert server.connections == 1
+
+
 def _certificate(directory: Path) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 and its key, as PEM files."""
     key = ec.generate_private_key(ec.SECP256R1())

@@ -178,10 +178,12 @@ class _ResponseBody(httpx2.AsyncByteStream):
 
 
 class LeanHttpTransport(httpx2.AsyncBaseTransport):
-    def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
-        """`ssl_context`: for `https://` (default: httpx2's, with the certificates it trusts)."""
+    def __init__(self, ssl_context: ssl.SSLContext | None = None, *, max_connections: int = 100) -> None:
+        """`ssl_context`: for `https://` (default: httpx2's, with the certificates it trusts);
+        `max_connections`: requests in flight at once (as httpx2's default), the others wait their turn."""
         self._ssl_context = ssl_context
         self._idle: dict[Origin, list[_Connection]] = {}
+        self._in_flight = asyncio.Semaphore(max_connections)
         self._closed = False
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -190,15 +192,28 @@ class LeanHttpTransport(httpx2.AsyncBaseTransport):
             raise httpx2.UnsupportedProtocol(f"cannot send a request to {url}: only http:// and https://")
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
         timeouts: dict[str, Any] = request.extensions.get("timeout", {})
-        connection = await self._connection_for(origin, timeouts.get("connect"))
-        connection.send(await _message(request), head=request.method == "HEAD")
+        message = await _message(request)
+        await self._take_turn(timeouts.get("pool"))
+        try:
+            connection = await self._connection_for(origin, timeouts.get("connect"))
+        except BaseException:
+            self._in_flight.release()
+            raise
+        connection.send(message, head=request.method == "HEAD")
         try:
             status, headers = await connection.response_head(timeouts.get("read"))
         except BaseException:  # cancelled or failed mid-request: the connection's state is unknown
-            connection.close()
+            self._release(origin, connection)
             raise
         body = _ResponseBody(self, origin, connection, timeouts.get("read"))
         return httpx2.Response(status, headers=headers, stream=body, extensions={"http_version": b"HTTP/1.1"})
+
+    async def _take_turn(self, timeout: float | None) -> None:
+        try:
+            async with asyncio.timeout(timeout):
+                await self._in_flight.acquire()
+        except TimeoutError as exc:
+            raise httpx2.PoolTimeout(f"no connection came free within {timeout} seconds") from exc
 
     async def _connection_for(self, origin: Origin, timeout: float | None) -> _Connection:
         idle = self._idle.get(origin)
@@ -229,6 +244,8 @@ class LeanHttpTransport(httpx2.AsyncBaseTransport):
         return self._ssl_context
 
     def _release(self, origin: Origin, connection: _Connection) -> None:
+        """A request is done with `connection`: kept for the next one when its response ended cleanly."""
+        self._in_flight.release()
         idle = self._idle.setdefault(origin, [])
         if self._closed or not connection.reusable() or len(idle) >= _IDLE_PER_ORIGIN:
             connection.close()
