@@ -5,7 +5,7 @@
 The profile is written to `OUT.<pid>.prof` when the command ends (uvicorn ends on SIGTERM by itself; a
 stdio gateway when its client closes stdin; this script makes SIGTERM end it too). Read it with
 `python -m pstats OUT.<pid>.prof`. Benchmarks run their gateway through this when
-`$TOOLBRIDGE_BENCH_PROFILE` names OUT (see `toolbridge_command` in `_common`). Not shipped: a tool for
+`$TOOLBRIDGE_BENCH_PROFILE` names OUT (see `toolbridge()` in `gateway.py`). Not shipped: a tool for
 looking, not part of toolbridge.
 """
 

@@ -95,9 +95,8 @@ class GatewayTools:
         spec = registry.find_listed(name)
         if spec is None or not self._offers(spec):
             return None
-        listed = self._listed(
-            spec, registry
-        )  # as listed: renaming a copy of it would cost more than the check
+        # The schema as listed: a renamed copy of the whole tool would cost more than the check.
+        listed = self._listed(spec, registry)
         return listed.input_schema if listed is not None else tool_to_mcp(spec).input_schema
 
     async def _offered(self, registry: ToolRegistry) -> list[ToolSpec]:
