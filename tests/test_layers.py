@@ -39,6 +39,7 @@ RANK = {name: rank for rank, name in enumerate(ORDER)} | {
     "_values": 0,
     "_request_guard": 0,
     "_token": 0,
+    "_http_client": 0,
     "telemetry": 0,
 }
 TOP = {"__init__", "__main__", "testing"}

@@ -17,6 +17,7 @@ import httpx2
 from anthropic.types import Message as AnthropicMessage
 from anthropic.types import RawMessageStreamEvent
 
+from toolbridge._http_client import async_http_client
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._attachments import user_parts
 from toolbridge.models._common import HttpModel, first_set, provider_of
@@ -162,7 +163,12 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
             default_headers=provider.headers or None,
             # Our own client (not one the user passed in) waits out short Retry-Afters only.
             http_client=provider.http_client
-            or anthropic.DefaultAsyncHttpxClient(event_hooks=RETRY_WAIT_HOOKS),
+            or async_http_client(
+                timeout=anthropic.DEFAULT_TIMEOUT,
+                limits=anthropic.DEFAULT_CONNECTION_LIMITS,
+                follow_redirects=True,
+                event_hooks=RETRY_WAIT_HOOKS,
+            ),
         )
 
     async def _send(

@@ -20,6 +20,7 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 
+from toolbridge._http_client import async_http_client
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._attachments import user_parts
 from toolbridge.models._common import HttpModel, first_set, provider_of
@@ -160,7 +161,13 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"
             timeout=provider.timeout if provider.timeout is not None else openai.NOT_GIVEN,
             default_headers=provider.headers or None,
             # Our own client (not one the user passed in) waits out short Retry-Afters only.
-            http_client=provider.http_client or openai.DefaultAsyncHttpxClient(event_hooks=RETRY_WAIT_HOOKS),
+            http_client=provider.http_client
+            or async_http_client(
+                timeout=openai.DEFAULT_TIMEOUT,
+                limits=openai.DEFAULT_CONNECTION_LIMITS,
+                follow_redirects=True,
+                event_hooks=RETRY_WAIT_HOOKS,
+            ),
         )
 
     async def _send(self, client: openai.AsyncOpenAI, body: bytes) -> openai.AsyncStream[object]:

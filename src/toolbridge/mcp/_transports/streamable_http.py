@@ -31,7 +31,7 @@ async def open_streamable_http(
     watch = CURRENT_WATCH.get() or HttpStatusWatch()
     hooks = {"response": [watch.on_response]}
     named: ServerStartError | None = None
-    # Our transport: httpx2's own costs more CPU per request than the rest of a call (see `_http1`).
+    # Our lean transport, not httpx2's own nor aiohttp's (models use that): the least CPU per call (`_http1`).
     client = httpx2.AsyncClient(
         headers=config.headers, timeout=timeout, auth=auth, event_hooks=hooks, transport=lean_transport()
     )
