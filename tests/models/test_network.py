@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from toolbridge.models import ModelRequest, TextDelta
-from toolbridge.models._network import AsyncioStream, model_http_transport
+from toolbridge.models._network import AsyncioStream, with_asyncio_sockets
 from toolbridge.models.openai import OpenAIChatModel
 from toolbridge.testing import ScriptedModel, Turn
 from toolbridge.types import UserMessage
@@ -56,6 +56,7 @@ class RawServer:
     def __init__(self) -> None:
         self.connections = 0
         self.port = 0
+        self.targets: list[str] = []
 
     async def handle(self, stream: anyio.abc.ByteStream) -> None:
         self.connections += 1
@@ -68,7 +69,9 @@ class RawServer:
                     except (anyio.EndOfStream, anyio.BrokenResourceError):
                         return
                 head, _, buffer = buffer.partition(b"\r\n\r\n")
-                path = head.split(b" ")[1].decode()
+                target = head.split(b" ")[1].decode()
+                self.targets.append(target)
+                path = "/" + target.split("://", 1)[-1].partition("/")[2]  # a proxy is sent whole URLs
                 if path == "/stream":
                     await stream.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
                     for number in range(20):
@@ -102,7 +105,7 @@ async def raw_server(tls: ssl.SSLContext | None = None) -> AsyncIterator[RawServ
 
 
 def client(**options: Any) -> httpx2.AsyncClient:
-    return httpx2.AsyncClient(transport=model_http_transport(LIMITS, **options), timeout=5)
+    return with_asyncio_sockets(httpx2.AsyncClient(limits=LIMITS, timeout=5, **options))
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -161,6 +164,15 @@ async def test_a_refused_connection_is_a_connect_error() -> None:
     async with client() as http:
         with pytest.raises(httpx2.ConnectError):
             await http.get(f"http://127.0.0.1:{port}/")
+
+
+@pytest.mark.anyio
+async def test_a_proxy_from_the_environment_is_still_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with raw_server() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        async with client() as http:
+            assert (await http.get("http://model.invalid/ok")).text == "ok"
+    assert proxy.targets == ["http://model.invalid/ok"]
 
 
 @pytest.mark.anyio

@@ -22,7 +22,7 @@ import httpcore2
 import httpx2
 import sniffio
 
-__all__ = ["AsyncioBackend", "model_http_transport"]
+__all__ = ["AsyncioBackend", "with_asyncio_sockets"]
 
 _PAUSE_AT = 1 << 20
 """Bytes received and not yet read past which the socket stops being read until the reader catches up."""
@@ -215,13 +215,12 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
         await self._anyio.sleep(seconds)
 
 
-def model_http_transport(
-    limits: httpx2.Limits, *, verify: ssl.SSLContext | bool = True
-) -> httpx2.AsyncHTTPTransport:
-    """httpx's transport on `AsyncioBackend`. httpx takes no network backend, so it is set on the
-    connection pool it built (httpcore's `network_backend`); proxies have transports of their own."""
-    transport = httpx2.AsyncHTTPTransport(limits=limits, verify=verify)
-    pool = transport._pool
-    if isinstance(pool, httpcore2.AsyncConnectionPool):  # always, without a proxy: checked, as it is private
+def with_asyncio_sockets(client: httpx2.AsyncClient) -> httpx2.AsyncClient:
+    """`client`, its direct connections made by `AsyncioBackend`. httpx takes no network backend, so it
+    is set on the connection pool its transport built (httpcore's `network_backend`); connections
+    through a proxy (`HTTPS_PROXY`, ...) keep httpcore's own."""
+    transport = getattr(client, "_transport", None)
+    pool = getattr(transport, "_pool", None)
+    if isinstance(transport, httpx2.AsyncHTTPTransport) and isinstance(pool, httpcore2.AsyncConnectionPool):
         pool._network_backend = AsyncioBackend()
-    return transport
+    return client
