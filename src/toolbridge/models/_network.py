@@ -2,8 +2,8 @@
 
 httpcore's default backend goes through anyio, which per read of a streamed reply enters a cancel scope
 for the timeout, pauses and resumes the socket's reading (two `epoll_ctl` calls under uvloop), and per
-request checks every idle pooled connection with a `poll()` of its socket. That was a fifth of what the
-pass-through endpoint cost the server per chunk. Here the protocol keeps reading into a buffer (paused
+request checks every idle pooled connection with a `poll()` of its socket: about 1 ms of the 6.5 ms of
+CPU a pass-through request cost the server (50 streams, paced chunks). Here the protocol keeps reading into a buffer (paused
 only when a reader falls far behind), a read waits on one future with one timer for its timeout, and an
 idle connection the server closed is known from the end of stream the protocol already saw.
 

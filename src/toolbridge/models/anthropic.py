@@ -162,7 +162,7 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
             timeout=provider.timeout if provider.timeout is not None else anthropic.NOT_GIVEN,
             default_headers=provider.headers or None,
             # Our own client (not one the user passed in) waits out short Retry-Afters only, and
-            # reads its sockets through asyncio's own (a fifth of the pass-through's CPU otherwise).
+            # reads its sockets through asyncio's own (a sixth of the pass-through's CPU otherwise).
             http_client=provider.http_client
             or with_asyncio_sockets(anthropic.DefaultAsyncHttpxClient(event_hooks=RETRY_WAIT_HOOKS)),
         )

@@ -161,7 +161,7 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"
             timeout=provider.timeout if provider.timeout is not None else openai.NOT_GIVEN,
             default_headers=provider.headers or None,
             # Our own client (not one the user passed in) waits out short Retry-Afters only, and
-            # reads its sockets through asyncio's own (a fifth of the pass-through's CPU otherwise).
+            # reads its sockets through asyncio's own (a sixth of the pass-through's CPU otherwise).
             http_client=provider.http_client
             or with_asyncio_sockets(openai.DefaultAsyncHttpxClient(event_hooks=RETRY_WAIT_HOOKS)),
         )
