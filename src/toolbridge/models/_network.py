@@ -20,7 +20,6 @@ from typing import Any, cast
 
 import httpcore2
 import httpx2
-import sniffio
 
 __all__ = ["AsyncioBackend", "with_asyncio_sockets"]
 
@@ -193,9 +192,9 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        if socket_options or sniffio.current_async_library() != "asyncio":
+        loop = _asyncio_loop()
+        if socket_options or loop is None:
             return await self._anyio.connect_tcp(host, port, timeout, local_address, socket_options)
-        loop = asyncio.get_running_loop()
         local = (local_address, 0) if local_address else None
         try:
             async with asyncio.timeout(timeout):
@@ -213,6 +212,14 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._anyio.sleep(seconds)
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop; None on another library's (trio)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def with_asyncio_sockets(client: httpx2.AsyncClient) -> httpx2.AsyncClient:
