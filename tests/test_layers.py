@@ -39,6 +39,7 @@ RANK = {name: rank for rank, name in enumerate(ORDER)} | {
     "_values": 0,
     "_request_guard": 0,
     "_token": 0,
+    "_http_client": 0,
     "telemetry": 0,
 }
 TOP = {"__init__", "__main__", "testing"}
@@ -98,3 +99,21 @@ def test_the_agent_imports_no_parser_and_prompt_mode_is_not_in_it() -> None:
         "remember_prompt_mode",
     ):
         assert prompt_mode_detail not in agent_source
+
+
+def test_no_test_module_imports_another() -> None:
+    """What tests share lives in helper modules (`*_helpers.py`, `postgres_schemas.py`, ...): importing a
+    test module runs its module-level setup and ties two test files together."""
+    tests = Path(__file__).parent
+    offenders = []
+    for path in tests.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            offenders += [f"{path.relative_to(tests)}: {name}" for name in names if name.startswith("test_")]
+    assert offenders == []

@@ -10,6 +10,9 @@ same config (a scripted model over the real OpenAI wire) and a fresh schema of t
 
 Leaving the block stops every replica still running (SIGTERM, then SIGKILL past a deadline) and drops
 the schema.
+
+`three_servers` starts three whole servers in this process instead (each on its own thread and event
+loop, `serve_in_thread`), when a test reads their state or needs no process of its own.
 """
 
 from __future__ import annotations
@@ -27,7 +30,14 @@ from typing import IO, Any
 
 import httpx
 import openai
-from server_helpers import EVENT_TIMEOUT, serving_port, toolbridge_command, write_config
+from server_helpers import (
+    EVENT_TIMEOUT,
+    RunningServer,
+    serve_in_thread,
+    serving_port,
+    toolbridge_command,
+    write_config,
+)
 
 from postgres_schemas import postgres_schema
 from toolbridge.store import Store
@@ -205,3 +215,32 @@ def start_replicas(
         for replica in replicas:
             replica.wait_ready(deadline)
         yield Fleet(replicas, url, config)
+
+
+# -- whole servers in this process (each on its own thread and event loop), to read their state ------
+
+CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
+"""Agents: the default one asks before every `calculate`."""
+LEASE = {"run_lease": 1.0}
+"""A server section whose lease runs out soon after its replica stops renewing it."""
+CONDITION_TIMEOUT = 20.0
+
+
+def three_servers(
+    tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack, **sections: Any
+) -> list[RunningServer]:
+    """Three servers on the database at `url`, each with `sections` in its config too."""
+    servers = []
+    for name in "abc":
+        (tmp_path / name).mkdir()
+        server = serve_in_thread(tmp_path / name, model, db_url=url, agents=CAREFUL, server=LEASE, **sections)
+        servers.append(stack.enter_context(server))
+    return servers
+
+
+def wait_for(condition: Any, what: str) -> None:
+    """Poll `condition` until true; fail naming `what` past CONDITION_TIMEOUT."""
+    deadline = time.monotonic() + CONDITION_TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)  # polling a condition, bounded by the deadline

@@ -31,7 +31,7 @@ from postgres_schemas import POSTGRES_URL, schema_url
 from toolbridge.config import load_config
 from toolbridge.server import create_app, settings_from_config
 from toolbridge.store import Store
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
 
 READY_TIMEOUT = 20.0
 EVENT_TIMEOUT = 10.0
@@ -326,3 +326,21 @@ class EventReader:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def tool_result_says(text: str) -> Any:
+    """A scripted turn's `expect`: the request ends with a tool result containing `text`."""
+
+    def check(request: RecordedRequest) -> bool:
+        last = request.messages[-1]
+        return last["role"] == "tool" and text in str(last["content"])
+
+    return check
+
+
+def calculate_then_answer() -> list[Turn]:
+    """The model calls `calculate` on 15 + 27, then answers with what it got."""
+    return [
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"})),
+        Turn.text("The answer is 42.", expect=tool_result_says("42")),
+    ]

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replicas import postgres_schema
+from replicas import postgres_schema, three_servers, wait_for
 from server_helpers import EventReader, RunningServer
 from sqlalchemy import create_engine, select
-from test_runs_across_replicas import three_servers, wait_for
 
 from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow

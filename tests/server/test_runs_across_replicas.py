@@ -5,14 +5,12 @@ started on A streams on B, is approved on C and cancelled from B; a stream resum
 
 from __future__ import annotations
 
-import time
 from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
-from replicas import postgres_schema
-from server_helpers import EventReader, Gate, RunningServer, serve_in_thread
+from replicas import LEASE, postgres_schema, three_servers, wait_for
+from server_helpers import EventReader, Gate, serve_in_thread
 from sqlalchemy import create_engine, insert
 
 from toolbridge.store import Store
@@ -20,34 +18,13 @@ from toolbridge.store._schema import RunSignalRow, utcnow
 from toolbridge.store.runs import RunRecord
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
-CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
-LEASE = {"run_lease": 1.0}
 WAIT = 20.0
-
-
-def three_servers(
-    tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack, **sections: Any
-) -> list[RunningServer]:
-    """Three servers on the database at `url`, each with `sections` in its config too."""
-    servers = []
-    for name in "abc":
-        (tmp_path / name).mkdir()
-        server = serve_in_thread(tmp_path / name, model, db_url=url, agents=CAREFUL, server=LEASE, **sections)
-        servers.append(stack.enter_context(server))
-    return servers
 
 
 def run_of(store: Store, run_id: str) -> RunRecord:
     run = store.runs.get(run_id)
     assert run is not None
     return run
-
-
-def wait_for(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)  # polling a condition, bounded by the deadline
 
 
 def test_a_run_started_on_one_replica_is_streamed_approved_and_cancelled_on_others(tmp_path: Path) -> None:

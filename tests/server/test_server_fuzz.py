@@ -14,25 +14,11 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from fuzz_values import FUZZ, json_values, query_texts, texts
+from hypothesis import example, given
 from hypothesis import strategies as st
 from server_helpers import serve_in_thread
 
-EXAMPLES = 40
-FUZZ = settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-
-# Text includes lone surrogates and control characters: JSON can carry both.
-texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=40)
-# A URL's query is UTF-8 text: a lone surrogate cannot be sent in one (the client refuses to encode it).
-query_texts = st.text(st.characters(codec="utf-8", exclude_categories=()), max_size=40)
-scalars = st.none() | st.booleans() | st.integers() | st.integers(min_value=10**18) | st.floats() | texts
-json_values = st.recursive(
-    scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
-    max_leaves=12,
-)
 ids = st.one_of(texts, st.integers(), st.just(10**23), st.just(-1))
 
 wire_messages = st.fixed_dictionaries(

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from server_helpers import read_only_database_url, serve_in_thread, write_config
-from test_server_openai import calculate_then_answer
+from server_helpers import calculate_then_answer, read_only_database_url, serve_in_thread, write_config
 
 from toolbridge.agent import AgentDefinition
 from toolbridge.config import load_config

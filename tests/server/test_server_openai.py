@@ -4,30 +4,14 @@ with the scripted model behind the agent and a native tool call in the loop."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import openai
 import pytest
-from server_helpers import serve_in_thread
+from server_helpers import calculate_then_answer, serve_in_thread, tool_result_says
 
 from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
 
 QUESTION = [{"role": "user", "content": "What is 15 + 27?"}]
-
-
-def tool_result_says(text: str) -> Any:
-    def check(request: RecordedRequest) -> bool:
-        last = request.messages[-1]
-        return last["role"] == "tool" and text in str(last["content"])
-
-    return check
-
-
-def calculate_then_answer() -> list[Turn]:
-    return [
-        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"})),
-        Turn.text("The answer is 42.", expect=tool_result_says("42")),
-    ]
 
 
 def test_non_streamed_answer_runs_the_tool_loop_and_shows_tool_activity(tmp_path: Path) -> None:

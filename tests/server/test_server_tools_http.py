@@ -16,12 +16,12 @@ from urllib.parse import quote
 import httpx
 import jsonschema
 import pytest
+from fuzz_values import FUZZ, json_values, texts
 from hypothesis import given
 from hypothesis import strategies as st
 from openapi_client import OpenApiClient
 from openapi_spec_validator import validate
 from server_helpers import serve_in_thread
-from test_server_fuzz import FUZZ, json_values, texts
 
 from server_paths import test_server_path
 

@@ -4,17 +4,13 @@ same on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
-from test_store_postgres import pg_url  # noqa: F401 (a fixture, used by name)
-from test_store_stats import entry
+from store_helpers import NOW, entry
 
 from toolbridge.store import Store, ToolCharts
 from toolbridge.store._charts import LATENCY_BOUNDS, MAX_TIME_BUCKETS, time_bucket_seconds
-
-NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
-"""The `now` of test_store_stats' `entry()`: its `minutes_ago` count back from here."""
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

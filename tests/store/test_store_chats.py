@@ -5,74 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from store_helpers import EVERY_KIND
 
 from toolbridge.store import ChatNotFoundError, Store, ToolCallLogEntry
 from toolbridge.types import (
     AssistantMessage,
-    AudioPart,
-    ImagePart,
-    Message,
-    ResourcePart,
     SystemMessage,
-    TextPart,
     ToolCall,
-    ToolMessage,
     ToolResult,
     UserMessage,
 )
-
-EVERY_KIND: list[Message] = [
-    SystemMessage(content="You are terse."),
-    UserMessage(content="What is 15 + 27, and what's in notes.txt?\nThanks! ünïcödé 🙂"),
-    UserMessage(
-        content="And these?",
-        attachments=[
-            ResourcePart(uri="note://readme", mime_type="text/plain", text="Read me."),
-            ResourcePart(uri="image://dot.png", mime_type="image/png", blob="iVBORw0K"),
-        ],
-    ),
-    AssistantMessage(
-        content="Let me check.",
-        reasoning="Two calls: add, then read.",
-        tool_calls=[
-            ToolCall(name="add", arguments={"a": 15, "b": 27}, id="call_1", source="basic"),
-            ToolCall(
-                name="read_file", arguments={"path": "notes.txt", "opts": {"n": [1, 2.5, None]}}, id="call_2"
-            ),
-        ],
-    ),
-    ToolMessage(
-        name="add",
-        result=ToolResult(
-            call_id="call_1",
-            content=[TextPart(text="42")],
-            structured_content={"sum": 42},
-            server="basic",
-            duration=0.0125,
-            notes=["coerced 'a' to an integer"],
-            cached=True,
-        ),
-    ),
-    ToolMessage(
-        name="read_file",
-        result=ToolResult(
-            call_id="call_2",
-            content=[
-                ImagePart(data="aGVsbG8=", mime_type="image/png"),
-                AudioPart(data="AAAA", mime_type="audio/wav"),
-                ResourcePart(uri="file:///notes.txt", mime_type="text/plain", text="buy milk"),
-                ResourcePart(uri="file:///blob.bin", blob="AQID"),
-            ],
-            server="files",
-            duration=1.5,
-        ),
-    ),
-    ToolMessage(
-        name="missing", result=ToolResult.error("call_3", "unknown tool 'missing'", kind="unknown_tool")
-    ),
-    AssistantMessage(content="42, and the notes say: buy milk."),
-    AssistantMessage(),
-]
 
 
 def test_every_message_kind_round_trips_exactly(store: Store, db_url: str) -> None:

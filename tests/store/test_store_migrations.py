@@ -12,11 +12,12 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, text
+from store_helpers import migrate_from_first_schema, migrate_log_of_the_third_schema
 
-from toolbridge.store import Store, StoreError, ToolCallLogEntry, resolve_database_url
+from toolbridge.store import Store, StoreError, resolve_database_url
 from toolbridge.store._engine import _alembic_config, head_revision
 from toolbridge.store._schema import Base
-from toolbridge.types import ToolCall, ToolResult, UserMessage
+from toolbridge.types import UserMessage
 
 
 def test_a_fresh_file_is_migrated_to_head(tmp_path: Path) -> None:
@@ -108,37 +109,6 @@ def test_timeouts_and_declined_calls_of_the_first_schema_get_their_error_kind(db
     migrate_from_first_schema(db_url)
 
 
-def migrate_from_first_schema(url: str) -> None:
-    """A log written by the first schema (timeouts and declined calls told by status alone) reads right
-    after the migration to error kinds. Shared with the PostgreSQL tests."""
-    engine = create_engine(url)
-    with engine.begin() as connection:
-        command.upgrade(_alembic_config(connection), "0001_initial")
-        for number, status in enumerate(["ok", "timeout", "denied", "error"]):
-            connection.execute(
-                text(
-                    "INSERT INTO tool_calls (call_id, tool, server, argument_hash, started_at, duration, "
-                    "status, error, cache_hit) VALUES (:call_id, 'add', 'basic', '', :at, 0.5, :status, "
-                    ":error, false)"
-                ),
-                {
-                    "call_id": f"c{number}",
-                    "at": datetime(2025, 1, 1, tzinfo=UTC).replace(tzinfo=None),
-                    "status": status,
-                    "error": None if status == "ok" else f"{status} happened",
-                },
-            )
-    engine.dispose()
-    with Store(url) as store:
-        [add] = store.tool_stats()
-    assert (add.calls, add.succeeded, add.failed, add.denied, add.cancelled) == (4, 1, 2, 1, 0)
-    engine = create_engine(url)
-    with engine.connect() as connection:
-        kinds = dict(connection.execute(text("SELECT call_id, error_kind FROM tool_calls")).all())
-    engine.dispose()
-    assert kinds == {"c0": None, "c1": "timeout", "c2": "denied", "c3": None}
-
-
 def test_messages_of_the_second_schema_read_back_after_attachments_were_added(db_url: str) -> None:
     engine = create_engine(db_url)
     with engine.begin() as connection:
@@ -169,29 +139,6 @@ def test_messages_of_the_second_schema_read_back_after_attachments_were_added(db
 
 def test_calls_logged_before_callers_were_kept_count_as_the_agents(db_url: str) -> None:
     migrate_log_of_the_third_schema(db_url)
-
-
-def migrate_log_of_the_third_schema(url: str) -> None:
-    """A call logged before `caller` existed reads as an agent's; calls logged after keep their caller.
-    Shared with the PostgreSQL tests."""
-    engine = create_engine(url)
-    with engine.begin() as connection:
-        command.upgrade(_alembic_config(connection), "0003_message_attachments")
-        connection.execute(
-            text(
-                "INSERT INTO tool_calls (call_id, tool, server, argument_hash, started_at, duration, "
-                "status, cache_hit) VALUES ('old', 'add', 'basic', '', :at, 0.5, 'ok', false)"
-            ),
-            {"at": datetime(2025, 1, 1, tzinfo=UTC).replace(tzinfo=None)},
-        )
-    engine.dispose()
-    with Store(url) as store:
-        call = ToolCall(name="add", arguments={}, id="new")
-        result = ToolResult(call_id="new", server="basic")
-        at = datetime(2025, 1, 2, tzinfo=UTC)
-        store.log_tool_call(ToolCallLogEntry.from_result(call, result, started_at=at, caller="gateway"))
-        [add] = store.tool_stats()
-    assert (add.calls, add.callers) == (2, {"agent": 1, "gateway": 1})
 
 
 def test_chats_and_messages_of_the_fourth_schema_survive_adding_users(db_url: str) -> None:

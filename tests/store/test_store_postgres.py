@@ -6,43 +6,23 @@ database); `TOOLBRIDGE_TEST_POSTGRES` points elsewhere if needed.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import create_engine, text
-from test_store_chats import EVERY_KIND
-from test_store_migrations import migrate_from_first_schema, migrate_log_of_the_third_schema
-from test_store_stats import check_every_outcome, log_every_outcome
+from sqlalchemy import create_engine
+from store_helpers import (
+    EVERY_KIND,
+    check_every_outcome,
+    log_every_outcome,
+    migrate_from_first_schema,
+    migrate_log_of_the_third_schema,
+)
 
 from toolbridge.agent import AgentDefinition
 from toolbridge.store import Store, ToolCallLogEntry
 from toolbridge.store._schema import Base
 from toolbridge.types import ToolCall, ToolResult, UserMessage
-
-POSTGRES_URL = os.environ.get(
-    "TOOLBRIDGE_TEST_POSTGRES", "postgresql+psycopg://toolbridge:toolbridge@127.0.0.1:5432/toolbridge_test"
-)
-
-
-@pytest.fixture
-def pg_url() -> str:
-    """The test database, emptied: a fresh schema for each test."""
-    engine = create_engine(POSTGRES_URL)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text("DROP SCHEMA public CASCADE"))
-            connection.execute(text("CREATE SCHEMA public"))
-    except Exception as error:  # any driver error means the same thing here
-        pytest.fail(
-            f"No PostgreSQL test database at {POSTGRES_URL} ({type(error).__name__}: {error}). "
-            "Run scripts/install-test-servers (as root it sets one up), or set TOOLBRIDGE_TEST_POSTGRES."
-        )
-    finally:
-        engine.dispose()
-    return POSTGRES_URL
 
 
 def test_migrations_give_exactly_the_models_schema(pg_url: str) -> None:

@@ -6,26 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import event
+from store_helpers import NOW, check_every_outcome, entry, log_every_outcome
 
 from toolbridge.store import Store, StoreError, ToolCallLogEntry, parse_since, percentile
 from toolbridge.tools.cache import argument_hash
 from toolbridge.types import TextPart, ToolCall, ToolResult
-
-NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
-
-
-def entry(tool: str, server: str, duration: float, minutes_ago: float, **fields: object) -> ToolCallLogEntry:
-    values: dict[str, object] = {
-        "tool": tool,
-        "server": server,
-        "call_id": f"call_{tool}_{minutes_ago}",
-        "argument_hash": argument_hash({}),
-        "started_at": NOW - timedelta(minutes=minutes_ago),
-        "duration": duration,
-        "status": "ok",
-        **fields,
-    }
-    return ToolCallLogEntry.model_validate(values)
 
 
 def test_percentiles_interpolate_between_ranks() -> None:
@@ -81,29 +66,6 @@ def test_stats_per_tool_and_server(store: Store) -> None:
     assert recent["add", "basic"].last_error is None
     assert set(recent) == {("add", "basic"), ("add", "other"), ("ask", "native")}
     assert store.tool_stats(since=NOW + timedelta(seconds=1)) == []
-
-
-def log_every_outcome(store: Store) -> None:
-    """`echo`: two successes, a failure (bad arguments), a declined and a cancelled call."""
-    started = datetime.now(UTC) - timedelta(minutes=1)
-    outcomes = [
-        ToolResult(call_id="c1", server="basic", duration=0.1),
-        ToolResult(call_id="c2", server="basic", duration=0.3),
-        ToolResult.error("c3", "'text' is a required property", kind="invalid_arguments", server="basic"),
-        ToolResult.error("c4", "The user declined this call", kind="denied", server="basic"),
-        ToolResult.error("c5", "The run was cancelled.", kind="cancelled", server="basic", duration=9.0),
-    ]
-    for result in outcomes:
-        call = ToolCall(name="echo", arguments={}, id=result.call_id)
-        store.log_tool_call(ToolCallLogEntry.from_result(call, result, started_at=started))
-
-
-def check_every_outcome(store: Store) -> None:
-    [echo] = store.tool_stats()
-    assert (echo.calls, echo.succeeded, echo.failed, echo.denied, echo.cancelled) == (5, 2, 1, 1, 1)
-    assert echo.success_rate == pytest.approx(2 / 3)  # declined and cancelled calls are not failures
-    assert echo.last_error == "'text' is a required property"
-    assert echo.p95 == pytest.approx(0.28)  # finished calls only (0, 0.1, 0.3): the cancelled 9 s is none
 
 
 def test_declined_and_cancelled_calls_are_counted_apart_from_failures(store: Store) -> None:

@@ -3,14 +3,14 @@ revoked and removed ones refused, names unique, and chats and the call log filte
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
 
+from postgres_schemas import postgres_schema
 from toolbridge.store import (
     KeyNotFoundError,
     Store,
@@ -20,33 +20,13 @@ from toolbridge.store import (
     UserNotFoundError,
 )
 
-POSTGRES_URL = os.environ.get(
-    "TOOLBRIDGE_TEST_POSTGRES", "postgresql+psycopg://toolbridge:toolbridge@127.0.0.1:5432/toolbridge_test"
-)
-SCHEMA = "users_and_keys"
-
-
-def _fresh_postgres_schema() -> str:
-    """A schema of its own (the other PostgreSQL tests empty `public`), emptied."""
-    engine = create_engine(POSTGRES_URL)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE"))
-            connection.execute(text(f"CREATE SCHEMA {SCHEMA}"))
-    except Exception as error:  # any driver error means the same thing here
-        pytest.fail(
-            f"No PostgreSQL test database at {POSTGRES_URL} ({error}); run scripts/install-test-servers"
-        )
-    finally:
-        engine.dispose()
-    return f"{POSTGRES_URL}?options=-csearch_path%3D{SCHEMA}"
-
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    url = f"sqlite:///{tmp_path / 'toolbridge.db'}" if request.param == "sqlite" else _fresh_postgres_schema()
-    with Store(url) as opened:
-        yield opened
+    with ExitStack() as stack:
+        sqlite = f"sqlite:///{tmp_path / 'toolbridge.db'}"
+        url = sqlite if request.param == "sqlite" else stack.enter_context(postgres_schema("users_and_keys"))
+        yield stack.enter_context(Store(url))
 
 
 def test_keys_are_found_by_prefix_checked_by_hash_and_revocable(store: Store) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from toolbridge.agent import AgentStream
-from toolbridge.server._run_feed import Follower
+from toolbridge.server._run_feed import ChatFeed
 from toolbridge.server._run_writer import EventWriter
 from toolbridge.store.runs import RunEvent, RunSignal
 
@@ -33,8 +33,8 @@ class Channel:
     writer: EventWriter | None = None
     interrupting: bool = False
     """The server is stopping the run: it ends `interrupted`, not cancelled."""
-    followers: set[Follower] = field(default_factory=set)
-    """This replica's open event streams of the chat."""
+    feed: ChatFeed = field(default_factory=ChatFeed)
+    """This replica's open event streams of the chat, and the one read of new rows they share."""
     approvals: dict[str, PendingApproval] = field(default_factory=dict)
     calls: dict[str, str | None] = field(default_factory=dict)
     """The run's calls in flight: id -> server (which chat a server's question belongs to)."""
@@ -42,16 +42,14 @@ class Channel:
     """The servers' questions waiting in the run: request id -> what takes another replica's answer."""
 
     def deliver(self, events: Sequence[RunEvent]) -> None:
-        for follower in self.followers:
-            follower.hand(events)
+        self.feed.hand(events)
 
     def publish(self, data: str) -> None:
         """An event for the chat's streams: stored with the run in progress here, else sent as it is."""
         if self.writer is not None:
             self.writer.put(data)
         else:
-            for follower in self.followers:
-                follower.hand_unstored(data)
+            self.feed.hand_unstored(data)
 
     def pending(self, call_id: str) -> PendingApproval:
         return self.approvals.setdefault(call_id, PendingApproval())
@@ -68,4 +66,4 @@ class Channel:
     @property
     def idle(self) -> bool:
         """Nothing lives here: no run, stream, pending approval or question (the chat's history is stored)."""
-        return self.run_id is None and not (self.followers or self.approvals or self.questions)
+        return self.run_id is None and not (self.feed.followers or self.approvals or self.questions)

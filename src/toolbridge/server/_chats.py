@@ -142,12 +142,11 @@ class ChatHub:
     def _heard(self, notice: Notice | None) -> None:
         if isinstance(notice, EventsNotice):
             channel = self._channels.get(notice.chat_id)
-            for follower in channel.followers if channel else ():
-                follower.notice(notice.last)
+            if channel is not None:
+                channel.feed.notice(notice.last)
         elif notice is None:
             for channel in self._channels.values():
-                for follower in channel.followers:
-                    follower.notice(None)
+                channel.feed.notice(None)
 
     # -- OwnedRuns, for the keeper -------------------------------------------------------------------
 
@@ -182,7 +181,7 @@ class ChatHub:
     def close_streams(self) -> None:
         """End every open event stream (the server is stopping): open pages must not hold up its exit."""
         for channel in self._channels.values():
-            for follower in list(channel.followers):
+            for follower in list(channel.feed.followers):
                 follower.close()
 
     def running(self) -> int:
@@ -448,18 +447,19 @@ class ChatHub:
         await self.get_chat(chat_id)
         channel = self._channel(chat_id)
         follower = Follower()
-        channel.followers.add(follower)  # before the stream reads where to start: nothing falls between
+        channel.feed.add(follower)  # before the stream reads where to start: nothing falls between
         return self._followed(channel, follower, chat_id, last_event_id)
 
     async def _followed(
         self, channel: Channel, follower: Follower, chat_id: int, after: int | None
     ) -> AsyncIterator[str]:
         try:
-            stream = follow_events(follower, self._ledger, chat_id, after, self._settings.keepalive_interval)
+            keepalive = self._settings.keepalive_interval
+            stream = follow_events(follower, channel.feed, self._ledger, chat_id, after, keepalive)
             async for frame in stream:
                 yield frame
         finally:
-            channel.followers.discard(follower)
+            channel.feed.discard(follower)
             self._release(chat_id, channel)
 
 

@@ -9,6 +9,7 @@ import httpx2
 from mcp import MCPError
 from mcp.client.streamable_http import streamable_http_client
 
+from toolbridge._http_client import async_http_client
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
 from toolbridge.mcp._stderr import StderrLog
@@ -31,7 +32,7 @@ async def open_streamable_http(
     hooks = {"response": [watch.on_response]}
     named: ServerStartError | None = None
     async with (
-        httpx2.AsyncClient(headers=config.headers, timeout=timeout, auth=auth, event_hooks=hooks) as client,
+        async_http_client(headers=config.headers, timeout=timeout, auth=auth, event_hooks=hooks) as client,
         streamable_http_client(url, http_client=client) as streams,
     ):
         try:
