@@ -1,6 +1,7 @@
 """What `toolbridge gateway` adds per tool call, next to calling the upstream server directly.
 
-Run by hand: .venv/bin/python bench/gateway.py [--calls 1000]
+Run by hand: .venv/bin/python bench/gateway.py [--calls 1000] [--transport stdio|http]
+With `TOOLBRIDGE_BENCH_PROFILE=OUT` the gateway runs under cProfile and leaves `OUT.<pid>.prof` (`_profiled`).
 
 The upstream is tests/servers/basic.py (the SDK's own server). Two transports, each in the same run:
 - stdio: the SDK's `Client` starts the upstream itself (direct), or starts `toolbridge gateway`, which
@@ -46,6 +47,7 @@ GOAL = 1.3
 WORK_MS = 10
 """What `sleep` takes: a tool that does some work, as most do."""
 DIRECT, GATEWAY = "direct", "through the gateway"
+PROFILE_ENV_VAR = "TOOLBRIDGE_BENCH_PROFILE"
 
 Call = Callable[[], Coroutine[Any, Any, object]]
 
@@ -58,6 +60,10 @@ def gateway_config(directory: Path, upstream: dict[str, Any]) -> list[str]:
 
 
 def toolbridge(*args: str) -> list[str]:
+    """The command running toolbridge; under cProfile when `$TOOLBRIDGE_BENCH_PROFILE` names where its
+    profile goes (see `_profiled`)."""
+    if profile := os.environ.get(PROFILE_ENV_VAR):
+        return [sys.executable, str(HERE / "_profiled.py"), profile, *args]
     return [sys.executable, "-m", "toolbridge", *args]
 
 
@@ -158,9 +164,11 @@ def report(tool: str, latencies: dict[str, list[float]], cpu_per_call: dict[str,
     print(f"  goal under {GOAL}x: {verdict}")
 
 
-async def main(calls: int) -> None:
+async def main(calls: int, transports: list[str]) -> None:
     print(f"{calls} sequential calls per tool and side; upstream {BASIC.name} (the SDK's own server)\n")
     for title, http in (("stdio", False), ("streamable HTTP", True)):
+        if ("http" if http else "stdio") not in transports:
+            continue
         print(f"== {title}")
         await measure(calls, http=http)
         print()
@@ -170,5 +178,6 @@ if __name__ == "__main__":
     os.environ.pop("TOOLBRIDGE_TOKEN", None)  # the gateway listens on 127.0.0.1: no token needed
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--transport", choices=["stdio", "http"], action="append", help="default: both")
     options = parser.parse_args()
-    anyio.run(main, options.calls)
+    anyio.run(main, options.calls, options.transport or ["stdio", "http"])
