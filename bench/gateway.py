@@ -1,18 +1,23 @@
 """What `toolbridge gateway` adds per tool call, next to calling the upstream server directly.
 
-Run by hand: .venv/bin/python bench/gateway.py [--calls 1000]
+Run by hand: .venv/bin/python bench/gateway.py [--calls 1000] [--transport stdio|http]
+With `TOOLBRIDGE_BENCH_PROFILE=OUT` the gateway runs under cProfile and leaves `OUT.<pid>.prof` (`_profiled`).
 
 The upstream is tests/servers/basic.py (the SDK's own server). Two transports, each in the same run:
 - stdio: the SDK's `Client` starts the upstream itself (direct), or starts `toolbridge gateway`, which
   starts the upstream over stdio (through the gateway);
 - streamable HTTP: the upstream serves HTTP on 127.0.0.1; the `Client` calls its URL (direct), or the
   URL of `toolbridge gateway --http`, which calls the upstream's URL (through the gateway).
-Both sides are the SDK's `Client` in its default mode, calling `echo` (near-free) and `sleep` for
-10 ms (a tool that does some work). Latency is the median and p95 of sequential calls, measured in
-alternating rounds so drift on a busy machine hits both sides alike, with the CPU time the serving
-processes spent per call (Linux /proc: the upstream, plus the gateway on its side), which a busy machine
-does not skew. The ratio is through-the-gateway over direct, from this same run; the goal is under 1.3x. A gateway is a second hop (one more SDK server
-and client on the way), so on `echo` the ratio shows that hop whole; work in the tool hides it.
+A third side is the least any gateway built on the SDK costs: `sdk_proxy.py`, a bare low-level SDK server
+forwarding each call through the SDK's `Client`, in the gateway's place.
+
+Every side is the SDK's `Client` in its default mode, calling `echo` (near-free) and `sleep` for 10 ms (a
+tool that does some work). Latency is the median and p95 of sequential calls, measured in alternating
+rounds so drift on a busy machine hits every side alike, with the CPU time the serving processes spent
+per call (Linux /proc: the upstream, plus the proxy on its side), which a busy machine does not skew.
+The ratio is through-the-gateway over direct, from this same run; the goal is under 1.3x. A gateway is a
+second hop (one more SDK server and client on the way), so on `echo` the ratio shows that hop whole, as
+the bare proxy's ratio does; work in the tool hides it.
 """
 
 from __future__ import annotations
@@ -45,19 +50,38 @@ WARM_UP = 50
 GOAL = 1.3
 WORK_MS = 10
 """What `sleep` takes: a tool that does some work, as most do."""
-DIRECT, GATEWAY = "direct", "through the gateway"
+DIRECT, GATEWAY, BARE = "direct", "through the gateway", "bare SDK proxy"
+PROFILE_ENV_VAR = "TOOLBRIDGE_BENCH_PROFILE"
 
 Call = Callable[[], Coroutine[Any, Any, object]]
 
 
-def gateway_config(directory: Path, upstream: dict[str, Any]) -> list[str]:
-    """The `toolbridge gateway` arguments for a config holding `upstream` alone."""
+def write_config(directory: Path, upstream: dict[str, Any]) -> Path:
+    """A toolbridge config holding `upstream` alone (both proxies read it)."""
     config = directory / "toolbridge.json"
     config.write_text(json.dumps({"mcpServers": {"basic": upstream}}), encoding="utf-8")
-    return ["gateway", "--no-native", "--config", str(config), "--db", str(directory / "calls.db")]
+    return config
+
+
+def proxy_commands(
+    directory: Path, upstream: dict[str, Any], http_port: dict[str, int] | None
+) -> dict[str, list[str]]:
+    """The gateway's command and the bare SDK proxy's, in front of `upstream`; over HTTP on these ports."""
+    config = str(write_config(directory, upstream))
+    gateway = toolbridge("gateway", "--no-native", "--config", config, "--db", str(directory / "calls.db"))
+    bare = [sys.executable, str(HERE / "sdk_proxy.py"), "--config", config]
+    commands = {GATEWAY: gateway, BARE: bare}
+    if http_port is not None:
+        for side, command in commands.items():
+            command += ["--http", "--port", str(http_port[side])]
+    return commands
 
 
 def toolbridge(*args: str) -> list[str]:
+    """The command running toolbridge; under cProfile when `$TOOLBRIDGE_BENCH_PROFILE` names where its
+    profile goes (see `_profiled`)."""
+    if profile := os.environ.get(PROFILE_ENV_VAR):
+        return [sys.executable, str(HERE / "_profiled.py"), profile, *args]
     return [sys.executable, "-m", "toolbridge", *args]
 
 
@@ -70,35 +94,34 @@ class Side:
 
 
 async def open_sides(stack: AsyncExitStack, directory: Path, *, http: bool) -> dict[str, Side]:
-    """Calls directly and through the gateway, connected and listed once, with their server processes."""
+    """Calls directly, through the gateway and through the bare SDK proxy, connected and listed once,
+    with their server processes."""
     basic = [sys.executable, str(BASIC)]
     known = child_pids()
+    targets: dict[str, Any]
+    pids: dict[str, list[int]] = {}
     if http:
-        upstream_port, gateway_port = free_port(), free_port()
+        upstream_port = free_port()
         upstream_command = [*basic, "--transport", "http", "--port", str(upstream_port)]
-        upstream_url = f"http://127.0.0.1:{upstream_port}"
+        upstream_url = f"http://127.0.0.1:{upstream_port}/mcp"
         upstream_pid = stack.enter_context(listening(upstream_command, upstream_port))
-        upstream = {"type": "http", "url": f"{upstream_url}/mcp"}
-        arguments = [*gateway_config(directory, upstream), "--http", "--port", str(gateway_port)]
-        gateway_url = f"http://127.0.0.1:{gateway_port}"
-        gateway_pid = stack.enter_context(listening(toolbridge(*arguments), gateway_port))
-        targets: dict[str, Any] = {DIRECT: f"{upstream_url}/mcp", GATEWAY: f"{gateway_url}/mcp"}
-        pids = {DIRECT: [upstream_pid], GATEWAY: [gateway_pid, upstream_pid]}
+        targets, pids = {DIRECT: upstream_url}, {DIRECT: [upstream_pid]}
+        ports = {GATEWAY: free_port(), BARE: free_port()}
+        for side, command in proxy_commands(directory, {"type": "http", "url": upstream_url}, ports).items():
+            pids[side] = [stack.enter_context(listening(command, ports[side])), upstream_pid]
+            targets[side] = f"http://127.0.0.1:{ports[side]}/mcp"
         known = child_pids()
     else:
-        upstream_entry = {"command": basic[0], "args": basic[1:]}
-        gateway = toolbridge(*gateway_config(directory, upstream_entry))
         env = dict(os.environ)  # the SDK passes a child only a few variables; toolbridge may need PYTHONPATH
-        targets = {
-            DIRECT: StdioServerParameters(command=basic[0], args=basic[1:], env=env),
-            GATEWAY: StdioServerParameters(command=gateway[0], args=gateway[1:], env=env),
-        }
-        pids = {}
+        targets = {DIRECT: StdioServerParameters(command=basic[0], args=basic[1:], env=env)}
+        upstream = {"command": basic[0], "args": basic[1:]}
+        for side, command in proxy_commands(directory, upstream, None).items():
+            targets[side] = StdioServerParameters(command=command[0], args=command[1:], env=env)
     sides: dict[str, Side] = {}
     for side, target in targets.items():
         client = await stack.enter_async_context(Client(target))
         await client.list_tools()
-        started = child_pids() - known  # over stdio, the process this client started (the gateway's
+        started = child_pids() - known  # over stdio, the process this client started (a proxy's
         known |= started  # upstream is its child, counted with it)
         sides[side] = Side(_calls(client), pids.get(side, sorted(started)))
     return sides
@@ -135,7 +158,7 @@ async def measure(calls: int, *, http: bool) -> None:
             sides = await open_sides(stack, Path(directory), http=http)
             for tool in sides[DIRECT].calls:
                 for side in sides.values():
-                    await timed_calls(side.calls[tool], WARM_UP)
+                    await timed_calls(side.calls[tool], min(WARM_UP, calls))
                 timers = {name: partial(timed_calls, side.calls[tool]) for name, side in sides.items()}
                 pids = {name: side.server_pids for name, side in sides.items()}
                 latencies, cpu_per_call = await in_alternating_rounds(timers, pids, calls, ROUNDS)
@@ -147,20 +170,29 @@ def report(tool: str, latencies: dict[str, list[float]], cpu_per_call: dict[str,
     for side, values in latencies.items():
         median, tail = statistics.median(values) * 1e6, p95(values) * 1e6
         print(f"  {side:20} {median:10.1f} {tail:10.1f} {cpu_per_call[side] * 1e6:14.1f}")
-    ratio = statistics.median(latencies[GATEWAY]) / statistics.median(latencies[DIRECT])
-    tail = p95(latencies[GATEWAY]) / p95(latencies[DIRECT])
-    added = (statistics.median(latencies[GATEWAY]) - statistics.median(latencies[DIRECT])) * 1e6
-    cpu_ratio = cpu_per_call[GATEWAY] / cpu_per_call[DIRECT] if cpu_per_call[DIRECT] else float("nan")
-    verdict = "met" if ratio < GOAL else "NOT met"
-    print(
-        f"  ratio gateway / direct: median {ratio:.3f} (p95 {tail:.3f}, server CPU {cpu_ratio:.3f}), {added:+.1f} us"
-    )
-    print(f"  goal under {GOAL}x: {verdict}")
+    ratio = _ratio_line(latencies, cpu_per_call, GATEWAY, DIRECT)
+    print(f"  ratio gateway / direct: {ratio}")
+    print(f"  ratio bare SDK proxy / direct: {_ratio_line(latencies, cpu_per_call, BARE, DIRECT)}")
+    print(f"  ratio gateway / bare SDK proxy: {_ratio_line(latencies, cpu_per_call, GATEWAY, BARE)}")
+    met = statistics.median(latencies[GATEWAY]) / statistics.median(latencies[DIRECT]) < GOAL
+    print(f"  goal under {GOAL}x: {'met' if met else 'NOT met'}")
 
 
-async def main(calls: int) -> None:
+def _ratio_line(
+    latencies: dict[str, list[float]], cpu_per_call: dict[str, float], side: str, base: str
+) -> str:
+    ratio = statistics.median(latencies[side]) / statistics.median(latencies[base])
+    tail = p95(latencies[side]) / p95(latencies[base])
+    added = (statistics.median(latencies[side]) - statistics.median(latencies[base])) * 1e6
+    cpu = cpu_per_call[side] / cpu_per_call[base] if cpu_per_call[base] else float("nan")
+    return f"median {ratio:.3f} (p95 {tail:.3f}, server CPU {cpu:.3f}), {added:+.1f} us"
+
+
+async def main(calls: int, transports: list[str]) -> None:
     print(f"{calls} sequential calls per tool and side; upstream {BASIC.name} (the SDK's own server)\n")
     for title, http in (("stdio", False), ("streamable HTTP", True)):
+        if ("http" if http else "stdio") not in transports:
+            continue
         print(f"== {title}")
         await measure(calls, http=http)
         print()
@@ -170,5 +202,6 @@ if __name__ == "__main__":
     os.environ.pop("TOOLBRIDGE_TOKEN", None)  # the gateway listens on 127.0.0.1: no token needed
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--transport", choices=["stdio", "http"], action="append", help="default: both")
     options = parser.parse_args()
-    anyio.run(main, options.calls)
+    anyio.run(main, options.calls, options.transport or ["stdio", "http"])

@@ -2,7 +2,7 @@
 through `toolbridge serve` to the upstream model, against the same request sent to the upstream directly.
 
 Run by hand: .venv/bin/python bench/serve.py --passthrough [--streams 50] [--rounds 4]
-[--tool-mode native|prompt] [--token-delay SECONDS] [--profile FILE]
+[--tool-mode native|prompt] [--token-delay SECONDS] [--profile FILE [--profile-run paced]]
 
 The upstream is the scripted model (the real OpenAI wire over HTTP) in a process of its own. Every reply
 streams a short text and one call of the client's tool (about 25 chunks): natively (`delta.tool_calls`),
@@ -20,9 +20,10 @@ through serve to the direct one:
    a real model streams tokens at 50 concurrent streams. This is what a client of a real model feels, so
    the goal is judged here.
 
-`--profile FILE` profiles serve during the flat-out run's measured rounds (not its start-up): with yappi
-installed, the CPU time of every thread (the store's lookups run in worker threads); else cProfile, the
-event loop's thread only. Read it with `python -m pstats FILE`.
+`--profile FILE` profiles serve during the flat-out run's measured rounds (not its start-up), or the
+paced run's with `--profile-run paced`: with yappi installed, the CPU time of every thread (the store's
+lookups run in worker threads); else cProfile, the event loop's thread only. Read it with
+`python -m pstats FILE`.
 """
 
 from __future__ import annotations
@@ -260,20 +261,24 @@ async def run_once(
     return (sum(served.latencies) / len(served.latencies)) / (sum(direct.latencies) / len(direct.latencies))
 
 
-async def main(streams: int, rounds: int, tool_mode: str, token_delay: float, profile: Path | None) -> None:
+async def main(
+    streams: int, rounds: int, tool_mode: str, token_delay: float, profile: Path | None, profile_run: str
+) -> None:
     print(
         f"pass-through: {streams} concurrent streams x {rounds} rounds; each a streamed reply of text and "
         f"one {tool_mode} call"
     )
     print("1. flat out (no delay between chunks: serve's raw CPU against an upstream that does nothing)")
-    flat_out = await run_once(streams, rounds, tool_mode, 0.0, profile)
+    flat_out = await run_once(streams, rounds, tool_mode, 0.0, profile if profile_run == "flat-out" else None)
     print(f"  overhead: {flat_out:.2f}x the direct latency per request")
     print(f"2. paced ({token_delay * 1000:g} ms before each chunk, as a real model streams): the goal")
-    paced = await run_once(streams, rounds, tool_mode, token_delay, None)
+    paced = await run_once(
+        streams, rounds, tool_mode, token_delay, profile if profile_run == "paced" else None
+    )
     verdict = "met" if paced < GOAL else "NOT met"
     print(f"  overhead: {paced:.2f}x the direct latency per request (goal: under {GOAL}x): {verdict}")
     if profile is not None:
-        print(f"serve's profile of the flat-out run: {profile} (python -m pstats {profile})")
+        print(f"serve's profile of the {profile_run} run: {profile} (python -m pstats {profile})")
 
 
 def run(arguments: list[str]) -> None:
@@ -289,9 +294,18 @@ def run(arguments: list[str]) -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--tool-mode", choices=["native", "prompt"], default="native")
     parser.add_argument("--token-delay", type=float, default=0.02, help="the paced run's delay per chunk")
-    parser.add_argument("--profile", type=Path, metavar="FILE", help="profile serve in the flat-out run")
+    parser.add_argument("--profile", type=Path, metavar="FILE", help="profile serve in one run (see below)")
+    parser.add_argument("--profile-run", choices=["flat-out", "paced"], default="flat-out")
     parsed = parser.parse_args(arguments)
-    anyio.run(main, parsed.streams, parsed.rounds, parsed.tool_mode, parsed.token_delay, parsed.profile)
+    anyio.run(
+        main,
+        parsed.streams,
+        parsed.rounds,
+        parsed.tool_mode,
+        parsed.token_delay,
+        parsed.profile,
+        parsed.profile_run,
+    )
 
 
 if __name__ == "__main__":

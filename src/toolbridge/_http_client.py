@@ -15,13 +15,13 @@ aiohttp runs on asyncio only: under any other event loop (trio) the client uses 
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import httpx2
-import sniffio
 from httpx2._config import DEFAULT_LIMITS
 from httpx2._types import CertTypes
 from httpx_aiohttp.httpx2 import AiohttpTransport
@@ -36,9 +36,10 @@ def async_http_client(**options: Any) -> httpx2.AsyncClient:
 
 def _on_asyncio() -> bool:
     try:
-        return sniffio.current_async_library() == "asyncio"
-    except sniffio.AsyncLibraryNotFoundError:  # built outside a loop: asyncio is what will run it
-        return True
+        asyncio.get_running_loop()  # raises under trio, and outside any loop (then httpx2's own is safe)
+    except RuntimeError:
+        return False
+    return True
 
 
 class _Transport(AiohttpTransport):

@@ -17,6 +17,7 @@ CASES = [
     pytest.param(b"data:no-space\n\n", [b"no-space"], id="no-space-after-colon"),
     pytest.param(b"data:  two spaces\n\n", [b" two spaces"], id="only-one-space-dropped"),
     pytest.param(b"data: a\ndata: b\n\n", [b"a\nb"], id="multi-line-data"),
+    pytest.param(b"data\ndata: b\n\ndata\n\n", [b"\nb", b""], id="data-without-a-colon-is-empty"),
     pytest.param(
         b": keep-alive\n\nevent: x\nid: 7\nretry: 5\ndata: 1\n\n", [b"1"], id="other-fields-dropped"
     ),

@@ -128,7 +128,7 @@ def gateway(
                 )
                 await gateway.serve_stdio()
 
-        run(main)
+        run(main, fast_loop=True)
 
 
 def _serve_http(

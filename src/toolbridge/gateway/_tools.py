@@ -77,12 +77,15 @@ class GatewayTools:
 
     def _definition(self, spec: ToolSpec, registry: ToolRegistry) -> mcp.Tool:
         """The server's own definition (icons, `execution`, `_meta` kept) under the gateway's name."""
+        listed = self._listed(spec, registry)
+        return listed.model_copy(update={"name": spec.name}) if listed is not None else tool_to_mcp(spec)
+
+    def _listed(self, spec: ToolSpec, registry: ToolRegistry) -> mcp.Tool | None:
+        """The tool as its server listed it (None: a native tool, or one not listed by this session)."""
+        if spec.source == NATIVE_SOURCE:
+            return None
         pool = registry.pool or self._toolbox.pool
-        if spec.source != NATIVE_SOURCE:
-            listed = pool.connection(spec.source).mcp_tool(spec.original_name or spec.name)
-            if listed is not None:
-                return listed.model_copy(update={"name": spec.name})
-        return tool_to_mcp(spec)
+        return pool.connection(spec.source).mcp_tool(spec.original_name or spec.name)
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """The input schema of the tool clients call as `name` (None: not offered, or not listed yet),
@@ -92,7 +95,9 @@ class GatewayTools:
         spec = registry.find_listed(name)
         if spec is None or not self._offers(spec):
             return None
-        return self._definition(spec, registry).input_schema
+        # The schema as listed: a renamed copy of the whole tool would cost more than the check.
+        listed = self._listed(spec, registry)
+        return listed.input_schema if listed is not None else tool_to_mcp(spec).input_schema
 
     async def _offered(self, registry: ToolRegistry) -> list[ToolSpec]:
         return [spec for spec in await registry.list_tools() if self._offers(spec)]

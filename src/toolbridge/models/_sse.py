@@ -41,4 +41,6 @@ class SseDecoder:
             elif line.startswith(b"data:"):
                 value = line[5:]
                 self._data.append(value[1:] if value[:1] == b" " else value)
+            elif line == b"data":  # a field without a colon has an empty value
+                self._data.append(b"")
         return events

@@ -30,6 +30,9 @@ KEEP_ALIVE_SECONDS = 75
 SDK: 5 s; load balancers: 60 s), so the client always closes first: at uvicorn's default of 5 s both
 ends close at once, and a request sent on the closing connection fails with a read error."""
 
+YOUNG_COLLECTION_THRESHOLD = 10_000
+"""Objects made (less those freed) between the collector's young-generation passes while serving."""
+
 
 class _GracefulServer(uvicorn.Server):
     """uvicorn that ends the page's event streams as it starts to stop (an open page would otherwise hold
@@ -43,6 +46,10 @@ class _GracefulServer(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
+        # A streamed reply makes thousands of short-lived objects (chunks, events, generator frames):
+        # at Python's default of 700, a young collection ran every few chunks. At this many the same
+        # garbage goes in fewer passes: ~3% less CPU per pass-through request (bench/serve.py).
+        gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
         # Everything made while starting (modules, the app, config, schemas) lives as long as the
         # process: out of the collector's sight, so its full collections no longer walk it again and
         # again while requests are served.
