@@ -17,12 +17,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from replicas import postgres_schema, wait_for
+from replicas import CAREFUL, postgres_schema, wait_for
 from server_helpers import EventReader, Gate, RunningServer, serve_in_thread
 from sqlalchemy import Engine, create_engine, text
 
 from postgres_schemas import POSTGRES_URL
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 WAIT = 20.0
 
@@ -129,3 +129,61 @@ def test_a_run_being_ended_is_not_cancelled_and_the_next_run_waits_for_it(
     assert started == [first, second]
     answers = [e["result"]["output"] for e in events if e["type"] == "final"]
     assert answers == ["First.", "Second."]
+
+
+def test_a_run_whose_claim_is_slow_is_not_taken_for_one_another_replica_reaped(tmp_path: Path) -> None:
+    """Leases renewed while a run's claim waits (its row not yet in the database) must not count it among
+    the runs this replica lost: it would be cancelled as it starts."""
+    turns = [
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "1 + 1"}, id="call_parked")),
+        Turn.text("Claimed late, answered all the same."),
+        Turn.text("Not calculated."),
+    ]
+    with ScriptedModel(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
+        server = stack.enter_context(
+            serve_in_thread(tmp_path, model, db_url=url, agents=CAREFUL, server={"run_lease": 1.5})
+        )
+        client = server.http()
+        parked_chat, slow_chat = (client.post("/api/chats", json={}).json()["id"] for _ in range(2))
+        engine, watcher = create_engine(url), create_engine(POSTGRES_URL)
+        stack.callback(engine.dispose)
+        stack.callback(watcher.dispose)
+        # A run that holds a lease while the other is claimed: its renewals show the keeper at work.
+        with EventReader(client, parked_chat) as parked:
+            client.post(f"/api/chats/{parked_chat}/messages", json={"content": "1 + 1?"}).raise_for_status()
+            parked.until("approval_requested")
+            started: list[httpx.Response] = []
+            with EventReader(client, slow_chat) as slow, engine.connect() as holding, holding.begin():
+                # The claim inserts a run of this chat: it waits while the chat's row is locked.
+                holding.execute(text("SELECT id FROM chats WHERE id = :id FOR UPDATE"), {"id": slow_chat})
+                pid = holding.execute(text("SELECT pg_backend_pid()")).scalar_one()
+                starter = threading.Thread(
+                    target=lambda: started.append(
+                        client.post(f"/api/chats/{slow_chat}/messages", json={"content": "Hi"})
+                    )
+                )
+                starter.start()
+                wait_for(lambda: blocked_by(watcher, pid), "the claim to wait for the chat's row")
+                first = lease_until(engine, parked_chat)
+                second = _next_lease(engine, parked_chat, after=first)
+                _next_lease(engine, parked_chat, after=second)  # two renewals while the claim waits
+                holding.commit()
+                starter.join(WAIT)
+                assert started[0].status_code == 202, started[0].text
+                final = slow.until("final")[-1]
+                assert final["result"]["stop_reason"] != "cancelled", final
+                assert final["result"]["output"] == "Claimed late, answered all the same."
+            client.post(f"/api/chats/{parked_chat}/approvals/call_parked", json={"approved": False})
+
+
+def _next_lease(engine: Engine, chat_id: int, *, after: object) -> object:
+    """The chat's run's lease once the owner has renewed it past `after`."""
+    wait_for(lambda: lease_until(engine, chat_id) > after, "a lease renewal")  # type: ignore[operator]
+    return lease_until(engine, chat_id)
+
+
+def lease_until(engine: Engine, chat_id: int) -> object:
+    """When the lease of the chat's running run ends (the owner pushes it on at each renewal)."""
+    query = "SELECT lease_until FROM runs WHERE chat_id = :chat AND status = 'running'"
+    with engine.connect() as connection:
+        return connection.execute(text(query), {"chat": chat_id}).scalar_one()

@@ -33,6 +33,8 @@ class Channel:
     writer: EventWriter | None = None
     interrupting: bool = False
     """The server is stopping the run: it ends `interrupted`, not cancelled."""
+    claimed: bool = False
+    """The run's row is in the database: it holds a lease (this replica renews it) and takes signals."""
     cancel_pending: bool = False
     """Cancelled while it was being set up: it stops as soon as it starts."""
     ending: bool = False
@@ -71,7 +73,7 @@ class Channel:
     def run_over(self) -> None:
         """Forget the run and everything that waited in it."""
         self.run_id, self.stream, self.writer = None, None, None
-        self.interrupting = self.cancel_pending = self.ending = False
+        self.claimed = self.interrupting = self.cancel_pending = self.ending = False
         self.approvals.clear()
         self.questions.clear()
         self.calls.clear()

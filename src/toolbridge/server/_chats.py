@@ -153,7 +153,9 @@ class ChatHub:
     # -- OwnedRuns, for the keeper -------------------------------------------------------------------
 
     def owned_runs(self) -> list[str]:
-        return [channel.run_id for channel in self._channels.values() if channel.run_id is not None]
+        # Claimed ones only: a run whose claim is not yet committed has no lease to renew, and must not be
+        # taken for one another replica reaped.
+        return [channel.run_id for channel in self._channels.values() if channel.run_id and channel.claimed]
 
     def _owning(self, run_id: str) -> Channel | None:
         return next((c for c in self._channels.values() if c.run_id == run_id), None)
@@ -236,7 +238,7 @@ class ChatHub:
             raise ApiError(409, str(RunConflictError(chat_id, channel.run_id)))
         run_id = channel.run_id = uuid.uuid4().hex
         try:
-            definition, model, history = await self._set_up(chat, run_id, opening, content)
+            definition, model, history = await self._set_up(chat, channel, run_id, opening, content)
         except BaseException as error:
             channel.run_over()
             self._release(chat_id, channel)
@@ -271,13 +273,14 @@ class ChatHub:
         return run_id
 
     async def _set_up(
-        self, chat: ChatSummary, run_id: str, opening: Opening, content: str
+        self, chat: ChatSummary, channel: Channel, run_id: str, opening: Opening, content: str
     ) -> tuple[AgentDefinition, Model, list[Message]]:
         """Claim the run, find its agent and model and store the user's message; the history it answers."""
         # The database decides between replicas: one running run per chat.
         await anyio.to_thread.run_sync(
             lambda: self._ledger.claim(run_id, chat.id, replica=self.replica, lease=self._settings.run_lease)
         )
+        channel.claimed = True
         definition = await self._catalog.definition(chat.agent or "default", param="agent")
         try:
             model = await self._catalog.model_for(definition)
