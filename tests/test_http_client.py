@@ -98,3 +98,21 @@ def test_under_trio_the_client_is_httpx2s_own() -> None:
                 await client.get("http://127.0.0.1:1/")
 
     trio.run(main)
+
+
+async def test_a_proxy_from_the_environment_carries_the_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    request_lines: list[bytes] = []
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        request_lines.append(head.split(b"\r\n", 1)[0])
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\nvia proxy")
+        await writer.drain()
+        writer.close()
+
+    async with raw_server(proxy) as proxy_url:
+        monkeypatch.setenv("HTTP_PROXY", proxy_url)
+        async with async_http_client() as client:
+            answer = await client.get("http://model.internal/v1/models")
+    assert answer.text == "via proxy"
+    assert request_lines == [b"GET http://model.internal/v1/models HTTP/1.1"]
