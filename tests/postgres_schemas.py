@@ -22,10 +22,18 @@ def create_schema(prefix: str) -> str:
     """A new, empty schema `<prefix>_<random>`; its name. Fails the test, saying what to do, when there
     is no PostgreSQL test database."""
     schema = f"{prefix}_{secrets.token_hex(4)}"
+    on_the_test_database(f"CREATE SCHEMA {schema}")
+    return schema
+
+
+def on_the_test_database(*statements: str) -> None:
+    """Run `statements` in one transaction on the test database; fails the test, saying what to do, when
+    there is none."""
     engine = create_engine(POSTGRES_URL)
     try:
         with engine.begin() as connection:
-            connection.execute(text(f"CREATE SCHEMA {schema}"))
+            for statement in statements:
+                connection.execute(text(statement))
     except Exception as error:  # any driver error means the same thing here
         pytest.fail(
             f"No PostgreSQL test database at {POSTGRES_URL} ({type(error).__name__}: {error}). "
@@ -33,7 +41,6 @@ def create_schema(prefix: str) -> str:
         )
     finally:
         engine.dispose()
-    return schema
 
 
 def schema_url(schema: str, *settings: str) -> str:

@@ -6,9 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
 
-from postgres_schemas import POSTGRES_URL
+from postgres_schemas import POSTGRES_URL, on_the_test_database
 from toolbridge.store import Store
 
 
@@ -26,16 +25,5 @@ def store(db_url: str) -> Iterator[Store]:
 @pytest.fixture
 def pg_url() -> str:
     """The test database, emptied: a fresh schema for each test."""
-    engine = create_engine(POSTGRES_URL)
-    try:
-        with engine.begin() as connection:
-            connection.execute(text("DROP SCHEMA public CASCADE"))
-            connection.execute(text("CREATE SCHEMA public"))
-    except Exception as error:  # any driver error means the same thing here
-        pytest.fail(
-            f"No PostgreSQL test database at {POSTGRES_URL} ({type(error).__name__}: {error}). "
-            "Run scripts/install-test-servers (as root it sets one up), or set TOOLBRIDGE_TEST_POSTGRES."
-        )
-    finally:
-        engine.dispose()
+    on_the_test_database("DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
     return POSTGRES_URL
