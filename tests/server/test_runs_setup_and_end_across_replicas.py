@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import httpx
 import pytest
 from replicas import CAREFUL, postgres_schema, wait_for
 from server_helpers import EventReader, Gate, RunningServer, serve_in_thread
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Connection, Engine, create_engine, text
 
 from postgres_schemas import POSTGRES_URL
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
@@ -33,6 +34,19 @@ def two_servers(tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack
         (tmp_path / name).mkdir()
         servers.append(stack.enter_context(serve_in_thread(tmp_path / name, model, db_url=url)))
     return servers
+
+
+def post_held_up_by(
+    holding: Connection, watcher: Engine, post: Callable[[], httpx.Response], waiting_for: str
+) -> tuple[threading.Thread, list[httpx.Response]]:
+    """Send `post` on a thread of its own; return once the server waits for a lock `holding` keeps. Its
+    answer lands in the list once the thread ends."""
+    pid = holding.execute(text("SELECT pg_backend_pid()")).scalar_one()
+    answers: list[httpx.Response] = []
+    thread = threading.Thread(target=lambda: answers.append(post()))
+    thread.start()
+    wait_for(lambda: blocked_by(watcher, pid), waiting_for)
+    return thread, answers
 
 
 def blocked_by(watcher: Engine, pid: int) -> bool:
@@ -53,21 +67,18 @@ def test_a_run_cancelled_from_another_replica_while_it_is_set_up_stops_as_it_sta
         engine, watcher = create_engine(url), create_engine(POSTGRES_URL)
         stack.callback(engine.dispose)
         stack.callback(watcher.dispose)
-        started: list[httpx.Response] = []
         with EventReader(on_b, chat_id) as stream_b:
             with engine.connect() as holding, holding.begin():
                 # The run's claim only needs the chat's key; storing the user's message waits for this.
                 holding.execute(
                     text("SELECT id FROM chats WHERE id = :id FOR NO KEY UPDATE"), {"id": chat_id}
                 )
-                pid = holding.execute(text("SELECT pg_backend_pid()")).scalar_one()
-                starter = threading.Thread(
-                    target=lambda: started.append(
-                        on_a.post(f"/api/chats/{chat_id}/messages", json={"content": "Hi"})
-                    )
+                starter, started = post_held_up_by(
+                    holding,
+                    watcher,
+                    lambda: on_a.post(f"/api/chats/{chat_id}/messages", json={"content": "Hi"}),
+                    "the owner to be setting the run up",
                 )
-                starter.start()
-                wait_for(lambda: blocked_by(watcher, pid), "the owner to be setting the run up")
 
                 cancelled_on_b = on_b.post(f"/api/chats/{chat_id}/cancel")
                 wait_for(
@@ -152,18 +163,15 @@ def test_a_run_whose_claim_is_slow_is_not_taken_for_one_another_replica_reaped(t
         with EventReader(client, parked_chat) as parked:
             client.post(f"/api/chats/{parked_chat}/messages", json={"content": "1 + 1?"}).raise_for_status()
             parked.until("approval_requested")
-            started: list[httpx.Response] = []
             with EventReader(client, slow_chat) as slow, engine.connect() as holding, holding.begin():
                 # The claim inserts a run of this chat: it waits while the chat's row is locked.
                 holding.execute(text("SELECT id FROM chats WHERE id = :id FOR UPDATE"), {"id": slow_chat})
-                pid = holding.execute(text("SELECT pg_backend_pid()")).scalar_one()
-                starter = threading.Thread(
-                    target=lambda: started.append(
-                        client.post(f"/api/chats/{slow_chat}/messages", json={"content": "Hi"})
-                    )
+                starter, started = post_held_up_by(
+                    holding,
+                    watcher,
+                    lambda: client.post(f"/api/chats/{slow_chat}/messages", json={"content": "Hi"}),
+                    "the claim to wait for the chat's row",
                 )
-                starter.start()
-                wait_for(lambda: blocked_by(watcher, pid), "the claim to wait for the chat's row")
                 first = lease_until(engine, parked_chat)
                 second = _next_lease(engine, parked_chat, after=first)
                 _next_lease(engine, parked_chat, after=second)  # two renewals while the claim waits
