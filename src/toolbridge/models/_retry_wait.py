@@ -15,7 +15,9 @@ from typing import Any
 
 import httpx2
 
-__all__ = ["RETRY_WAIT_HOOKS", "RETRY_WAIT_LIMIT", "refuse_long_retry_waits"]
+from toolbridge._http_client import async_http_client
+
+__all__ = ["RETRY_WAIT_HOOKS", "RETRY_WAIT_LIMIT", "own_http_client", "refuse_long_retry_waits"]
 
 RETRY_WAIT_LIMIT = 10.0
 """Seconds: the longest Retry-After the SDK behind a model waits out before retrying by itself."""
@@ -29,6 +31,14 @@ async def refuse_long_retry_waits(response: httpx2.Response) -> None:
 
 RETRY_WAIT_HOOKS: dict[str, list[Any]] = {"response": [refuse_long_retry_waits]}
 """`event_hooks` for the HTTP client a model's SDK client is built with."""
+
+
+def own_http_client(timeout: httpx2.Timeout, limits: httpx2.Limits) -> httpx2.AsyncClient:
+    """The HTTP client a model's SDK client gets when the user passed none: the SDK's own `timeout` and
+    `limits`, over aiohttp (`toolbridge._http_client`), waiting out short Retry-Afters only."""
+    return async_http_client(
+        timeout=timeout, limits=limits, follow_redirects=True, event_hooks=RETRY_WAIT_HOOKS
+    )
 
 
 def _requested_wait(headers: httpx2.Headers) -> float | None:

@@ -17,12 +17,11 @@ import httpx2
 from anthropic.types import Message as AnthropicMessage
 from anthropic.types import RawMessageStreamEvent
 
-from toolbridge._http_client import async_http_client
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._attachments import user_parts
 from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
-from toolbridge.models._retry_wait import RETRY_WAIT_HOOKS
+from toolbridge.models._retry_wait import own_http_client
 from toolbridge.models._wire_cache import WireCache, encode, join_body
 from toolbridge.models.base import (
     Finish,
@@ -161,14 +160,8 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
             max_retries=provider.max_retries,
             timeout=provider.timeout if provider.timeout is not None else anthropic.NOT_GIVEN,
             default_headers=provider.headers or None,
-            # Our own client (not one the user passed in) waits out short Retry-Afters only.
             http_client=provider.http_client
-            or async_http_client(
-                timeout=anthropic.DEFAULT_TIMEOUT,
-                limits=anthropic.DEFAULT_CONNECTION_LIMITS,
-                follow_redirects=True,
-                event_hooks=RETRY_WAIT_HOOKS,
-            ),
+            or own_http_client(anthropic.DEFAULT_TIMEOUT, anthropic.DEFAULT_CONNECTION_LIMITS),
         )
 
     async def _send(

@@ -20,13 +20,12 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 
-from toolbridge._http_client import async_http_client
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._attachments import user_parts
 from toolbridge.models._common import HttpModel, first_set, provider_of
 from toolbridge.models._errors import connection_error, status_error, stream_error
 from toolbridge.models._openai_stream import ChunkStream
-from toolbridge.models._retry_wait import RETRY_WAIT_HOOKS
+from toolbridge.models._retry_wait import own_http_client
 from toolbridge.models._wire_cache import WireCache, encode, join_body
 from toolbridge.models.base import (
     Finish,
@@ -160,14 +159,8 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"
             max_retries=provider.max_retries,
             timeout=provider.timeout if provider.timeout is not None else openai.NOT_GIVEN,
             default_headers=provider.headers or None,
-            # Our own client (not one the user passed in) waits out short Retry-Afters only.
             http_client=provider.http_client
-            or async_http_client(
-                timeout=openai.DEFAULT_TIMEOUT,
-                limits=openai.DEFAULT_CONNECTION_LIMITS,
-                follow_redirects=True,
-                event_hooks=RETRY_WAIT_HOOKS,
-            ),
+            or own_http_client(openai.DEFAULT_TIMEOUT, openai.DEFAULT_CONNECTION_LIMITS),
         )
 
     async def _send(self, client: openai.AsyncOpenAI, body: bytes) -> openai.AsyncStream[object]:
