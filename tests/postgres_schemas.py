@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, text
 
 from toolbridge.store import Store
 
@@ -70,3 +70,10 @@ def postgres_schema(prefix: str) -> Iterator[str]:
         yield url
     finally:
         drop_schema(schema)
+
+
+def blocked_by(watcher: Engine, pid: int) -> bool:
+    """Whether a database session waits for a lock the session `pid` holds."""
+    query = "SELECT count(*) FROM pg_stat_activity WHERE :pid = ANY(pg_blocking_pids(pid))"
+    with watcher.connect() as connection:
+        return bool(connection.execute(text(query), {"pid": pid}).scalar())

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 from replicas import postgres_schema, three_servers, wait_for
-from server_helpers import EventReader, RunningServer
+from server_helpers import EventReader, RunningServer, tool_result_says
 from sqlalchemy import create_engine, select
 
 from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 ASKER = {
     "asker": {
@@ -30,13 +30,6 @@ ASKER = {
 }
 SECRET_CITY = "Oslo-7f3a9c"
 """What the form is answered with: it must reach the server, and no log."""
-
-
-def tool_result_has(text: str) -> Any:
-    def check(request: RecordedRequest) -> bool:
-        return request.last_message["role"] == "tool" and text in request.last_message["content"]
-
-    return check
 
 
 def answer(server: RunningServer, chat_id: int, request_id: str, body: dict[str, Any]) -> int:
@@ -54,7 +47,7 @@ def test_a_form_asked_on_one_replica_is_answered_on_another(
     }
     turns = [
         Turn.tool_calls(ToolCallSpec("ask_preferences", {}, id="call_form")),
-        Turn.text("Booked.", expect=tool_result_has(json.dumps(sent, sort_keys=True))),
+        Turn.text("Booked.", expect=tool_result_says(json.dumps(sent, sort_keys=True))),
     ]
     with ScriptedModel(turns) as model, postgres_schema("asks") as url, ExitStack() as stack:
         a, b, c = three_servers(tmp_path, model, url, stack, mcp_servers=ASKER)
@@ -113,9 +106,9 @@ def test_sampling_approved_on_another_replica_and_a_malformed_answer_left_aside(
         Turn.tool_calls(ToolCallSpec("summarize", {"text": "a long text"}, id="call_one")),
         Turn.text("short.", expect=sampled),
         Turn.tool_calls(ToolCallSpec("summarize", {"text": "more"}, id="call_two")).expecting(
-            tool_result_has("short.")
+            tool_result_says("short.")
         ),
-        Turn.text("Declined, then.", expect=tool_result_has("declined the sampling request")),
+        Turn.text("Declined, then.", expect=tool_result_says("declined the sampling request")),
     ]
     with ScriptedModel(turns) as model, postgres_schema("asks") as url, ExitStack() as stack:
         a, b, _ = three_servers(tmp_path, model, url, stack, mcp_servers=ASKER)

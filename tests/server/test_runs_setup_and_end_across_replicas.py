@@ -22,7 +22,7 @@ from replicas import CAREFUL, postgres_schema, wait_for
 from server_helpers import EventReader, Gate, RunningServer, serve_in_thread
 from sqlalchemy import Connection, Engine, create_engine, text
 
-from postgres_schemas import POSTGRES_URL
+from postgres_schemas import POSTGRES_URL, blocked_by
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 WAIT = 20.0
@@ -47,13 +47,6 @@ def post_held_up_by(
     thread.start()
     wait_for(lambda: blocked_by(watcher, pid), waiting_for)
     return thread, answers
-
-
-def blocked_by(watcher: Engine, pid: int) -> bool:
-    """Whether a database session waits for a lock the session `pid` holds."""
-    query = "SELECT count(*) FROM pg_stat_activity WHERE :pid = ANY(pg_blocking_pids(pid))"
-    with watcher.connect() as connection:
-        return bool(connection.execute(text(query), {"pid": pid}).scalar())
 
 
 def test_a_run_cancelled_from_another_replica_while_it_is_set_up_stops_as_it_starts(

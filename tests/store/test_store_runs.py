@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session
 
-from postgres_schemas import POSTGRES_URL, create_schema, drop_schema, schema_url
+from postgres_schemas import POSTGRES_URL, blocked_by, create_schema, drop_schema, schema_url
 from toolbridge.store import Store, StoreError
 from toolbridge.store._schema import utcnow
 from toolbridge.store.notifier import RunNotifier
@@ -205,18 +205,13 @@ def test_a_run_ending_while_another_replica_reaps_it_is_ended_or_reaped_not_both
     read_the_run = threading.Event()
     reaped: list[Any] = []
 
-    def blocked_by(pid: int) -> bool:
-        with watcher.connect() as connection:
-            query = "SELECT count(*) FROM pg_stat_activity WHERE :pid = ANY(pg_blocking_pids(pid))"
-            return bool(connection.execute(text(query), {"pid": pid}).scalar())
-
     def after_execute(connection: Any, cursor: Any, statement: str, *_: Any) -> None:
         if read_the_run.is_set() or not statement.startswith("SELECT") or "FROM runs" not in statement:
             return
         read_the_run.set()  # `end` has read the run: let the reaper try now, before `end` writes
         pid = cursor.connection.info.backend_pid
         deadline = time.monotonic() + WAIT
-        while not (reaped or blocked_by(pid)):
+        while not (reaped or blocked_by(watcher, pid)):
             assert time.monotonic() < deadline, "the reaper neither reaped nor waited for the run"
             time.sleep(0.01)  # polling the database for the reaper's state
 
