@@ -9,6 +9,7 @@ request's headers, body and the client's port (which connection it came on).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,9 @@ class RawChatServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     client_ports: list[int] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+    """With `hold_open_after_done`: set to let the body end."""
+    body_ended: threading.Event = field(default_factory=threading.Event)
 
 
 def chunk(
@@ -85,9 +89,13 @@ def raw_chat_server() -> Iterator[Callable[..., RawChatServer]]:
                 for item in chunks:
                     yield item if isinstance(item, bytes) else f"data: {json.dumps(item)}\n\n".encode()
                 yield b"data: [DONE]\n\n"
-                for _ in range(200 if hold_open_after_done else 0):  # a server that never ends its body
-                    await anyio.sleep(0.05)
+                # A server that does not end its body: until released (or 10 s, should nobody release it).
+                for _ in range(200 if hold_open_after_done else 0):
+                    if record.release.is_set():
+                        break
+                    await anyio.sleep(0.05)  # a comment line now and then, as a live server sends
                     yield b": still here\n\n"
+                record.body_ended.set()
 
             return StreamingResponse(body(), media_type="text/event-stream")
 
