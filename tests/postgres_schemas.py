@@ -1,5 +1,5 @@
-"""Schemas of their own in the PostgreSQL test database, for tests and replicas that must not see
-others' rows (the store's PostgreSQL tests empty `public` meanwhile). Importable from any test module."""
+"""Schemas of their own in the PostgreSQL test database, so that tests running side by side never see
+each other's rows. Importable from any test module."""
 
 from __future__ import annotations
 

@@ -39,8 +39,7 @@ EVENT_TIMEOUT = 10.0
 
 def read_only_database_url(schema: str) -> str:
     """A fresh, migrated `schema` of the PostgreSQL test database, as a URL whose every transaction is
-    read-only (as for a role without write rights, or a standby). A schema of its own: the store's
-    PostgreSQL tests empty `public`."""
+    read-only (as for a role without write rights, or a standby)."""
     engine = create_engine(POSTGRES_URL)
     with engine.begin() as connection:
         connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))

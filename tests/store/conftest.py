@@ -1,4 +1,5 @@
-"""Stores on real SQLite files in the test's tmp_path; `pg_url`, the PostgreSQL test database emptied."""
+"""Stores on real SQLite files in the test's tmp_path; `pg_url`, a fresh schema of the PostgreSQL test
+database (a schema each, so tests running side by side never see each other's rows)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from postgres_schemas import POSTGRES_URL, on_the_test_database
+from postgres_schemas import create_schema, drop_schema, schema_url
 from toolbridge.store import Store
 
 
@@ -23,7 +24,10 @@ def store(db_url: str) -> Iterator[Store]:
 
 
 @pytest.fixture
-def pg_url() -> str:
-    """The test database, emptied: a fresh schema for each test."""
-    on_the_test_database("DROP SCHEMA public CASCADE", "CREATE SCHEMA public")
-    return POSTGRES_URL
+def pg_url() -> Iterator[str]:
+    """The test database with a fresh, empty schema of this test's own as its search path."""
+    schema = create_schema("store")
+    try:
+        yield schema_url(schema)
+    finally:
+        drop_schema(schema)

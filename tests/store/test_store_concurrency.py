@@ -8,14 +8,11 @@ import logging
 import multiprocessing
 import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from store_opener import append_to_chat, open_and_write
 
-from postgres_schemas import create_schema, drop_schema, schema_url
 from toolbridge.store import Store
 
 PROCESSES = 6
@@ -124,15 +121,5 @@ def test_parallel_writers_on_one_sqlite_chat(tmp_path: Path) -> None:
     assert_appends_keep_every_message_once(f"sqlite:///{tmp_path / 'writers.db'}")
 
 
-@pytest.fixture
-def pg_schema_url() -> Iterator[str]:
-    """The PostgreSQL test database, in a schema of this test's own (others may reset `public` meanwhile)."""
-    schema = create_schema("writers")
-    try:
-        yield schema_url(schema)
-    finally:
-        drop_schema(schema)
-
-
-def test_parallel_writers_on_one_postgres_chat(pg_schema_url: str) -> None:
-    assert_appends_keep_every_message_once(pg_schema_url)
+def test_parallel_writers_on_one_postgres_chat(pg_url: str) -> None:
+    assert_appends_keep_every_message_once(pg_url)
