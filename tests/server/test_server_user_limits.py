@@ -17,6 +17,11 @@ import pytest
 from server_helpers import EventReader, RunningServer, serve_in_thread
 from users_helpers import add_user, bearer, cli
 
+from toolbridge.config.limits import LimitsConfig
+from toolbridge.errors import ToolbridgeError
+from toolbridge.models import DemoModel
+from toolbridge.server._limits import UsageLimits
+from toolbridge.server._metering import metered_sampling
 from toolbridge.store import ModelUsage, Store
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
@@ -201,3 +206,14 @@ def wait_for_usage(server: RunningServer, user: str, done: Callable[[ModelUsage]
         assert time.monotonic() < deadline, f"{user}'s usage stayed at {usage}"
         time.sleep(0.01)
     return usage
+
+
+def test_sampling_nobody_can_be_charged_for_is_refused_while_tokens_are_limited(tmp_path: Path) -> None:
+    model = DemoModel()
+    with Store(f"sqlite:///{tmp_path / 'toolbridge.db'}") as store:
+        limited = metered_sampling(UsageLimits(LimitsConfig(users={"bob": {"tokens_per_day": 9}}), store))
+        unlimited = metered_sampling(UsageLimits(LimitsConfig(requests_per_minute=5), store))
+        # No call to tell whose run asked (outside a call, or one of several on a stdio session).
+        with pytest.raises(ToolbridgeError, match="cannot tell whose run this request is for"):
+            limited(model, None)
+        assert unlimited(model, None) is model
