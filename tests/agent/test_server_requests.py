@@ -18,7 +18,7 @@ from toolbridge.config import Config
 from toolbridge.config.asks import SamplingConfig
 from toolbridge.config.model import ServerConfig
 from toolbridge.config.sections import ModelConfig
-from toolbridge.models import ModelRequest
+from toolbridge.models import ModelRequest, ModelSettings
 from toolbridge.testing import FunctionModel
 from toolbridge.types import SystemMessage, ToolCall, UserMessage
 
@@ -111,6 +111,19 @@ async def test_without_anyone_to_ask_sampling_is_declined_unless_the_server_need
     assert "Sampling declined" in declined
     assert '"approval": "never"' in declined
     assert answered == "Summarize in one line. / x / max 16"  # the config's cap beats the server's 64
+
+
+async def test_the_models_own_max_tokens_caps_what_a_server_asks_for(
+    stdio_server: Callable[..., ServerConfig],
+) -> None:
+    trusted = stdio_server("asks_client", name="asker").model_copy(
+        update={"sampling": SamplingConfig(approval="never")}
+    )
+    model = FunctionModel(summarizing)
+    model.settings = ModelSettings(max_tokens=8)
+    async with Agent.from_config(config_with(trusted), model=model) as agent:
+        answered = await call(agent, "summarize", {"text": "x"})
+    assert answered == "Summarize in one line. / x / max 8"  # the server asked for 64
 
 
 async def test_the_servers_configured_model_answers_and_the_rate_limit_refuses_the_rest(

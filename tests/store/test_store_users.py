@@ -4,6 +4,7 @@ revoked and removed ones refused, names unique, and chats and the call log filte
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from toolbridge.store import (
     KeyNotFoundError,
     Store,
     StoreError,
+    TokenCount,
     ToolCallLogEntry,
     UserExistsError,
     UserNotFoundError,
@@ -97,10 +99,56 @@ def test_a_removed_users_chats_stay_for_admins(store: Store) -> None:
 
 def test_model_usage_is_summed_per_user_and_since(store: Store) -> None:
     store.users.add("dora")
-    dora = store.users.user_id("dora")
-    store.users.record_usage(dora, input_tokens=10, output_tokens=2)
-    store.users.record_usage(dora, input_tokens=5, output_tokens=1)
-    store.users.record_usage(None, input_tokens=99, output_tokens=99)
+    store.users.add("eve")
+    dora, eve = store.users.user_id("dora"), store.users.user_id("eve")
+    for user, tokens_in, tokens_out in [(dora, 10, 2), (dora, 5, 1), (eve, 99, 99)]:
+        run = _admit(store, user, limit=None)
+        store.users.charge_tokens(run, input_tokens=tokens_in, output_tokens=tokens_out)
+        store.users.release_tokens(run)
+    store.users.release_tokens(_admit(store, dora, limit=None))  # a run that used nothing leaves no row
     usage = store.users.usage(dora)
     assert (usage.runs, usage.input_tokens, usage.output_tokens) == (2, 15, 3)
     assert store.users.usage(dora, since=datetime.now(UTC) + timedelta(minutes=1)).runs == 0
+
+
+def test_runs_in_flight_hold_tokens_until_charged_or_ended(store: Store) -> None:
+    store.users.add("dora")
+    dora = store.users.user_id("dora")
+    first = _admit(store, dora, limit=100, tokens=60)
+    second = _admit(store, dora, limit=100, tokens=60)  # only 40 were left to hold
+    assert _counted(store, dora) == TokenCount(charged=0, held=100)
+    assert _admit(store, dora, limit=100, tokens=60) == TokenCount(charged=0, held=100)  # refused
+
+    store.users.charge_tokens(first, input_tokens=20, output_tokens=5)  # replaces 25 of its 60
+    assert _counted(store, dora) == TokenCount(charged=25, held=75)
+    assert _counted(store, dora, excluding=first) == TokenCount(charged=25, held=40)
+    store.users.charge_tokens(first, input_tokens=50, output_tokens=0)  # past its hold: it holds 0
+    assert _counted(store, dora) == TokenCount(charged=75, held=40)
+    store.users.release_tokens(second)
+    assert _counted(store, dora) == TokenCount(charged=75, held=0)
+    # A hold not charged since `fresh_after` is a dead run's, and no longer counts.
+    store.users.reserve_tokens(dora, limit=100, tokens=10, since=_DAY_START, fresh_after=_DAY_START)
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    assert store.users.tokens_counted(dora, since=_DAY_START, fresh_after=later).held == 0
+
+
+def test_runs_admitted_at_once_never_hold_more_than_the_limit(store: Store) -> None:
+    store.users.add("dora")
+    dora = store.users.user_id("dora")
+    with ThreadPoolExecutor(8) as pool:
+        admitted = list(pool.map(lambda _: _admit(store, dora, limit=100, tokens=30), range(8)))
+    assert sum(isinstance(run, int) for run in admitted) == 4  # 30 + 30 + 30 + the 10 left
+    assert _counted(store, dora) == TokenCount(charged=0, held=100)
+
+
+_DAY_START = datetime.now(UTC) - timedelta(hours=1)
+
+
+def _admit(store: Store, user_id: int, *, limit: int | None, tokens: int = 0) -> int | TokenCount:
+    return store.users.reserve_tokens(
+        user_id, limit=limit, tokens=tokens, since=_DAY_START, fresh_after=_DAY_START
+    )
+
+
+def _counted(store: Store, user_id: int, *, excluding: int | None = None) -> TokenCount:
+    return store.users.tokens_counted(user_id, since=_DAY_START, fresh_after=_DAY_START, excluding=excluding)

@@ -79,8 +79,9 @@ def sampling_messages(params: mcp.CreateMessageRequestParams) -> list[Message]:
 async def sample_with(
     model: Model, params: mcp.CreateMessageRequestParams, *, max_tokens: int | None = None, server: str = ""
 ) -> SamplingReply:
-    """`model`'s reply to the request. `max_tokens` caps the server's number (the config's limit)."""
-    limit = min(params.max_tokens, max_tokens) if max_tokens else params.max_tokens
+    """`model`'s reply to the request. The server's `maxTokens` is capped by `max_tokens` (the server's
+    `sampling.max_tokens`) and by the model's own `max_tokens` setting, where set."""
+    limit = min(cap for cap in (params.max_tokens, max_tokens, model.settings.max_tokens) if cap)
     required = params.tool_choice is not None and params.tool_choice.mode == "required"
     settings = ModelSettings(
         temperature=params.temperature, max_tokens=limit, tool_choice="required" if required else None

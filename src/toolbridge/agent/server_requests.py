@@ -2,7 +2,9 @@
 
 - sampling: the server's configured model (`"sampling": {"model": ...}`), else a configured model a
   request's model hint names, else the running agent's model; after the person's approval unless the
-  server's `"approval": "never"`; at most `rate_limit` requests a minute per server;
+  server's `"approval": "never"`; at most `rate_limit` requests a minute per server; through
+  `sampling_model`, which may wrap the model for the call that asked (`toolbridge serve` charges the
+  tokens to the user whose run made it);
 - elicitation: passed to the `UserAsker`; its form answers checked against the schema;
 - roots: a server's own `roots`, else the shared ones (the agent's, or the run's default).
 
@@ -23,7 +25,7 @@ from toolbridge.agent.asking import ElicitationRequest, NobodyToAsk, SamplingReq
 from toolbridge.agent.sampling import SamplingReply, sample_with
 from toolbridge.config.model import Config, ServerConfig
 from toolbridge.errors import ToolbridgeError
-from toolbridge.mcp.calls_in_flight import asking_call
+from toolbridge.mcp.calls_in_flight import CallInFlight, asking_call
 from toolbridge.mcp.client_features import ClientFeatures
 from toolbridge.mcp.elicitation_form import ElicitationForm, FormError
 from toolbridge.mcp.roots import Roots
@@ -43,6 +45,8 @@ class ServerRequests:
     `model` gives the running agent's model (asked at each request: it may be switched meanwhile).
     `roots` are the folders servers without roots of their own see (paths or file:// URIs).
     `non_interactive` says why nobody can be asked, for the messages sent to servers.
+    `sampling_model(model, call)` gives the model that answers a sampling request made during `call`
+    (None: outside any call, or unknown); a `ToolbridgeError` from it refuses the request.
     """
 
     def __init__(
@@ -53,9 +57,11 @@ class ServerRequests:
         asker: UserAsker | None = None,
         roots: Sequence[str] = (),
         non_interactive: str = "nobody can be asked here",
+        sampling_model: Callable[[Model, CallInFlight | None], Model] = lambda model, call: model,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
+        self.sampling_model = sampling_model
         self.model = model
         self.asker = asker
         self.roots = Roots(roots, per_server=_server_roots(config))
@@ -92,6 +98,10 @@ class ServerRequests:
             model = await self._model_for(server, params)
         except ToolbridgeError as exc:
             return _error(f"Server {server!r} asked for a completion, but no model can answer: {exc}")
+        try:
+            model = self.sampling_model(model, asking_call())
+        except ToolbridgeError as exc:
+            return _error(f"Sampling refused for server {server!r}: {exc}", code=DECLINED)
         if settings is None or settings.sampling.approval != "never":
             if self.asker is None:
                 return _error(self._nobody(server, "Sampling", self.non_interactive), code=DECLINED)

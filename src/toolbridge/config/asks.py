@@ -35,7 +35,8 @@ class SamplingConfig(BaseModel):
     model: str | None = None
     """A model name the models layer resolves; None: the model of the agent that is running."""
     max_tokens: int | None = Field(default=None, gt=0)
-    """The most tokens a reply may have, whatever the server asks for; None: the server's number."""
+    """The most tokens a reply may have, whatever the server asks for; None: the server's number. The
+    model's own `max_tokens` caps it too, and in `toolbridge serve` what the run's user has left."""
     approval: SamplingApproval = "always"
     rate_limit: int | None = Field(default=DEFAULT_SAMPLING_RATE_LIMIT, ge=0)
     """Requests answered per minute; more are refused. None: no limit."""

@@ -149,6 +149,8 @@ class Model(ABC):
     """Whether its text starts inside reasoning opened by the prompt; None: its model profile's."""
     model_id: str = ""
     """The provider's id of the model, looked up in the model profiles; empty: the name is used."""
+    settings: ModelSettings = ModelSettings()
+    """Its defaults (from its config), which a request's own settings override."""
 
     @abstractmethod
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:

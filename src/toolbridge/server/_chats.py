@@ -43,7 +43,8 @@ from toolbridge.server._access import Caller
 from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._chat_channel import Channel
 from toolbridge.server._errors import ApiError, describe_failure
-from toolbridge.server._limits import ChargingRecorder, UsageLimits
+from toolbridge.server._limits import RUN_HOLD, UsageLimits
+from toolbridge.server._metering import RUN_METER, MeteredModel, RunMeter
 from toolbridge.server._opening import Opening
 from toolbridge.server._run_feed import Follower, follow_events
 from toolbridge.server._run_keeper import RunKeeper
@@ -228,7 +229,17 @@ class ChatHub:
         if opening.prompt is None:
             await anyio.to_thread.run_sync(self._append, chat_id, opening.before)
             return None
-        content = opening.prompt
+        name, user_id = (caller.name, caller.user_id) if caller is not None else (None, None)
+        meter = await RunMeter.open(self.limits, name, user_id, hold=RUN_HOLD)
+        try:
+            return await self._start_run(chat, opening, opening.prompt, meter)
+        except BaseException:
+            await meter.close()
+            raise
+
+    async def _start_run(self, chat: ChatSummary, opening: Opening, content: str, meter: RunMeter) -> str:
+        """Start the chat's run, which closes `meter` when it ends."""
+        chat_id = chat.id
         channel = self._channel(chat_id)
         while channel.ending:
             logger.debug("chat %d: the next run waits for run %s's last events", chat_id, channel.run_id)
@@ -252,23 +263,17 @@ class ChatHub:
         async def approve(request: ApprovalRequest) -> bool:
             return await self._wait_for_answer(channel, request)
 
-        agent = self._catalog.agent(model, definition, approve=approve, cache_scope=f"chat {chat_id}")
+        metered = MeteredModel(model, meter)
+        agent = self._catalog.agent(metered, definition, approve=approve, cache_scope=f"chat {chat_id}")
         events = agent.stream(content, history=history, attachments=opening.attachments)
         channel.stream = events
         if channel.cancel_pending:
             events.cancel()  # cancelled while it was being set up: ends at once, `cancelled`
-        recorder = ChargingRecorder(
-            self._store,
-            self.limits,
-            chat_id=chat_id,
-            written=len(history) + 1,
-            user_id=chat.user_id,
-            user=caller.name if caller else None,
-        )
+        recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1, user_id=chat.user_id)
         channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver)
         channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
         self._runs.start_soon(
-            self._run, chat_id, channel, run_id, events, recorder, name=f"chat {chat_id} run {run_id}"
+            self._run, chat_id, channel, run_id, events, recorder, meter, name=f"chat {chat_id} run {run_id}"
         )
         return run_id
 
@@ -305,9 +310,16 @@ class ChatHub:
             self._store.append_message(chat_id, message)
 
     async def _run(
-        self, chat_id: int, channel: Channel, run_id: str, stream: AgentStream, recorder: RunRecorder
+        self,
+        chat_id: int,
+        channel: Channel,
+        run_id: str,
+        stream: AgentStream,
+        recorder: RunRecorder,
+        meter: RunMeter,
     ) -> None:
         RUNNING_CHAT.set(chat_id)  # this task's own context: the run's calls inherit it
+        RUN_METER.set(meter)
         set_log_context(chat_id=str(chat_id), run_id=run_id)
         logger.info("run %s of chat %d started", run_id, chat_id)
         writer = channel.writer
@@ -352,6 +364,7 @@ class ChatHub:
             with anyio.CancelScope(shield=True), anyio.move_on_after(_INTERRUPT_SECONDS):
                 await writer.end(status, last, before_delivery=lambda: self._run_over(chat_id, channel))
             self._run_over(chat_id, channel)
+            await meter.close()
 
     def _run_over(self, chat_id: int, channel: Channel) -> None:
         channel.run_over()

@@ -34,7 +34,7 @@ from toolbridge.agent import (
 )
 from toolbridge.errors import ToolbridgeError
 from toolbridge.models import ModelSettings
-from toolbridge.server._access import caller_of
+from toolbridge.server._access import Caller, caller_of
 from toolbridge.server._errors import (
     ApiError,
     describe_failure,
@@ -44,7 +44,8 @@ from toolbridge.server._errors import (
     read_body,
 )
 from toolbridge.server._event_batches import EventBatches
-from toolbridge.server._limits import ChargingRecorder, charge_usage
+from toolbridge.server._limits import RUN_HOLD
+from toolbridge.server._metering import MeteredModel, RunMeter
 from toolbridge.server._openai_mixed import (
     check_resumable,
     client_tool_specs,
@@ -62,7 +63,6 @@ from toolbridge.server._passthrough import pass_through
 from toolbridge.server._state import ServerState
 from toolbridge.store import RunRecorder
 from toolbridge.telemetry import active_event_stream, bind_log_context
-from toolbridge.types import Usage
 
 __all__ = ["router"]
 
@@ -105,15 +105,25 @@ async def chat_completions(request: Request) -> Response:
     body = await read_body(request, ChatCompletionRequest)
     state = ServerState.of(request)
     caller = caller_of(request)
+    asked = body.max_completion_tokens or body.max_tokens or 0
+    meter = await RunMeter.open(state.chats.limits, caller.name, caller.user_id, hold=max(RUN_HOLD, asked))
+    try:
+        answer = await _answer(body, state, caller, meter)
+    except BaseException:
+        await meter.close()
+        raise
+    return await _respond(_Metered(answer, meter), body)
+
+
+async def _answer(
+    body: ChatCompletionRequest, state: ServerState, caller: Caller, meter: RunMeter
+) -> _Answer:
+    """The request's answer, not yet told: a pass-through or an agent's run, its model's tokens charged
+    to `meter` as each request to it completes."""
     if (model := await state.catalog.pass_through_model(body.model)) is not None:
-
-        async def charge(usage: Usage) -> None:
-            await charge_usage(state.chats.limits, caller.name, caller.user_id, usage)
-
-        answer = await pass_through(
-            body, model, repair_retries=state.settings.repair_retries, on_usage=charge
+        return await pass_through(
+            body, MeteredModel(model, meter), repair_retries=state.settings.repair_retries
         )
-        return await _respond(answer, body)
     conversation = read_conversation(body)
     history = restore_steps(conversation.history)
     if conversation.prompt is None:
@@ -135,22 +145,18 @@ async def chat_completions(request: Request) -> Response:
     )
     # A request carries its whole conversation and nothing that names it: its cache is its own.
     agent = state.catalog.agent(
-        model, definition, approve=approve, settings=settings, cache_scope=f"request {uuid.uuid4().hex}"
+        MeteredModel(model, meter),
+        definition,
+        approve=approve,
+        settings=settings,
+        cache_scope=f"request {uuid.uuid4().hex}",
     )
     events = agent.stream(conversation.prompt, history=history, external_tools=client_tool_specs(body))
     written = len(history) + (conversation.prompt is not None)
-    recorder = ChargingRecorder(
-        state.store,
-        state.chats.limits,
-        chat_id=None,
-        written=written,
-        user_id=caller.user_id,
-        user=caller.name,
-    )
-    reply = _Reply(
+    recorder = RunRecorder(state.store, chat_id=None, written=written, user_id=caller.user_id)
+    return _Reply(
         events, recorder, CompletionIds(definition.name), show_activity=state.settings.tool_activity
     )
-    return await _respond(reply, body)
 
 
 class _Answer(Protocol):
@@ -161,6 +167,29 @@ class _Answer(Protocol):
     ) -> None: ...
 
     async def whole(self) -> Response: ...
+
+
+class _Metered:
+    """An answer told with its run's meter in `RUN_METER` (for the tool calls it makes), which is
+    closed once it has been told, however that ends."""
+
+    def __init__(self, answer: _Answer, meter: RunMeter) -> None:
+        self._answer = answer
+        self._meter = meter
+
+    async def stream(self, send: Callable[[dict[str, Any]], Awaitable[None]], *, include_usage: bool) -> None:
+        try:
+            with self._meter.running():
+                await self._answer.stream(send, include_usage=include_usage)
+        finally:
+            await self._meter.close()
+
+    async def whole(self) -> Response:
+        try:
+            with self._meter.running():
+                return await self._answer.whole()
+        finally:
+            await self._meter.close()
 
 
 async def _respond(answer: _Answer, body: ChatCompletionRequest) -> Response:

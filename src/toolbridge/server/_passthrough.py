@@ -65,10 +65,9 @@ async def pass_through(
     model: Model,
     *,
     repair_retries: int,
-    on_usage: Callable[[Usage], Awaitable[None]] | None = None,
 ) -> PassThrough:
     """The reply to `request`, ready to be streamed or answered whole (the client's mistakes raise
-    `ApiError` here, before anything is sent). `on_usage` gets the model's tokens once it answered."""
+    `ApiError` here, before anything is sent)."""
     tools = client_tools(request)
     settings = client_settings(request, tools)
     messages = client_messages(request)
@@ -79,7 +78,6 @@ async def pass_through(
         ModelRequest(messages=messages, tools=tools, settings=settings),
         CompletionIds(request.model),
         repair_retries=repair_retries,
-        on_usage=on_usage,
     )
 
 
@@ -119,10 +117,8 @@ class PassThrough:
         ids: CompletionIds,
         *,
         repair_retries: int,
-        on_usage: Callable[[Usage], Awaitable[None]] | None = None,
     ) -> None:
         self._model = model
-        self._on_usage = on_usage
         self._request = request
         self._ids = ids
         self._repairs_left = repair_retries
@@ -197,8 +193,6 @@ class PassThrough:
                 choice_retried = True
                 messages += choice_correction(attempt.content, attempt.reasoning, choice)
             else:
-                if self._on_usage is not None:
-                    await self._on_usage(self._usage)
                 return _Answer(attempt.calls, self._finish_reason(attempt), self._usage)
 
     async def _attempt(self, messages: Sequence[Message], show: DeltaSink) -> _Attempt:

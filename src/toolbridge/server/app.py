@@ -25,6 +25,7 @@ from toolbridge.server._asks import WebAsker
 from toolbridge.server._chats import ChatHub
 from toolbridge.server._errors import ApiError, install_error_handlers
 from toolbridge.server._limits import UsageLimits
+from toolbridge.server._metering import metered_sampling
 from toolbridge.server._security import BodyLimitMiddleware, SecurityMiddleware
 from toolbridge.server._settings import ServerSettings
 from toolbridge.server._state import ServerState
@@ -49,10 +50,12 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Servers' questions go to the web page's chat whose call waits on them (else they are
-        # declined); sampling is answered by the server's sampling model or the default one; roots
-        # are only those a server's config gives it.
+        # declined); sampling is answered by the server's sampling model or the default one, charged
+        # to the user whose run made the call; roots are only those a server's config gives it.
         asker = WebAsker(timeout=settings.approval_timeout)
-        requests = ServerRequests(config, asker=asker, non_interactive=NOBODY_TO_ASK)
+        requests = ServerRequests(
+            config, asker=asker, non_interactive=NOBODY_TO_ASK, sampling_model=metered_sampling(limits)
+        )
         toolbox = Toolbox(config, features=requests.features())
         async with toolbox, anyio.create_task_group() as runs:
             catalog = AgentCatalog(config, store, toolbox.registry)

@@ -167,7 +167,8 @@ class ToolCallRow(Base):
 
 
 class ModelUsageRow(Base):
-    """The model tokens of one finished run, for a user's usage figures (`toolbridge stats --user`)."""
+    """The model tokens of one run, for a user's tokens per day and usage figures (`toolbridge stats
+    --user`): written when the run is admitted, added to as each of its model requests completes."""
 
     __tablename__ = "model_usage"
     __table_args__ = (Index("ix_model_usage_user_id_finished_at", "user_id", "finished_at"),)
@@ -176,8 +177,11 @@ class ModelUsageRow(Base):
     user_id: Mapped[int | None] = mapped_column(Integer)
     """`users.id`; None without users. Not a foreign key, as `chats.user_id`."""
     finished_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    """When the run was admitted or last charged."""
     input_tokens: Mapped[int] = mapped_column(Integer)
     output_tokens: Mapped[int] = mapped_column(Integer)
+    reserved_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """Tokens the run in flight holds back from its user's day beyond what it was charged (0 once over)."""
 
 
 class UserRow(Base):

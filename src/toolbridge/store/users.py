@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import Connection, and_, case, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -39,6 +39,7 @@ __all__ = [
     "KeyNotFoundError",
     "KeyOwner",
     "ModelUsage",
+    "TokenCount",
     "UserDirectory",
     "UserExistsError",
     "UserNotFoundError",
@@ -91,11 +92,22 @@ class ApiKeyRecord(_Record):
 
 
 class ModelUsage(_Record):
-    """Model tokens of a user's finished runs."""
+    """Model tokens of a user's runs (those in flight so far)."""
 
     runs: int
     input_tokens: int
     output_tokens: int
+
+
+class TokenCount(_Record):
+    """A user's model tokens of the day: charged to their runs, and held back by their runs in flight."""
+
+    charged: int
+    held: int
+
+    @property
+    def total(self) -> int:
+        return self.charged + self.held
 
 
 class KeyOwner(_Record):
@@ -221,12 +233,79 @@ class UserDirectory:
                     stored.last_used_at = now
         return KeyOwner(user_id=user.id, name=user.name, admin=user.admin)
 
-    def record_usage(self, user_id: int | None, *, input_tokens: int, output_tokens: int) -> None:
-        """Write down one finished run's model tokens."""
+    def reserve_tokens(
+        self, user_id: int, *, limit: int | None, tokens: int, since: datetime, fresh_after: datetime
+    ) -> int | TokenCount:
+        """Admit a run of user `user_id`: unless the tokens counted for them (`tokens_counted`) reach
+        `limit`, write the run's usage row holding back `tokens` (at most what is left of `limit`) and
+        return its id for `charge_tokens` and `release_tokens`. Refused: their count, nothing written.
+
+        The user's row is locked while counting (SQLite: the write transaction is exclusive anyway), so
+        runs admitted at once, on any replica, each see the others' holds."""
         with self._write() as session:
-            session.add(
-                ModelUsageRow(user_id=user_id, input_tokens=input_tokens, output_tokens=output_tokens)
+            session.execute(select(UserRow.id).where(UserRow.id == user_id).with_for_update())
+            held = 0
+            if limit is not None:
+                counted = self._counted(session, user_id, since=since, fresh_after=fresh_after)
+                if counted.total >= limit:
+                    return counted
+                held = min(tokens, limit - counted.total)
+            row = ModelUsageRow(user_id=user_id, input_tokens=0, output_tokens=0, reserved_tokens=held)
+            session.add(row)
+            session.flush()
+            return row.id
+
+    def charge_tokens(self, usage_id: int, *, input_tokens: int, output_tokens: int) -> None:
+        """Add one model request's tokens to its run's row; they replace as much of the run's hold."""
+        spent = input_tokens + output_tokens
+        reserved = ModelUsageRow.reserved_tokens
+        with self._write() as session:
+            session.execute(
+                update(ModelUsageRow)
+                .where(ModelUsageRow.id == usage_id)
+                .values(
+                    input_tokens=ModelUsageRow.input_tokens + input_tokens,
+                    output_tokens=ModelUsageRow.output_tokens + output_tokens,
+                    reserved_tokens=case((reserved > spent, reserved - spent), else_=0),
+                    finished_at=utcnow(),
+                )
             )
+
+    def release_tokens(self, usage_id: int) -> None:
+        """The run ended: its hold is given back (a run that used no tokens leaves no row)."""
+        row = ModelUsageRow
+        with self._write() as session:
+            unused = (row.id == usage_id, row.input_tokens == 0, row.output_tokens == 0)
+            session.execute(delete(row).where(*unused))
+            session.execute(update(row).where(row.id == usage_id).values(reserved_tokens=0))
+
+    def tokens_counted(
+        self, user_id: int, *, since: datetime, fresh_after: datetime, excluding: int | None = None
+    ) -> TokenCount:
+        """The model tokens charged to the user since `since`, plus those held back by their runs in
+        flight admitted or charged since then and after `fresh_after` (an older hold is a run's that
+        died with its replica), but for the run `excluding`'s own hold."""
+        with self._read() as session:
+            return self._counted(session, user_id, since=since, fresh_after=fresh_after, excluding=excluding)
+
+    @staticmethod
+    def _counted(
+        session: Session,
+        user_id: int,
+        *,
+        since: datetime,
+        fresh_after: datetime,
+        excluding: int | None = None,
+    ) -> TokenCount:
+        row = ModelUsageRow
+        holding = row.finished_at > fresh_after
+        if excluding is not None:
+            holding = and_(holding, row.id != excluding)
+        charged = func.sum(row.input_tokens + row.output_tokens)
+        held = func.sum(case((holding, row.reserved_tokens), else_=0))
+        query = select(charged, held).where(row.user_id == user_id, row.finished_at >= since)
+        charged_tokens, held_tokens = session.execute(query).one()
+        return TokenCount(charged=int(charged_tokens or 0), held=int(held_tokens or 0))
 
     def usage(self, user_id: int, *, since: datetime | None = None) -> ModelUsage:
         """The user's runs and model tokens since `since` (None: ever)."""
