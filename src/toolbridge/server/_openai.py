@@ -137,7 +137,8 @@ async def chat_completions(request: Request) -> Response:
     agent = state.catalog.agent(
         model, definition, approve=approve, settings=settings, cache_scope=f"request {uuid.uuid4().hex}"
     )
-    events = agent.stream(conversation.prompt, history=history, external_tools=client_tool_specs(body))
+    external_tools = await client_tool_specs(body)
+    events = agent.stream(conversation.prompt, history=history, external_tools=external_tools)
     written = len(history) + (conversation.prompt is not None)
     recorder = ChargingRecorder(
         state.store,
