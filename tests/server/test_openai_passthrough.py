@@ -13,6 +13,7 @@ import pytest
 from passthrough_helpers import ASK, TOOLS, arguments_of, passthrough_server, system_text, upstream
 
 from toolbridge.agent import AgentDefinition
+from toolbridge.server._passthrough_wire import MAX_CLIENT_TOOLS
 from toolbridge.store import Store
 from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
 
@@ -225,6 +226,11 @@ def test_a_name_that_is_neither_an_agent_nor_a_model_is_a_404_naming_both(tmp_pa
         ({"tool_choice": "required", "tools": []}, "tool_choice", "has no tools"),
         ({"tools": [TOOLS[0], TOOLS[0]]}, "tools.1.function.name", "two tools are named"),
         (
+            {"tools": [{"type": "function", "function": {"name": f"t{n}"}} for n in range(513)]},
+            "tools",
+            "the request has 513 tools, but a request may bring at most 512",
+        ),
+        (
             {
                 "tools": [
                     {"type": "function", "function": {"name": "t", "parameters": {"properties": {"a": 5}}}}
@@ -297,6 +303,21 @@ def test_odd_but_valid_client_schemas_reach_the_model(tmp_path: Path, tool_mode:
     ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=tools)  # type: ignore[arg-type]
     assert completion.choices[0].message.content == "Fine."
+
+
+def test_as_many_tools_as_a_request_may_bring_reach_the_model(tmp_path: Path) -> None:
+    tools = [
+        {"type": "function", "function": {**TOOLS[0]["function"], "name": f"tool_{n}"}}
+        for n in range(MAX_CLIENT_TOOLS)
+    ]
+    with (
+        ScriptedModel([Turn.tool_calls(ToolCallSpec("tool_511", {"city": "Paris"}))]) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
+        completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=tools)  # type: ignore[arg-type]
+    [call] = completion.choices[0].message.tool_calls or []
+    assert call.function.name == "tool_511"  # type: ignore[union-attr]
+    assert len(model.requests[0].tools) == MAX_CLIENT_TOOLS
 
 
 def test_an_upstream_failure_is_an_error_status_or_an_error_event_once_streaming(tmp_path: Path) -> None:

@@ -218,6 +218,28 @@ def test_arguments_that_break_the_schema_are_retried_then_returned_as_they_are(t
     assert len(model.requests) == 2  # one retry, as configured by default
 
 
+def test_a_pattern_that_would_backtrack_is_checked_at_once_and_the_server_answers_on(tmp_path: Path) -> None:
+    # The client writes the pattern and steers the model that writes the string: on Python's re the
+    # check ran for ever on the event loop (tests/tools/test_validation.py fails cleanly without RE2).
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "parameters": {"type": "object", "properties": {"key": {"type": "string", "pattern": "^(a+)+$"}}},
+        },
+    }
+    backtracking = ToolCallSpec("lookup", {"key": "a" * 40 + "!"})
+    turns = [
+        Turn.tool_calls(backtracking),
+        Turn.tool_calls(backtracking, expect=tool_result_says("does not match")),
+    ]
+    with ScriptedModel(turns) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+        completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=[tool])  # type: ignore[list-item]
+        assert server.http().get("/healthz").status_code == 200
+    assert completion.choices[0].finish_reason == "tool_calls"
+    assert len(model.requests) == 2
+
+
 def test_repair_retries_are_configurable_and_obvious_slips_need_none(tmp_path: Path) -> None:
     slipped = ToolCallSpec("get_weather", {"city": "Paris", "days": "3"})
     unknown = ToolCallSpec("weather", {"city": "Paris"})

@@ -231,3 +231,85 @@ def test_validators_are_compiled_once_per_schema(monkeypatch: pytest.MonkeyPatch
         validate_arguments(tool, {"n": 1})
         validate_arguments(renamed, {"n": "2"})
     assert len(compiled) == 1
+
+
+# -- patterns: no backtracking, whoever writes the schema and the string ------------------------------
+
+BACKTRACKS = "^(a+)+$"  # Python's re takes for ever on "aaa…!"; RE2 takes time linear in the text
+NO_MATCH = "a" * 40 + "!"
+
+
+def _tool(schema: dict[str, Any]) -> ToolSpec:
+    return ToolSpec(name="t", input_schema={"type": "object", **schema})
+
+
+@pytest.mark.timeout(10)  # before the fix: Python's re, for ever
+def test_a_pattern_that_would_backtrack_is_checked_at_once_and_right() -> None:
+    tool = _tool({"properties": {"s": {"type": "string", "pattern": BACKTRACKS}}})
+    with pytest.raises(ToolArgumentsError, match=r"does not match '\^\(a\+\)\+\$'"):
+        validate_arguments(tool, {"s": NO_MATCH})
+    assert validate_arguments(tool, {"s": "a" * 40}) == ({"s": "a" * 40}, [])
+
+
+@pytest.mark.timeout(10)
+def test_property_names_are_matched_without_backtracking_too() -> None:
+    tool = _tool({"patternProperties": {BACKTRACKS: {"type": "integer"}}, "additionalProperties": False})
+    with pytest.raises(ToolArgumentsError, match="does not match any of the regexes"):
+        validate_arguments(tool, {NO_MATCH: 1})
+    with pytest.raises(ToolArgumentsError, match="is not of type 'integer'"):
+        validate_arguments(tool, {"aaaa": "x"})
+    assert validate_arguments(tool, {"aaaa": 1}) == ({"aaaa": 1}, [])
+    names = _tool({"propertyNames": {"pattern": BACKTRACKS}})
+    with pytest.raises(ToolArgumentsError):
+        validate_arguments(names, {NO_MATCH: 1})
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    ("schema", "arguments"),
+    [
+        # jsonschema's own unevaluatedProperties searches patternProperties with re: not checked.
+        ({"patternProperties": {BACKTRACKS: True}, "unevaluatedProperties": False}, {NO_MATCH: 1}),
+        # A subschema naming its dialect would be checked by jsonschema's stock class, with re.
+        (
+            {
+                "properties": {
+                    "s": {"$schema": "http://json-schema.org/draft-07/schema#", "pattern": BACKTRACKS}
+                }
+            },
+            {"s": NO_MATCH},
+        ),
+    ],
+)
+def test_what_only_a_backtracking_engine_could_check_is_not_enforced(
+    schema: dict[str, Any], arguments: dict[str, Any]
+) -> None:
+    assert validate_arguments(_tool(schema), arguments) == (arguments, [])
+
+
+def test_a_pattern_re2_cannot_run_rejects_nothing() -> None:
+    lookahead = "^(?!admin).*$"
+    tool = _tool({"properties": {"s": {"type": "string", "pattern": lookahead}}})
+    assert validate_arguments(tool, {"s": "admin"}) == ({"s": "admin"}, [])
+    with pytest.raises(ToolArgumentsError, match="is not of type 'string'"):
+        validate_arguments(tool, {"s": ["admin"]})  # the rest of the schema still holds
+    names = _tool({"patternProperties": {lookahead: {"type": "integer"}}, "additionalProperties": False})
+    assert validate_arguments(names, {"user": "x"}) == ({"user": "x"}, [])
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matching", "other"),
+    [
+        ("^[a-z]+-\\d{2}$", "ab-12", "ab-123"),
+        ("^\\u0041+$", "AA", "B"),  # ECMA-262's \u escape
+        ("^[\\u00e0-\\u00ff]$", "é", "e"),
+        ("ab\\Z", "xab", "abx"),  # Python's \Z, which schemas checked with re may use
+        ("^[\\\\u]+$", "\\u", "x"),  # an escaped backslash, then a plain u
+        ("^(?P<word>\\w+)$", "word_1", "two words"),
+    ],
+)
+def test_patterns_keep_their_meaning(pattern: str, matching: str, other: str) -> None:
+    tool = _tool({"properties": {"s": {"type": "string", "pattern": pattern}}})
+    assert validate_arguments(tool, {"s": matching}) == ({"s": matching}, [])
+    with pytest.raises(ToolArgumentsError, match="does not match"):
+        validate_arguments(tool, {"s": other})

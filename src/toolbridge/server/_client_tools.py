@@ -4,39 +4,97 @@ A pass-through client sends the same `tools` with every request, each time as ne
 schema against its meta-schema and compiling its argument validator cost more than all the request's
 other work, so a tool seen before is answered from here as the very `ToolSpec` built then; the
 argument validator, which keeps compiled schemas by identity, then finds its schema compiled too.
+
+Definitions not seen before are checked in a worker thread when they are big: thousands of tools'
+schemas checked on the event loop held every other request up for seconds. The cache itself is only
+touched on the event loop.
 """
 
 from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
+
+import anyio.to_thread
 
 from toolbridge.tools import schema_problem
 from toolbridge.types import ToolSpec
 
-__all__ = ["client_tool"]
+__all__ = ["client_tool", "client_tools"]
 
 _CACHE_SIZE = 512
+_CHECKED_ON_LOOP = 32_768
+"""Characters of JSON (of definitions not seen before) checked on the event loop; more go to a thread."""
 
-_known: OrderedDict[str, tuple[ToolSpec, str | None]] = OrderedDict()
+Definition = tuple[str, str, dict[str, Any]]
+"""A tool's name, description and parameters' schema."""
+Built = tuple[ToolSpec, str | None]
+"""The tool, and why its schema is not a valid JSON Schema (None: it is)."""
+
+_known: OrderedDict[str, Built] = OrderedDict()
 
 
-def client_tool(name: str, description: str, schema: dict[str, Any]) -> tuple[ToolSpec, str | None]:
+def client_tool(name: str, description: str, schema: dict[str, Any]) -> Built:
     """The tool, and why its `schema` is not a valid JSON Schema (None: it is)."""
-    try:
-        key = json.dumps([name, description, schema], sort_keys=True)
-    except (TypeError, ValueError, RecursionError):
-        return _build(name, description, schema)
-    known = _known.get(key)
-    if known is not None:
-        _known.move_to_end(key)
-        return known
-    _known[key] = built = _build(name, description, schema)
-    if len(_known) > _CACHE_SIZE:
-        _known.popitem(last=False)
+    key = _key((name, description, schema))
+    built = _recall(key)
+    if built is None:
+        built = _build((name, description, schema))
+        _remember(key, built)
     return built
 
 
-def _build(name: str, description: str, schema: dict[str, Any]) -> tuple[ToolSpec, str | None]:
+async def client_tools(definitions: Sequence[Definition]) -> list[Built]:
+    """Each definition's tool and schema problem, as `client_tool` gives them; new definitions past
+    `_CHECKED_ON_LOOP` characters are checked in a worker thread."""
+    keys = [_key(definition) for definition in definitions]
+    found = [_recall(key) for key in keys]
+    new = [index for index, built in enumerate(found) if built is None]
+    if not new:
+        return [built for built in found if built is not None]
+    # A definition json cannot encode (nested past the stack) counts as big.
+    size = sum(len(key) if key is not None else _CHECKED_ON_LOOP + 1 for key in (keys[i] for i in new))
+    unseen = [definitions[index] for index in new]
+    if size > _CHECKED_ON_LOOP:
+        built_now = await anyio.to_thread.run_sync(_build_all, unseen)
+    else:
+        built_now = _build_all(unseen)
+    for index, built in zip(new, built_now, strict=True):
+        found[index] = built
+        _remember(keys[index], built)
+    return [built for built in found if built is not None]
+
+
+def _key(definition: Definition) -> str | None:
+    try:
+        return json.dumps(definition, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _recall(key: str | None) -> Built | None:
+    if key is None:
+        return None
+    known = _known.get(key)
+    if known is not None:
+        _known.move_to_end(key)
+    return known
+
+
+def _remember(key: str | None, built: Built) -> None:
+    if key is None:
+        return
+    _known[key] = built
+    if len(_known) > _CACHE_SIZE:
+        _known.popitem(last=False)
+
+
+def _build_all(definitions: Sequence[Definition]) -> list[Built]:
+    return [_build(definition) for definition in definitions]
+
+
+def _build(definition: Definition) -> Built:
+    name, description, schema = definition
     return ToolSpec(name=name, description=description, input_schema=schema), schema_problem(schema)

@@ -151,7 +151,8 @@ async def _answer(
         settings=settings,
         cache_scope=f"request {uuid.uuid4().hex}",
     )
-    events = agent.stream(conversation.prompt, history=history, external_tools=client_tool_specs(body))
+    external_tools = await client_tool_specs(body)
+    events = agent.stream(conversation.prompt, history=history, external_tools=external_tools)
     written = len(history) + (conversation.prompt is not None)
     recorder = RunRecorder(state.store, chat_id=None, written=written, user_id=caller.user_id)
     return _Reply(

@@ -55,9 +55,9 @@ _RECORD = re.compile(r"<!-- toolbridge:steps (\{.*?\}) -->", re.DOTALL)
 _MESSAGES = TypeAdapter(list[Message])
 
 
-def client_tool_specs(request: ChatCompletionRequest) -> list[ToolSpec]:
+async def client_tool_specs(request: ChatCompletionRequest) -> list[ToolSpec]:
     """The client's tools as external tools of the agent's run (none with `tool_choice: "none"`)."""
-    return [tool.model_copy(update={"source": CLIENT_SOURCE}) for tool in client_tools(request)]
+    return [tool.model_copy(update={"source": CLIENT_SOURCE}) for tool in await client_tools(request)]
 
 
 # -- writing a paused run --------------------------------------------------------------------------------

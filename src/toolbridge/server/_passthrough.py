@@ -68,7 +68,7 @@ async def pass_through(
 ) -> PassThrough:
     """The reply to `request`, ready to be streamed or answered whole (the client's mistakes raise
     `ApiError` here, before anything is sent)."""
-    tools = client_tools(request)
+    tools = await client_tools(request)
     settings = client_settings(request, tools)
     messages = client_messages(request)
     calling = tool_calling_model(model)

@@ -12,7 +12,7 @@ import json
 from typing import Any, Literal
 
 from toolbridge.models import ModelSettings, NamedTool
-from toolbridge.server._client_tools import client_tool
+from toolbridge.server._client_tools import client_tools as built_client_tools
 from toolbridge.server._errors import ApiError
 from toolbridge.server._openai_wire import ChatCompletionRequest, WireMessage, WireToolCall
 from toolbridge.types import (
@@ -31,6 +31,7 @@ from toolbridge.types import (
 )
 
 __all__ = [
+    "MAX_CLIENT_TOOLS",
     "client_messages",
     "client_settings",
     "client_tools",
@@ -38,26 +39,37 @@ __all__ = [
     "tool_calls_wire",
 ]
 
+MAX_CLIENT_TOOLS = 512
+"""Tools one request may bring: four times what OpenAI's own API takes (128), and a bound on the work of
+checking their schemas (thousands held the server up for seconds)."""
+
 _NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 _AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 
 
-def client_tools(request: ChatCompletionRequest) -> list[ToolSpec]:
+async def client_tools(request: ChatCompletionRequest) -> list[ToolSpec]:
     """The client's tools, unless `tool_choice` is `none` (then none are offered)."""
     if request.tool_choice == "none" or not request.tools:
         return []
+    if len(request.tools) > MAX_CLIENT_TOOLS:
+        raise ApiError(
+            400,
+            f"the request has {len(request.tools)} tools, but a request may bring at most "
+            f"{MAX_CLIENT_TOOLS}; send only the tools this conversation needs",
+            param="tools",
+        )
+    functions = [tool.function for tool in request.tools]
+    built = await built_client_tools(
+        [(f.name, f.description or "", f.parameters or _NO_PARAMETERS) for f in functions]
+    )
     specs: dict[str, ToolSpec] = {}
-    for index, tool in enumerate(request.tools):
-        function = tool.function
+    for index, (function, (spec, problem)) in enumerate(zip(functions, built, strict=True)):
         if function.name in specs:
             raise ApiError(
                 400,
                 f"two tools are named {function.name!r}; give each tool its own name",
                 param=f"tools.{index}.function.name",
             )
-        spec, problem = client_tool(
-            function.name, function.description or "", function.parameters or _NO_PARAMETERS
-        )
         if problem:
             raise ApiError(
                 400,

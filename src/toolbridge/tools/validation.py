@@ -4,6 +4,9 @@ Models often get a type slightly wrong in a way that has one obvious fix: `"3"` 
 for a boolean, `5` for a string. Those are coerced (only when the schema then accepts the arguments) and
 each fix is reported as a note. Anything else raises `ToolArgumentsError` with a message a model can act
 on: the schema errors with their paths, and the arguments the tool expects.
+
+The schema and the arguments may both come from outside, and this runs on the event loop: patterns are
+matched by RE2, which never backtracks (`_patterns`), never by Python's `re`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from referencing.exceptions import Unresolvable
 from toolbridge._values import value_problem
 from toolbridge.errors import ToolArgumentsError
 from toolbridge.tools._fast_check import Check, compile_check
+from toolbridge.tools._patterns import bounded_validator
 from toolbridge.types import ToolSpec
 
 __all__ = ["schema_problem", "validate_arguments"]
@@ -106,15 +110,19 @@ def _compile(schema: dict[str, Any], tool_name: str) -> _Compiled:
         _compiled.move_to_end(key)
         return cached
     cls = validator_for(schema, default=Draft202012Validator)
-    validator: Validator | None
+    validator: Validator | None = None
     try:
         cls.check_schema(schema)
-        validator = cls(schema)
     except SchemaError as exc:
         logger.warning(
             "input schema of tool %r is invalid (%s); not validating its arguments", tool_name, exc
         )
-        validator = None
+    else:
+        bounded = bounded_validator(cls, schema)
+        if isinstance(bounded, str):
+            logger.warning("input schema of tool %r: %s; not validating its arguments", tool_name, bounded)
+        else:
+            validator = bounded
     compiled = _Compiled(schema, validator, compile_check(schema) if validator is not None else None)
     _compiled[key] = compiled
     if len(_compiled) > _CACHE_SIZE:
