@@ -3,7 +3,8 @@ this order:
 
 1. `Host` must name this service (loopback names, the bound address or `allowed_hosts`, with the port):
    a page on another site that re-points its DNS name at 127.0.0.1 (DNS rebinding) sends its own name as
-   Host and is refused (`RequestGuard`, with `Origin`).
+   Host and is refused (`RequestGuard`, with `Origin`). A request with more than one `Host` is a 400:
+   parts in front of the service may read another of them than the one checked here.
 2. `Origin`, when a browser sends one, must be this service: other sites' pages cannot call it.
 3. Who is asking, checked by each service: the gateway in `RequestGuard.admit` (`gateway._guard`), the
    server in a middleware of its own between the two guards (`server._access`). A caller without a key
@@ -56,6 +57,11 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        if len(headers.getlist("host")) > 1:
+            await self.refuse(400, "the request has more than one Host header; send exactly one")(
+                scope, receive, send
+            )
+            return
         refusal = self._refusal(headers)
         if refusal is not None:
             await self.refuse(403, refusal)(scope, receive, send)

@@ -134,6 +134,25 @@ def test_host_and_origin_must_be_this_gateway(guarded: HttpGateway) -> None:
     assert "https://attacker.example" in other_site.json()["error"]["message"]
 
 
+def test_two_hosts_and_oversized_headers_are_refused(guarded: HttpGateway) -> None:
+    """Before the token is looked at: a second Host (400) and a head over 64 KiB (431, or closed)."""
+
+    def status_line(request: bytes) -> bytes:
+        with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as raw:
+            try:
+                raw.sendall(request)
+                return raw.makefile("rb").readline()
+            except (BrokenPipeError, ConnectionResetError):
+                return b""
+
+    start = f"GET /sse HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\n".encode()
+    assert status_line(start + b"Host: attacker.example\r\n\r\n").startswith(b"HTTP/1.1 400")
+    assert status_line(start + b"X-Big: " + b"x" * 200_000 + b"\r\n\r\n") in (
+        b"",
+        b"HTTP/1.1 431 Request Header Fields Too Large\r\n",
+    )
+
+
 def test_bodies_over_the_limit_are_refused_with_413_even_without_content_length(guarded: HttpGateway) -> None:
     def chunks() -> Iterator[bytes]:
         yield b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", '

@@ -1,7 +1,8 @@
 """Fixtures for the model adapters: an isolated tool-mode cache, and a raw SSE endpoint for wire quirks.
 
 `raw_chat_server(chunks)` serves `POST /v1/chat/completions` with exactly the chunks given (as
-`data:` lines, then `[DONE]`; a `bytes` item is sent as it is), for dialects the scripted model does not
+`data:` lines, then `[DONE]` unless `ending` says the body ends without it or is cut off; a `bytes`
+item is sent as it is), for dialects the scripted model does not
 speak (a `reasoning` field, ids repeated in every piece, usage inside the choice). It records each
 request's headers, body and the client's port (which connection it came on).
 """
@@ -12,7 +13,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -75,6 +76,7 @@ def raw_chat_server() -> Iterator[Callable[..., RawChatServer]]:
         status: int = 200,
         error: Any = None,
         hold_open_after_done: bool = False,
+        ending: Literal["done", "none", "cut"] = "done",
     ) -> RawChatServer:
         record = RawChatServer(base_url="")
 
@@ -88,6 +90,10 @@ def raw_chat_server() -> Iterator[Callable[..., RawChatServer]]:
             async def body() -> AsyncIterator[bytes]:
                 for item in chunks:
                     yield item if isinstance(item, bytes) else f"data: {json.dumps(item)}\n\n".encode()
+                if ending == "cut":  # uvicorn drops the connection, the body's last chunk unsent
+                    raise ConnectionAbortedError("the scripted server dropped the connection mid-reply")
+                if ending == "none":
+                    return
                 yield b"data: [DONE]\n\n"
                 # A server that does not end its body: until released (or 10 s, should nobody release it).
                 for _ in range(200 if hold_open_after_done else 0):

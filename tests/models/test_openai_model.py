@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import anyio
 import pytest
 
-from toolbridge.errors import ConfigError
+from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models import (
     Finish,
     ModelEvent,
@@ -147,6 +147,36 @@ async def test_a_server_that_keeps_the_stream_open_after_done_does_not_hold_the_
         server.release.set()
     assert text_of(events) == "Hi."
     assert events[-1] == Finish("stop")
+
+
+async def test_a_reply_that_ends_early_is_a_cut_off_error_not_a_stop_or_a_connection_failure(
+    raw_chat_server: Callable[..., RawChatServer],
+) -> None:
+    """No finish_reason and no [DONE]: the reply is incomplete, not a stop; a body cut mid-reply is not
+    a server that cannot be reached. Either end alone (a finish_reason, or [DONE]) is a complete reply."""
+    unfinished = raw_chat_server([chunk({"content": "The answer is"})], ending="none")
+    dropped = raw_chat_server([chunk({"content": "The answer is"})], ending="cut")
+    finish_only = raw_chat_server([chunk({"content": "Hi."}, "stop")], ending="none")
+    done_only = raw_chat_server([chunk({"content": "Hi."})])
+    failures: list[ModelError] = []
+    for server in (unfinished, dropped):
+        model = OpenAIChatModel("m", provider="vllm", base_url=server.base_url, max_retries=0)
+        with pytest.raises(ModelError) as failed:
+            await collect(model, ModelRequest(QUESTION))
+        failures.append(failed.value)
+    complete = [
+        await collect(OpenAIChatModel("m", provider="vllm", base_url=server.base_url), ModelRequest(QUESTION))
+        for server in (finish_only, done_only)
+    ]
+
+    for failure, server in zip(failures, (unfinished, dropped), strict=True):
+        assert failure.kind == "stream_error"
+        assert f"the reply from {server.base_url} was cut off" in str(failure)
+        assert "cannot connect" not in str(failure)
+    assert "ended with neither a finish_reason nor [DONE]" in str(failures[0])
+    assert "the connection was lost before the reply ended" in str(failures[1])
+    assert [text_of(events) for events in complete] == ["Hi.", "Hi."]
+    assert complete[0][-1] == Finish("stop")
 
 
 async def test_a_reasoning_field_is_read_once_even_when_a_server_sends_it_under_both_names(

@@ -30,6 +30,7 @@ from sqlalchemy import create_engine, text
 from postgres_schemas import POSTGRES_URL, schema_url
 from toolbridge.config import load_config
 from toolbridge.server import create_app, settings_from_config
+from toolbridge.server._uvicorn import BoundedHttpToolsProtocol
 from toolbridge.store import Store
 from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
 
@@ -153,7 +154,15 @@ def serve_in_thread(
     with Store(db_url) as store:
         app = create_app(config, store=store, settings=settings)
         server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_config=None, access_log=False)
+            uvicorn.Config(
+                app,
+                host="127.0.0.1",
+                port=port,
+                http=BoundedHttpToolsProtocol,  # as `toolbridge serve` runs it
+                lifespan="on",
+                log_config=None,
+                access_log=False,
+            )
         )
         thread = threading.Thread(
             target=server.run, kwargs={"sockets": [listening]}, name=f"toolbridge-serve:{port}", daemon=True

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from passthrough_helpers import ASK, TOOLS, arguments_of, passthrough_server, system_text, upstream
 
@@ -142,8 +143,95 @@ def test_prompt_mode_asks_once_more_when_a_required_call_is_missing(tmp_path: Pa
     assert chunks[-1].choices[0].finish_reason == "tool_calls"
 
 
-def test_a_required_call_still_missing_after_the_retry_answers_with_what_came(tmp_path: Path) -> None:
-    turns = [Turn.text("Sunny."), Turn.text("Still sunny.", expect=says_a_call_is_needed)]
+def asks_for_get_time_after_a_wrong_call(request: RecordedRequest) -> bool:
+    """The correction: the wrong call answered as not run, then the reminder naming the tool."""
+    text = json.dumps(request.messages[-2:])
+    return "Not run: this request needs a call of the tool `get_time`" in text and (
+        "Your reply called `get_weather`, but this request needs a call of the tool `get_time`"
+        in str(request.last_message["content"])
+    )
+
+
+def test_prompt_mode_asks_once_more_when_the_named_tool_is_not_the_one_called(tmp_path: Path) -> None:
+    turns = [
+        Turn.calls_in_text(PARIS),
+        Turn.calls_in_text(
+            ToolCallSpec("get_time", {"city": "Paris"}), expect=asks_for_get_time_after_a_wrong_call
+        ),
+    ]
+    with (
+        ScriptedModel(turns) as model,
+        passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
+    ):
+        completion = server.openai().chat.completions.create(
+            model="local",
+            messages=ASK,  # type: ignore[arg-type]
+            tools=TOOLS,  # type: ignore[arg-type]
+            tool_choice=NAMED,  # type: ignore[arg-type]
+        )
+
+    assert len(model.requests) == 2
+    [call] = completion.choices[0].message.tool_calls or []
+    assert call.function.name == "get_time"  # type: ignore[union-attr]
+    assert completion.choices[0].finish_reason == "tool_calls"
+
+
+def test_with_a_named_tool_only_its_calls_are_passed_on(tmp_path: Path) -> None:
+    """As a native API, which makes no other call: no retry when the named call is there."""
+    with (
+        ScriptedModel([Turn.calls_in_text(PARIS, ToolCallSpec("get_time", {"city": "Rome"}))]) as model,
+        passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
+    ):
+        completion = server.openai().chat.completions.create(
+            model="local",
+            messages=ASK,  # type: ignore[arg-type]
+            tools=TOOLS,  # type: ignore[arg-type]
+            tool_choice=NAMED,  # type: ignore[arg-type]
+        )
+
+    assert len(model.requests) == 1
+    [call] = completion.choices[0].message.tool_calls or []
+    assert call.function.name == "get_time"  # type: ignore[union-attr]
+    assert arguments_of(call) == {"city": "Rome"}
+
+
+@pytest.mark.parametrize(
+    ("choice", "wanted"),
+    [("required", "a tool"), (NAMED, "the tool 'get_time'")],
+    ids=["required", "named"],
+)
+def test_a_required_call_still_missing_after_the_retry_is_a_502(
+    tmp_path: Path, choice: Any, wanted: str
+) -> None:
+    """A native API never answers without the call tool_choice demands; a client relying on it (forced
+    calls for structured output) is told, rather than handed a reply it cannot use."""
+    replies = [Turn.text("Sunny."), Turn.text("Still sunny.", expect=says_a_call_is_needed)]
+    received: list[str] = []
+    with (
+        ScriptedModel(replies * 2) as model,
+        passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
+    ):
+        client = server.openai()
+        request: Any = {"model": "local", "messages": ASK, "tools": TOOLS, "tool_choice": choice}
+        with pytest.raises(openai.APIStatusError) as whole:
+            client.chat.completions.create(**request)
+        chunks = client.chat.completions.create(**request, stream=True)
+        with pytest.raises(openai.APIError) as streamed:
+            received.extend(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
+
+    assert "In this reply you must call" in system_text(model.requests[0])
+    assert whole.value.status_code == 502
+    message = str(whole.value.message)
+    assert f"did not call {wanted} as tool_choice requires, even when asked again" in message
+    assert "(it answered 'Still sunny.')" in message
+    assert "".join(received) == "Sunny."  # streamed as it came; the retry's text is not shown twice
+    assert not isinstance(streamed.value, openai.APIStatusError)
+    assert f"did not call {wanted} as tool_choice requires" in streamed.value.message
+
+
+def test_a_reply_cut_off_at_the_token_limit_is_answered_as_it_is(tmp_path: Path) -> None:
+    """As a native API answers a reply that ran out of tokens before its call: finish_reason length."""
+    turns = [Turn.text("Let me see").with_finish_reason("length")] * 2
     with (
         ScriptedModel(turns) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
@@ -154,10 +242,8 @@ def test_a_required_call_still_missing_after_the_retry_answers_with_what_came(tm
             tools=TOOLS,  # type: ignore[arg-type]
             tool_choice="required",
         )
-    assert "you must call at least one of the tools" in system_text(model.requests[0])
-    assert completion.choices[0].message.content == "Sunny."
-    assert completion.choices[0].message.tool_calls is None
-    assert completion.choices[0].finish_reason == "stop"
+    assert completion.choices[0].message.content == "Let me see"
+    assert completion.choices[0].finish_reason == "length"
 
 
 @pytest.mark.parametrize("tool_mode", ["native", "prompt"])

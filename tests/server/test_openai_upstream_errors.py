@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,8 +18,13 @@ from typing import Any
 import openai
 import pytest
 from server_helpers import RunningServer, free_port, serve_in_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
 
 from toolbridge.testing import ScriptedAnthropicModel, ScriptedModel, Turn
+from toolbridge.testing._server import BackgroundServer
 
 QUESTION: Any = [{"role": "user", "content": "What is 15 + 27?"}]
 WEATHER: Any = {
@@ -72,6 +77,70 @@ def upstream(wire: str, turns: list[Turn]) -> Iterator[tuple[ScriptedModel, dict
     else:
         with ScriptedModel(turns) as model:
             yield model, openai_model(model)
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    return f"event: {event.get('type', 'chunk')}\ndata: {json.dumps(event)}\n\n".encode()
+
+
+_OPENAI_START = [
+    {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "The answer is"}}],
+    }
+]
+_ANTHROPIC_START = [
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        },
+    },
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "The answer is"}},
+]
+
+
+@contextmanager
+def ending_early(wire: str, ending: str) -> Iterator[dict[str, Any]]:
+    """An upstream on `wire` whose streamed reply begins, then ends early: with no finish_reason and no
+    [DONE] (Anthropic: no stop_reason, no message_stop) ("unfinished"), or with the connection lost
+    mid-body ("dropped"); and its `models` entry."""
+
+    async def reply(_: Request) -> StreamingResponse:
+        async def body() -> AsyncIterator[bytes]:
+            for event in _ANTHROPIC_START if wire == "anthropic" else _OPENAI_START:
+                yield _sse(event)
+            if ending == "dropped":  # uvicorn drops the connection, the body's last chunk unsent
+                raise ConnectionAbortedError("the scripted upstream dropped the connection mid-reply")
+
+        return StreamingResponse(body(), media_type="text/event-stream")
+
+    path = "/v1/messages" if wire == "anthropic" else "/v1/chat/completions"
+    server = BackgroundServer(Starlette(routes=[Route(path, reply, methods=["POST"])]))
+    server.start()
+    address = f"http://127.0.0.1:{server.port}"
+    try:
+        yield {
+            "provider": wire,
+            "model": "m",
+            "base_url": address if wire == "anthropic" else f"{address}/v1",
+            "api_key": "test",
+            "max_retries": 0,
+            **({} if wire == "anthropic" else {"tool_mode": "native"}),
+        }
+    finally:
+        server.stop()
 
 
 @contextmanager
@@ -436,3 +505,28 @@ def test_a_failure_after_the_first_chunk_is_an_error_chunk_that_ends_the_stream(
     assert not isinstance(broken.value, openai.APIStatusError)
     assert broken.value.code == "upstream_error"
     assert "the server fell over mid-reply" in broken.value.message
+
+
+@pytest.mark.parametrize("ending", ["unfinished", "dropped"])
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_reply_that_ends_early_is_a_502_or_an_error_event_saying_it_was_cut_off(
+    tmp_path: Path, route: dict[str, Any], wire: str, ending: str
+) -> None:
+    """Not a 200 `stop` for a reply with neither a finish_reason nor [DONE], nor "cannot connect" for one
+    whose connection was lost mid-body."""
+    received: list[str] = []
+    with ending_early(wire, ending) as entry, serving(tmp_path, entry) as server:
+        with pytest.raises(openai.APIStatusError) as whole:
+            ask(server, route, stream=False)
+        chunks = server.openai().chat.completions.create(messages=QUESTION, stream=True, **route)
+        with pytest.raises(openai.APIError) as streamed:
+            received.extend(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
+
+    assert whole.value.status_code == 502
+    assert whole.value.code == "upstream_error"
+    assert f"the reply from {entry['base_url']} was cut off" in error_of(whole.value)["message"]
+    assert "cannot connect" not in error_of(whole.value)["message"]
+    assert "The answer is" in "".join(received)
+    assert not isinstance(streamed.value, openai.APIStatusError)
+    assert streamed.value.code == "upstream_error"
+    assert "was cut off" in streamed.value.message

@@ -48,6 +48,59 @@ def test_host_and_origin_must_be_this_server(tmp_path: Path) -> None:
     assert own_page.status_code == 201
 
 
+def _status_line(port: int, *request: bytes) -> bytes:
+    """The status line the server answers `request` (sent piece by piece on a raw socket) with; b"" if
+    it closed the connection without one, even before all was sent."""
+    with socket.create_connection(("127.0.0.1", port), timeout=EVENT_TIMEOUT) as raw:
+        try:
+            for piece in request:
+                raw.sendall(piece)
+            return raw.makefile("rb").readline()
+        except (BrokenPipeError, ConnectionResetError):
+            return b""
+
+
+def test_a_request_with_two_hosts_is_refused(tmp_path: Path) -> None:
+    """Whichever comes first: a proxy or cache in front may act on the other one."""
+    with serve_in_thread(tmp_path, None) as server:
+        own = f"Host: 127.0.0.1:{server.port}\r\n"
+        for hosts in (own + "Host: attacker.example\r\n", "Host: attacker.example\r\n" + own, own + own):
+            status = _status_line(server.port, f"GET /api/agents HTTP/1.1\r\n{hosts}\r\n".encode())
+            assert status.startswith(b"HTTP/1.1 400"), hosts
+        assert _status_line(server.port, f"GET /api/agents HTTP/1.1\r\n{own}\r\n".encode()).startswith(
+            b"HTTP/1.1 200"
+        )
+
+
+def test_request_headers_are_bounded(tmp_path: Path) -> None:
+    """A head over 64 KiB is refused (431, or the connection closed): it is not held in memory, however
+    long, and without a key (the refusal comes before the key is looked at)."""
+    with serve_in_thread(tmp_path, None, token=TOKEN) as server:
+        start = f"GET /api/agents HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n".encode()
+        key = f"Authorization: Bearer {TOKEN}\r\n".encode()
+        whole = _status_line(server.port, start + b"X-Big: " + b"x" * 100_000 + b"\r\n\r\n")
+        endless = _status_line(server.port, start, b"X-Big: ", *[b"x" * 16_384] * 64, b"\r\n\r\n")
+        many = _status_line(server.port, start, *[b"X-Many: %d\r\n" % n for n in range(10_000)], b"\r\n")
+        within = _status_line(server.port, start + key + b"X-Big: " + b"x" * 60_000 + b"\r\n\r\n")
+        # On a kept-alive connection, the next request's head is counted afresh.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=EVENT_TIMEOUT) as raw:
+            raw.sendall(start + key + b"X-Big: " + b"x" * 40_000 + b"\r\n\r\n")
+            replies = raw.makefile("rb")
+            first = replies.readline()
+            head = list(iter(replies.readline, b"\r\n"))
+            length = next(line.split(b":")[1] for line in head if line.lower().startswith(b"content-length"))
+            replies.read(int(length))
+            raw.sendall(start + key + b"X-Big: " + b"x" * 40_000 + b"\r\n\r\n")
+            second = replies.readline()
+
+    assert whole in (b"", b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+    assert endless in (b"", b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+    assert many in (b"", b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+    assert within.startswith(b"HTTP/1.1 200")
+    assert first.startswith(b"HTTP/1.1 200")
+    assert second.startswith(b"HTTP/1.1 200")
+
+
 def test_allowed_hosts_from_the_config(tmp_path: Path) -> None:
     with serve_in_thread(tmp_path, None, server={"allowed_hosts": ["toolbridge.lan"]}) as server:
         response = server.http().get("/api/agents", headers={"Host": f"toolbridge.lan:{server.port}"})

@@ -21,6 +21,7 @@ __all__ = [
     "TOOLS_NOT_SUPPORTED_PHRASES",
     "Endpoint",
     "connection_error",
+    "cut_off_error",
     "error_code",
     "error_text",
     "says_context_too_long",
@@ -245,6 +246,16 @@ def stream_error(endpoint: Endpoint, body: object, *, status: int | None = None)
     return ModelError(
         message, model=endpoint.model_name, status=status, body=body, code=error_code(body), kind=kind
     )
+
+
+def cut_off_error(endpoint: Endpoint, what: str) -> ModelError:
+    """A reply that ended before it was complete, `what` saying how (the connection was lost, or the
+    stream ended without its end marker): the server was reached and had begun to answer."""
+    message = (
+        f"{endpoint.model_name}: the reply from {endpoint.base_url} was cut off: {what}. Try again; if it "
+        "repeats, check the server's logs (did it crash or restart?) and any proxy's timeouts between."
+    )
+    return ModelError(message, model=endpoint.model_name, kind="stream_error")
 
 
 def _after_retries(endpoint: Endpoint) -> str:

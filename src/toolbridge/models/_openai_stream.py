@@ -3,8 +3,9 @@
 The request, its retries and its status errors stay the `openai` SDK's; only reading the reply is
 ours: the SDK's decoder (str lines, one `ServerSentEvent` per event) cost more CPU than everything
 else the pass-through endpoint does per chunk. Chunks come out as parsed JSON; an error the server
-sends inside the stream, a dropped connection or a timeout raise the SDK's own exceptions, as its
-stream would.
+sends inside the stream or a timeout raise the SDK's own exceptions, as its stream would. A body cut
+off (the connection lost before its end) raises `ReplyCutOff`: the server was reached and had begun to
+answer, so it is not the SDK's "connection error". `ChunkStream.done` says whether `[DONE]` came.
 """
 
 from __future__ import annotations
@@ -20,15 +21,23 @@ import openai
 
 from toolbridge.models._sse import SseDecoder
 
-__all__ = ["ChunkStream"]
+__all__ = ["ChunkStream", "ReplyCutOff"]
 
 _DRAIN_SECONDS = 0.1
 """How long the rest of the body after `[DONE]` is read (as the SDK does), so the connection can be
 reused; a server that keeps the stream open past it loses the connection instead of holding us up."""
 
 
+class ReplyCutOff(openai.APIError):
+    """The reply's body ended before the reply did: the connection was lost, or the body ended without
+    `[DONE]` and without a finish reason (the adapter, which reads the chunks, decides the latter)."""
+
+
 class ChunkStream(openai.AsyncStream[object]):
     """`stream_cls` for the SDK's `post(..., stream=True)`: each chunk as the JSON it came as."""
+
+    done = False
+    """Whether the stream ended with `data: [DONE]`."""
 
     def __aiter__(self) -> AsyncIterator[object]:
         return self._iterator  # the chunks themselves, not the SDK's generator around them
@@ -41,13 +50,18 @@ class ChunkStream(openai.AsyncStream[object]):
                 async for part in received:
                     for data in decoder.feed(part):
                         if data.startswith(b"[DONE]"):
+                            self.done = True
                             await _drain(received)
                             return
                         yield _chunk(data, response)
         except httpx2.TimeoutException as error:
             raise openai.APITimeoutError(request=response.request) from error
         except httpx2.RequestError as error:
-            raise openai.APIConnectionError(request=response.request) from error
+            raise ReplyCutOff(
+                f"the connection was lost before the reply ended ({error or type(error).__name__})",
+                request=response.request,
+                body=None,
+            ) from error
         finally:
             await response.aclose()
 

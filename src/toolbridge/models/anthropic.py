@@ -20,7 +20,7 @@ from anthropic.types import RawMessageStreamEvent
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._attachments import user_parts
 from toolbridge.models._common import HttpModel, first_set, provider_of
-from toolbridge.models._errors import connection_error, status_error, stream_error
+from toolbridge.models._errors import connection_error, cut_off_error, status_error, stream_error
 from toolbridge.models._retry_wait import own_http_client
 from toolbridge.models._wire_cache import WireCache, encode, join_body
 from toolbridge.models.base import (
@@ -220,9 +220,15 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
                     output_tokens = event.usage.output_tokens
         except anthropic.AnthropicError as error:
             raise self._model_error(error, sent_tools) from error
+        except httpx2.TimeoutException as error:  # the SDK's stream lets its HTTP client's errors through
+            raise connection_error(self._endpoint, error, timed_out=True) from error
+        except httpx2.RequestError as error:
+            what = f"the connection was lost before the reply ended ({error or type(error).__name__})"
+            raise cut_off_error(self._endpoint, what) from error
+        if stop_reason is None:
+            raise cut_off_error(self._endpoint, "the stream ended without a stop_reason")
         yield UsageReport(Usage(input_tokens=input_tokens, output_tokens=output_tokens))
-        if stop_reason is not None:
-            yield Finish(_STOP_REASONS.get(stop_reason, stop_reason))
+        yield Finish(_STOP_REASONS.get(stop_reason, stop_reason))
 
     def _model_error(self, error: anthropic.AnthropicError, sent_tools: bool) -> ModelError:
         if isinstance(error, anthropic.APIStatusError):

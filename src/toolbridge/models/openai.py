@@ -23,8 +23,8 @@ from openai.types.chat import ChatCompletion
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._attachments import user_parts
 from toolbridge.models._common import HttpModel, first_set, provider_of
-from toolbridge.models._errors import connection_error, status_error, stream_error
-from toolbridge.models._openai_stream import ChunkStream
+from toolbridge.models._errors import connection_error, cut_off_error, status_error, stream_error
+from toolbridge.models._openai_stream import ChunkStream, ReplyCutOff
 from toolbridge.models._retry_wait import own_http_client
 from toolbridge.models._wire_cache import WireCache, encode, join_body
 from toolbridge.models.base import (
@@ -60,7 +60,7 @@ __all__ = ["OpenAIChatModel"]
 _EMPTY_RESULT = "(the tool returned nothing)"
 
 
-class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"]):
+class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, ChunkStream]):
     """A model behind an OpenAI-compatible chat-completions endpoint.
 
     `provider` is a `Provider`, or a provider name or profile with the endpoint given here (`base_url`,
@@ -163,7 +163,7 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"
             or own_http_client(openai.DEFAULT_TIMEOUT, openai.DEFAULT_CONNECTION_LIMITS),
         )
 
-    async def _send(self, client: openai.AsyncOpenAI, body: bytes) -> openai.AsyncStream[object]:
+    async def _send(self, client: openai.AsyncOpenAI, body: bytes) -> ChunkStream:
         # The SDK's `chat.completions.create` walks every message of the body through its type
         # transform on every request; the body is sent as built, with the SDK's retries and errors.
         # Its chunks stay the JSON they came as (`object`): building a typed `ChatCompletionChunk` per
@@ -174,9 +174,7 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"
 
     # -- the reply --------------------------------------------------------------------------------
 
-    async def _events(
-        self, chunks: openai.AsyncStream[object], sent_tools: bool
-    ) -> AsyncGenerator[ModelEvent]:
+    async def _events(self, chunks: ChunkStream, sent_tools: bool) -> AsyncGenerator[ModelEvent]:
         finish_reason: str | None = None
         usage: Usage | None = None
         calls_named: dict[int, tuple[str | None, str | None]] = {}
@@ -198,6 +196,8 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"
                     finish_reason = _text(choice.get("finish_reason")) or finish_reason
         except openai.OpenAIError as error:
             raise self._model_error(error, sent_tools) from error
+        if finish_reason is None and not chunks.done:
+            raise cut_off_error(self._endpoint, "the stream ended with neither a finish_reason nor [DONE]")
         if usage is not None:
             yield UsageReport(usage)
         if finish_reason is not None:
@@ -221,6 +221,8 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, "openai.AsyncStream[object]"
                 sent_tools=sent_tools,
                 headers=error.response.headers,
             )
+        if isinstance(error, ReplyCutOff):
+            return cut_off_error(self._endpoint, error.message)
         if isinstance(error, openai.APIConnectionError):
             timed_out = isinstance(error, openai.APITimeoutError)
             return connection_error(self._endpoint, error, timed_out=timed_out)

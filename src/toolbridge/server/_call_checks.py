@@ -27,7 +27,7 @@ from toolbridge.types import (
     UserMessage,
 )
 
-__all__ = ["CheckedCall", "check_call", "choice_correction", "repair_turn"]
+__all__ = ["CheckedCall", "check_call", "choice_correction", "follows_choice", "repair_turn"]
 
 _LISTED_TOOLS = 20
 _HELD_BACK = (
@@ -76,13 +76,31 @@ def repair_turn(
     return turn
 
 
-def choice_correction(content: str, reasoning: str, choice: Literal["required"] | NamedTool) -> list[Message]:
-    """The reply that called no tool, and the reminder that this request needs a call."""
+def follows_choice(calls: Sequence[ToolCall], choice: Literal["required"] | NamedTool | None) -> bool:
+    """Whether a reply's `calls` are what `tool_choice` asks for: any call for `required`, a call of the
+    named tool for a named one."""
+    if choice is None:
+        return True
+    if isinstance(choice, NamedTool):
+        return any(call.name == choice.name for call in calls)
+    return bool(calls)
+
+
+def choice_correction(
+    content: str, reasoning: str, calls: Sequence[ToolCall], choice: Literal["required"] | NamedTool
+) -> list[Message]:
+    """The reply that did not make the call this request needs, and the reminder to make it: each call
+    it made instead is answered as not run (the conversation stays well formed for native endpoints)."""
     wanted = f"the tool `{choice.name}`" if isinstance(choice, NamedTool) else "one of your tools"
-    return [
-        AssistantMessage(content=content, reasoning=reasoning),
+    turn: list[Message] = [AssistantMessage(content=content, reasoning=reasoning, tool_calls=list(calls))]
+    for call in calls:
+        result = ToolResult.error(call.id, f"Not run: this request needs a call of {wanted}.", kind="denied")
+        turn.append(ToolMessage(name=call.name, result=result))
+    did = "called " + ", ".join(f"`{call.name}`" for call in calls) if calls else "called no tool"
+    turn.append(
         UserMessage(
-            content=f"Your reply called no tool, but this request needs a call: call {wanted} now, "
+            content=f"Your reply {did}, but this request needs a call of {wanted}: call {wanted} now, "
             "in the format described in your instructions."
-        ),
-    ]
+        )
+    )
+    return turn

@@ -6,7 +6,9 @@ dialect) and answers with the reply's calls as OpenAI `tool_calls`. On the way i
 
 - calls naming no tool of the request, or breaking its schema, are shown to the model with the problem
   and asked for again, up to `server.repair_retries` times; then returned as they are;
-- `tool_choice` `required` or a named function: a reply without a call is asked for once more;
+- `tool_choice` `required` or a named function: a reply without that call is asked for once more,
+  then a 502 (a native API never answers without the call it was told to make); with a named
+  function, calls of other tools beside it are dropped, as a native API makes none;
 - `parallel_tool_calls: false` keeps the first call only.
 
 Text and reasoning stream as the model writes them; the calls follow once they are checked. A reply
@@ -18,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from fastapi.responses import JSONResponse, Response
 
@@ -29,6 +31,7 @@ from toolbridge.models import (
     InvalidToolCall,
     Model,
     ModelRequest,
+    NamedTool,
     ReasoningDelta,
     TextDelta,
     ToolCallCollector,
@@ -37,7 +40,13 @@ from toolbridge.models import (
     UsageReport,
     tool_calling_model,
 )
-from toolbridge.server._call_checks import CheckedCall, check_call, choice_correction, repair_turn
+from toolbridge.server._call_checks import (
+    CheckedCall,
+    check_call,
+    choice_correction,
+    follows_choice,
+    repair_turn,
+)
 from toolbridge.server._errors import error_body, model_failure
 from toolbridge.server._openai_wire import ChatCompletionRequest, CompletionIds
 from toolbridge.server._passthrough_wire import (
@@ -189,11 +198,33 @@ class PassThrough:
             if attempt.has_problems and self._repairs_left > 0:
                 self._repairs_left -= 1
                 messages += repair_turn(attempt.content, attempt.reasoning, attempt.checked, attempt.invalid)
-            elif choice is not None and not attempt.calls and not choice_retried:
+            elif not follows_choice(attempt.calls, choice) and not choice_retried:
+                assert choice is not None
                 choice_retried = True
-                messages += choice_correction(attempt.content, attempt.reasoning, choice)
+                messages += choice_correction(attempt.content, attempt.reasoning, attempt.calls, choice)
             else:
-                return _Answer(attempt.calls, self._finish_reason(attempt), self._usage)
+                calls = attempt.calls
+                if choice is not None and attempt.finish_reason != "length":
+                    # Cut off at the token limit, a reply is answered as it is, as a native API does.
+                    calls = self._chosen_calls(attempt, choice)
+                return _Answer(calls, self._finish_reason(attempt), self._usage)
+
+    def _chosen_calls(self, attempt: _Attempt, choice: Literal["required"] | NamedTool) -> list[ToolCall]:
+        """The calls of a reply that `tool_choice` asked a call of, asked twice: only those of the named
+        tool; a ModelError if it still did not make the call."""
+        if not follows_choice(attempt.calls, choice):
+            wanted = f"the tool {choice.name!r}" if isinstance(choice, NamedTool) else "a tool"
+            made = ", ".join(repr(call.name) for call in attempt.calls)
+            answered = f"it called {made}" if made else f"it answered {_preview(attempt.content)!r}"
+            raise ModelError(
+                f"{self._model.name} did not call {wanted} as tool_choice requires, even when asked "
+                f"again ({answered}). Retry, or use a model with native function calling (tool_mode "
+                '"native"), whose API enforces tool_choice.',
+                model=self._model.name,
+            )
+        if isinstance(choice, NamedTool):
+            return [call for call in attempt.calls if call.name == choice.name]
+        return attempt.calls
 
     async def _attempt(self, messages: Sequence[Message], show: DeltaSink) -> _Attempt:
         """One reply: its text and reasoning shown as they come (see `_shown`), its calls checked."""
@@ -260,6 +291,11 @@ class PassThrough:
         if attempt.calls:
             return "tool_calls"
         return _FINISH_REASONS.get(attempt.finish_reason or "", "stop")
+
+
+def _preview(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _unique(call: ToolCall, used: set[str]) -> ToolCall:

@@ -1,7 +1,11 @@
 """Running the app with uvicorn, stopping gracefully: on SIGTERM or Ctrl-C it stops accepting
 connections, ends the pages' event streams (an open page must not hold it up), gives requests and runs
 in progress the grace period to finish, then interrupts the rest and exits (0 for SIGTERM, as
-orchestrators expect of a clean stop; 130 for Ctrl-C, as shells do)."""
+orchestrators expect of a clean stop; 130 for Ctrl-C, as shells do).
+
+This is the one module that reaches into uvicorn beyond its documented API (its httptools protocol, the
+server's captured signals), so uvicorn has an upper version bound in pyproject.toml;
+tests/server/test_uvicorn_contract.py checks what is relied on here before a new uvicorn is allowed."""
 
 from __future__ import annotations
 
@@ -12,16 +16,18 @@ import math
 import signal
 import socket
 import time
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 from uvicorn.config import LOGGING_CONFIG
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._redact import install_token_redaction
 from toolbridge.telemetry import logging_config
 
-__all__ = ["listen", "run_server"]
+__all__ = ["MAX_HEAD_BYTES", "BoundedHttpToolsProtocol", "listen", "run_server"]
 
 logger = logging.getLogger("toolbridge.server")
 
@@ -32,6 +38,74 @@ ends close at once, and a request sent on the closing connection fails with a re
 
 YOUNG_COLLECTION_THRESHOLD = 10_000
 """Objects made (less those freed) between the collector's young-generation passes while serving."""
+
+
+MAX_HEAD_BYTES = 64 * 1024
+"""The most a request's line and headers may take together, as in common servers (nginx, Apache: 8 KiB
+a line; Node: 16 KiB; Go: 1 MiB). httptools has no limit of its own: a header line that never ends was
+kept whole in memory, however long."""
+
+_REQUEST_HEADERS_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"connection: close\r\ncontent-length: %d\r\n\r\n%s"
+)
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with the request head bounded: a head over `MAX_HEAD_BYTES` is
+    answered 431 and the connection closed (the connection is just closed when a reply to an earlier
+    request on it is under way, to not cut into that reply).
+
+    The parser only says where a head ends by calling back, not at which byte, so the head is counted
+    by what is fed to the parser while it reads one, at most the room left at a time. Bytes of a new head
+    fed in the same piece as the end of the previous request go uncounted: a head is held to twice the
+    limit at worst."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._reading_head = True
+        self._head_bytes = 0
+        self._requests_parsed = 0
+        """Heads and bodies ended so far: a change while a piece is fed means a head's end was in it."""
+
+    def data_received(self, data: bytes) -> None:
+        while data:
+            room = MAX_HEAD_BYTES - self._head_bytes if self._reading_head else MAX_HEAD_BYTES
+            if room <= 0:
+                self._refuse_head()
+                return
+            piece, data = data[:room], data[room:]
+            parsed_before = self._requests_parsed
+            super().data_received(piece)
+            if (
+                self.parser is None
+                or self.transport.is_closing()
+                or self.transport.get_protocol() is not self
+            ):
+                return  # refused as invalid, lost, or handed to another protocol (an upgrade)
+            if self._reading_head and self._requests_parsed == parsed_before:
+                self._head_bytes += len(piece)
+
+    def on_headers_complete(self) -> None:
+        self._reading_head = False
+        self._requests_parsed += 1
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._reading_head = True
+        self._head_bytes = 0
+        self._requests_parsed += 1
+
+    def _refuse_head(self) -> None:
+        self.logger.warning("refused a request whose line and headers exceed %d bytes", MAX_HEAD_BYTES)
+        if self.cycle is None or self.cycle.response_complete:
+            message = (
+                f"the request line and headers take more than {MAX_HEAD_BYTES:,} bytes; send shorter "
+                "headers (large values belong in the body)"
+            ).encode()
+            self.transport.write(_REQUEST_HEADERS_TOO_LARGE % (len(message), message))
+        self.transport.close()
 
 
 class _GracefulServer(uvicorn.Server):
@@ -106,6 +180,7 @@ def run_server(
     `log_format` `json` writes every log line as a JSON object."""
     config = uvicorn.Config(
         app,
+        http=BoundedHttpToolsProtocol,
         log_level=log_level,
         timeout_graceful_shutdown=math.ceil(shutdown_grace),
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
