@@ -5,6 +5,7 @@ their own chats and call log (admins everything), and the OpenAI endpoint taking
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import openai
@@ -15,6 +16,14 @@ from users_helpers import add_user, bearer, cli, cli_json
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 TOKEN = "the-one-person-token"
+CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
+
+
+def spellings_of(chat_id: int) -> list[str]:
+    """Other ways to write `chat_id` that FastAPI's int parsing reads as the same number, each once
+    enough for another user to reach the chat (the check looked at the text, not the number)."""
+    n = str(chat_id)
+    return [f"+{n}", f"{n}.0", f" {n}", f"{n} ", f"{n}\n", f"{n}\t", f"{n}\r", f"+0{n}", f"0{n}", f"0_{n}"]
 
 
 def db_of(tmp_path: Path) -> str:
@@ -124,6 +133,67 @@ def test_each_user_sees_only_their_own_chats_and_calls_and_admins_see_all(tmp_pa
         assert [(s["tool"], s["calls"]) for s in alice.get("/api/stats").json()] == [("calculate", 1)]
         assert bob.get("/api/stats").json() == []
         assert [s["calls"] for s in admin.get("/api/stats").json()] == [1]
+
+
+BOBS_TRIES: list[tuple[str, str, dict[str, object] | None]] = [
+    ("GET", "/api/chats/{chat}/messages", None),
+    ("POST", "/api/chats/{chat}/messages", {"content": "mine now"}),
+    ("POST", "/api/chats/{chat}/approvals/call_alice", {"approved": True}),
+    ("POST", "/api/chats/{chat}/server-requests/form_1", {"action": "cancel"}),
+    ("POST", "/api/chats/{chat}/cancel", None),
+]
+
+
+def _template(path: str) -> str:
+    return (
+        path.replace("{chat}", "{chat_id}")
+        .replace("call_alice", "{call_id}")
+        .replace("form_1", "{request_id}")
+    )
+
+
+def test_no_spelling_of_a_chats_id_lets_another_user_reach_it(tmp_path: Path) -> None:
+    db = db_of(tmp_path)
+    turns = [
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "6 * 7"}, id="call_alice")),
+        Turn.text("42, alice."),
+    ]
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model, agents=CAREFUL) as server,
+    ):
+        alice = server.http(headers=bearer(add_user(db, "alice")))
+        bob = server.http(headers=bearer(add_user(db, "bob")))
+        chat = alice.post("/api/chats", json={}).json()["id"]
+        with EventReader(alice, chat) as events:
+            alice.post(f"/api/chats/{chat}/messages", json={"content": "6 * 7?"})
+            events.until("approval_requested")  # her run waits on her answer: bob must not give it
+            for spelling in [str(chat), *spellings_of(chat)]:
+                segment = quote(spelling, safe="")
+                for method, path, body in BOBS_TRIES:
+                    refused = bob.request(method, path.format(chat=segment), json=body)
+                    assert refused.status_code == 404, (spelling, path, refused.text)
+                    assert f"no chat {chat};" in refused.json()["error"]["message"]
+                with bob.stream("GET", f"/api/chats/{segment}/events") as stream:
+                    assert stream.status_code == 404, spelling
+            # Every route of a chat was tried: a new one must join BOBS_TRIES.
+            document = alice.get("/api/openapi.json").json()
+            routes = {
+                (method.upper(), path)
+                for path, operations in document["paths"].items()
+                if "{chat_id}" in path
+                for method in operations
+            }
+            tried = {(method, _template(path)) for method, path, _ in BOBS_TRIES}
+            assert routes == tried | {("GET", "/api/chats/{chat_id}/events")}
+
+            # Her run still waits on her: bob's approval, cancel and message did nothing.
+            assert (
+                alice.post(f"/api/chats/{chat}/approvals/call_alice", json={"approved": False}).status_code
+                == 204
+            )
+            assert events.until("final")[-1]["result"]["output"] == "42, alice."
+        assert "mine now" not in str(alice.get(f"/api/chats/{chat}/messages").json())
 
 
 def test_each_app_has_its_own_key_and_usage_figures(tmp_path: Path) -> None:
