@@ -149,6 +149,16 @@ def test_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: Path) -
         ServerSettings(host="192.168.1.20").check_bind()
 
 
+def test_an_app_made_for_beyond_this_machine_without_a_token_or_users_lets_nobody_in(
+    tmp_path: Path,
+) -> None:
+    """`toolbridge serve` refuses to start so; an app made with `create_app` alone refuses every request."""
+    with serve_in_thread(tmp_path, None, server={"host": "0.0.0.0"}) as server:
+        refused = server.http().get("/api/chats")
+    assert refused.status_code == 401
+    assert "neither a token nor users" in refused.json()["error"]["message"]
+
+
 def test_the_token_in_the_query_is_accepted_only_on_the_event_stream(tmp_path: Path) -> None:
     """URLs end up in logs and browser history: only `EventSource`'s endpoint may carry the token there."""
     with serve_in_thread(tmp_path, None, token=TOKEN) as server:

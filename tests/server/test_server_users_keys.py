@@ -80,6 +80,31 @@ def test_with_a_user_every_request_needs_a_live_key(tmp_path: Path) -> None:
         assert "revoked" in revoked.json()["error"]["message"]
 
 
+def test_removing_the_last_user_leaves_keys_required_until_a_restart(tmp_path: Path) -> None:
+    db = db_of(tmp_path)
+    add_user(db, "early")  # there before the server starts, removed before its first request
+    with serve_in_thread(tmp_path, None) as server:
+        cli(db, "users", "remove", "early")
+        anonymous = server.http()
+        refused = anonymous.get("/api/chats")
+        assert refused.status_code == 401
+        assert "restart" in refused.json()["error"]["message"]
+
+    with serve_in_thread(tmp_path, None) as server:
+        anonymous = server.http()
+        assert anonymous.get("/api/chats").status_code == 200  # a fresh start with no users: loopback, open
+        key = add_user(db, "alice")
+        assert anonymous.get("/api/chats").status_code == 401
+        assert anonymous.get("/api/chats", headers=bearer(key)).status_code == 200
+        cli(db, "users", "remove", "alice")
+        for headers in ({}, bearer(key)):
+            refused = anonymous.get("/api/chats", headers=headers)
+            assert refused.status_code == 401
+            assert "no users are left" in refused.json()["error"]["message"]
+        assert anonymous.get("/api/stats").status_code == 401
+        assert anonymous.get("/metrics").status_code == 401
+
+
 def test_the_token_works_beside_users_keys_as_an_admin(tmp_path: Path) -> None:
     db = db_of(tmp_path)
     with serve_in_thread(tmp_path, None, token=TOKEN) as server:
