@@ -4,6 +4,8 @@ their own chats and call log (admins everything), and the OpenAI endpoint taking
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
@@ -103,6 +105,54 @@ def test_removing_the_last_user_leaves_keys_required_until_a_restart(tmp_path: P
             assert "no users are left" in refused.json()["error"]["message"]
         assert anonymous.get("/api/stats").status_code == 401
         assert anonymous.get("/metrics").status_code == 401
+
+
+def test_a_key_is_accepted_when_its_last_use_cannot_be_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`last_used_at` is written on the side: a database that cannot be written (a full disk, a
+    read-only file or role) still lets keys in, and answers come back."""
+    key = add_user(db_of(tmp_path), "alice")
+    read_only = f"sqlite:///file:{tmp_path / 'toolbridge.db'}?mode=ro&uri=true"
+    question = [{"role": "user", "content": "Hi"}]
+    with (
+        ScriptedModel([Turn.text("Hello, alice."), Turn.text("Hello again.")]) as model,
+        serve_in_thread(tmp_path, model, db_url=read_only) as server,
+        caplog.at_level(logging.WARNING, logger="toolbridge"),
+    ):
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0)
+        answers = [client.chat.completions.create(model="default", messages=question) for _ in range(2)]
+        listed = server.http(headers=bearer(key)).get("/api/chats")
+
+    assert [a.choices[0].message.content for a in answers] == ["Hello, alice.", "Hello again."]
+    assert listed.status_code == 200
+    assert cli_json(db_of(tmp_path), "keys", "list")[0]["last_used_at"] is None
+    failures = [r for r in caplog.records if "cannot write to the database" in r.getMessage()]
+    assert len(failures) == 1  # once per outage, not per request
+
+
+def test_a_failing_store_is_a_503_in_the_apis_error_shape_not_a_bare_500(tmp_path: Path) -> None:
+    key = add_user(db_of(tmp_path), "alice")
+    with serve_in_thread(tmp_path, None) as server:
+        anonymous = server.http()
+        with sqlite3.connect(tmp_path / "toolbridge.db") as db:  # as good as a disk gone bad
+            db.execute("DROP TABLE api_keys")
+        answers = {
+            "/api with a key": anonymous.get("/api/chats", headers=bearer(key)),
+            "/v1 with a key": anonymous.get("/v1/models", headers=bearer(key)),
+        }
+        with sqlite3.connect(tmp_path / "toolbridge.db") as db:
+            db.execute("PRAGMA foreign_keys = OFF")
+            db.execute("DROP TABLE users")
+        answers["/api without a key"] = anonymous.get("/api/chats")
+        answers["/v1 without a key"] = anonymous.get("/v1/models")
+
+    for where, answer in answers.items():
+        assert answer.status_code == 503, (where, answer.text)
+        error = answer.json()["error"]
+        assert (error["type"], error["code"]) == ("api_error", "store_error"), where
+        assert "the database failed" in error["message"]
+        assert "Traceback" not in answer.text
 
 
 def test_the_token_works_beside_users_keys_as_an_admin(tmp_path: Path) -> None:

@@ -124,7 +124,13 @@ class AccessMiddleware:
         if scope["type"] != "http" or self._public(scope["path"]):
             await self.app(scope, receive, send)
             return
-        caller = await self._caller(scope, Headers(scope=scope))
+        try:
+            caller = await self._caller(scope, Headers(scope=scope))
+        except StoreError as error:  # middleware runs outside the app's handlers: answered as they would
+            await error_response(503, f"the database failed: {error}", code="store_error")(
+                scope, receive, send
+            )
+            return
         if isinstance(caller, str):
             await error_response(401, caller)(scope, receive, send)
             return
