@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["TOKEN_ENV_VAR", "token_from_env", "token_problem"]
+__all__ = ["MIN_TOKEN_LENGTH", "TOKEN_ENV_VAR", "token_from_env", "token_problem", "weak_token_problem"]
 
 TOKEN_ENV_VAR = "TOOLBRIDGE_TOKEN"
+MIN_TOKEN_LENGTH = 16
+"""Beyond this machine a token must have this many characters (and some variety): anyone who can reach
+the address may try to guess it."""
+_MIN_DISTINCT = 6
 
 
 def token_from_env() -> str | None:
@@ -25,3 +29,21 @@ def token_problem(token: str, *, sources: str) -> str | None:
     if token != token.strip():
         return "the token starts or ends with whitespace, which no client sends; remove it"
     return None
+
+
+def weak_token_problem(token: str, *, host: str, which: str = "the token") -> str | None:
+    """Why `token` (`which` names it in the message) is too easy to guess for a service listening on
+    `host`, which is not this machine only; None when it will do."""
+    if len(token) >= MIN_TOKEN_LENGTH and len(set(token)) >= _MIN_DISTINCT:
+        return None
+    weakness = (
+        f"has {len(token)} characters"
+        if len(token) < MIN_TOKEN_LENGTH
+        else f"uses only {len(set(token))} different characters"
+    )
+    return (
+        f"refusing to listen on {host}: {which} {weakness}, and beyond this machine a token needs at "
+        f"least {MIN_TOKEN_LENGTH} characters, not all alike, or anyone who can reach the address may "
+        "guess it. Make one with `python -c 'import secrets; print(secrets.token_urlsafe(32))'`, or bind "
+        "to 127.0.0.1."
+    )

@@ -42,16 +42,28 @@ def test_a_blank_or_padded_token_is_refused(token: str) -> None:
         settings({}, token=token)
 
 
-def test_beyond_this_machine_any_token_will_do_but_none_is_refused() -> None:
+STRONG = "Vq3xL9-kP2mZ7rT4wY8n"
+
+
+def test_beyond_this_machine_a_strong_token_is_needed() -> None:
     with pytest.raises(ConfigError, match=r"refusing to listen on 0\.0\.0\.0 without a token"):
         settings({}, host="0.0.0.0").check_bind()
-    settings({"tokens": {"ci": {"token": "t"}}}, host="0.0.0.0").check_bind()
+    settings({"tokens": {"ci": {"token": STRONG}}}, host="0.0.0.0").check_bind()
     settings({}, host="::1").check_bind()  # loopback needs none
+    settings({"tokens": {"ci": {"token": "t"}}}, host="::1").check_bind()  # nor a long one
+    for weak in (
+        {"tokens": {"ci": {"token": "t"}}},
+        {"tokens": {"ci": {"token": STRONG}, "cd": {"token": "x" * 20}}},
+    ):
+        with pytest.raises(ConfigError, match=r"token 'c[id]'.*at least 16 characters"):
+            settings(weak, host="0.0.0.0").check_bind()
+    with pytest.raises(ConfigError, match=r"--token.*at least 16 characters"):
+        settings({}, host="0.0.0.0", token="short").check_bind()
 
 
 def test_accepted_hosts_are_loopback_the_bound_address_and_the_configs() -> None:
     hosts = settings(
-        {"allowed_hosts": ["tools.lan"], "tokens": {"ci": {"token": "t"}}}, host="10.0.0.5", port=81
+        {"allowed_hosts": ["tools.lan"], "tokens": {"ci": {"token": STRONG}}}, host="10.0.0.5", port=81
     )
     assert hosts.accepted_hosts() == {
         f"{name}:81" for name in ("localhost", "127.0.0.1", "[::1]", "10.0.0.5", "tools.lan")

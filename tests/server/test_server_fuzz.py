@@ -18,8 +18,24 @@ from fuzz_values import FUZZ, json_values, query_texts, texts
 from hypothesis import example, given
 from hypothesis import strategies as st
 from server_helpers import serve_in_thread
+from users_helpers import add_user, bearer
 
-ids = st.one_of(texts, st.integers(), st.just(10**23), st.just(-1))
+
+def spellings_of(chat_id: int) -> st.SearchStrategy[str]:
+    """Texts FastAPI's int parsing reads as `chat_id`: signs, leading zeros, underscores, a zero
+    fraction, and whitespace around it (`+01`, `0_1`, `1.0`, ` 1\n`)."""
+    spaces = st.text(st.sampled_from(" \t\n\r\x0b\x0c"), max_size=2)
+    return st.builds(
+        lambda lead, sign, zeros, fraction, trail: f"{lead}{sign}{zeros}{chat_id}{fraction}{trail}",
+        spaces,
+        st.sampled_from(["", "+"]),
+        st.sampled_from(["", "0", "00", "0_"]),
+        st.sampled_from(["", ".0", ".00"]),
+        spaces,
+    )
+
+
+ids = st.one_of(texts, st.integers(), st.just(10**23), st.just(-1), spellings_of(1))
 
 wire_messages = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant", "tool", "system", "developer"]) | json_values},
@@ -162,3 +178,46 @@ def _post_json(http: httpx.Client, path: str, body: Any) -> None:
     except (TypeError, ValueError):  # pragma: no cover - every drawn value is JSON
         return
     _assert_answered(http.post(path, content=content, headers={"Content-Type": "application/json"}))
+
+
+ALICES_CHAT = 2
+"""Bob's chat is 1: a spelling such as `0_2` must not reach alice's chat, nor any other."""
+
+
+@pytest.fixture(scope="module")
+def alice_and_bob(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, httpx.Client]]:
+    """A server with users: alice's chat is ALICES_CHAT; clients for alice and bob."""
+    directory: Path = tmp_path_factory.mktemp("owners")
+    with serve_in_thread(directory, None, agents={"default": {"model": "demo"}}) as server:
+        alice = server.http(headers=bearer(add_user(server.db_url, "alice")))
+        bob = server.http(headers=bearer(add_user(server.db_url, "bob")))
+        bob.post("/api/chats", json={})
+        assert alice.post("/api/chats", json={}).json()["id"] == ALICES_CHAT
+        yield alice, bob
+
+
+chat_routes = st.sampled_from(
+    [
+        ("GET", "/api/chats/{id}/messages", None),
+        ("POST", "/api/chats/{id}/messages", {"content": "mine now"}),
+        ("POST", "/api/chats/{id}/approvals/call_1", {"approved": True}),
+        ("POST", "/api/chats/{id}/server-requests/form_1", {"action": "cancel"}),
+        ("POST", "/api/chats/{id}/cancel", None),
+        ("GET", "/api/chats/{id}/events", None),
+    ]
+)
+
+
+@FUZZ
+@given(spelling=spellings_of(ALICES_CHAT), route=chat_routes)
+@example(spelling="+2", route=("GET", "/api/chats/{id}/messages", None))  # once read alice's messages
+def test_no_spelling_of_another_users_chat_id_reaches_it(
+    alice_and_bob: tuple[httpx.Client, httpx.Client], spelling: str, route: tuple[str, str, Any]
+) -> None:
+    alice, bob = alice_and_bob
+    method, template, body = route
+    with bob.stream(method, _path(template, spelling, ""), json=body) as response:
+        response.read()  # an event stream bob may not see is refused before it opens
+    assert response.status_code == 404, (spelling, response.text)
+    assert f"no chat {ALICES_CHAT};" in response.json()["error"]["message"]
+    assert alice.get(f"/api/chats/{ALICES_CHAT}/messages").json() == []

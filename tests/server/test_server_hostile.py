@@ -91,6 +91,38 @@ def test_the_token_is_redacted_from_log_lines_in_any_encoding(access_log: io.Str
     assert "%73%33" not in access_log.getvalue()
 
 
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_access_log_lines_with_a_token_are_still_written_as_verbose_formats_them(
+    access_log: io.StringIO, log_format: str
+) -> None:
+    """`toolbridge serve --verbose` logs each request with uvicorn's access formatter, which reads the
+    request line from the record's arguments: redaction must leave them in place."""
+    from uvicorn.logging import AccessFormatter
+
+    from toolbridge.telemetry._logs import JsonLogFormatter
+
+    (handler,) = [h for h in logging.getLogger("uvicorn.access").handlers if h.stream is access_log]  # type: ignore[attr-defined]
+    handler.setFormatter(
+        AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s', use_colors=False)
+        if log_format == "text"
+        else JsonLogFormatter()
+    )
+    install_token_redaction(TOKEN)
+    key = "tbk_0a1b2c3d_" + "s3cretPart-of_the-key" * 2
+    logger = logging.getLogger("uvicorn.access")
+    logger.info(
+        '%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "GET", f"/api/chats/1/events?token={TOKEN}", "1.1", 200
+    )
+    logger.info(
+        '%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "GET", f"/api/chats/1/events?token={key}", "1.1", 200
+    )
+
+    written = access_log.getvalue()
+    assert written.count("/api/chats/1/events?token=***") == 2, written
+    assert "200" in written
+    assert "s3cret" not in written
+
+
 def _assert_refused(response: httpx.Response, status: int = 400) -> str:
     assert response.status_code == status, response.text
     message: str = response.json()["error"]["message"]

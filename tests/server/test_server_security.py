@@ -25,6 +25,7 @@ from toolbridge.errors import ConfigError
 from toolbridge.server import ServerSettings
 
 TOKEN = "s3cret-token"
+STRONG_TOKEN = "Vq3xL9-kP2mZ7rT4wY8n"
 
 
 def test_host_and_origin_must_be_this_server(tmp_path: Path) -> None:
@@ -195,11 +196,29 @@ def test_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: Path) -
     assert refused.returncode == 1
     assert "refusing to listen on 0.0.0.0 without a token" in refused.stderr
     assert "--token" in refused.stderr
-    # With a token it may; loopback needs none.
-    ServerSettings(host="0.0.0.0", token=TOKEN).check_bind()
+    # With a strong token it may; loopback needs none.
+    ServerSettings(host="0.0.0.0", token=STRONG_TOKEN).check_bind()
     ServerSettings(host="::1").check_bind()
     with pytest.raises(ConfigError):
         ServerSettings(host="192.168.1.20").check_bind()
+
+
+@pytest.mark.parametrize("weak", ["x", TOKEN, "a" * 40, "abababab" * 4])
+@pytest.mark.parametrize("has_users", [False, True])
+def test_beyond_this_machine_a_short_or_weak_token_is_refused(weak: str, has_users: bool) -> None:
+    with pytest.raises(ConfigError, match=r"at least 16 characters.*secrets\.token_urlsafe"):
+        ServerSettings(host="0.0.0.0", token=weak).check_bind(has_users=has_users)
+    ServerSettings(host="127.0.0.1", token=weak).check_bind(has_users=has_users)  # this machine only
+
+
+def test_an_app_made_for_beyond_this_machine_without_a_token_or_users_lets_nobody_in(
+    tmp_path: Path,
+) -> None:
+    """`toolbridge serve` refuses to start so; an app made with `create_app` alone refuses every request."""
+    with serve_in_thread(tmp_path, None, server={"host": "0.0.0.0"}) as server:
+        refused = server.http().get("/api/chats")
+    assert refused.status_code == 401
+    assert "neither a token nor users" in refused.json()["error"]["message"]
 
 
 def test_the_token_in_the_query_is_accepted_only_on_the_event_stream(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Rules follow the tool in `serve`: two real `files` servers share `delete_file` (exposed as
 `a__delete_file` and `h__delete_file`), and rules written for `delete_file` still hold on the web page's
-JSON API and on `/v1/chat/completions`."""
+JSON API, on `/v1/chat/completions` and on tools over HTTP (`/tools/{name}`, `/openapi.json`)."""
 
 from __future__ import annotations
 
@@ -76,3 +76,27 @@ def test_v1_does_not_run_the_renamed_tool_against_a_rule(
         completion = server.openai().chat.completions.create(model="default", messages=question)  # type: ignore[arg-type]
     assert completion.choices[0].message.content == "Kept."
     assert victim.exists()
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"deny": ["delete_file"]},
+        {"deny": ["h:*"]},
+        {"allow": ["a__*", "read_file"]},
+    ],
+)
+def test_tools_over_http_keep_the_default_agents_tool_rules(
+    tmp_path: Path, victim: Path, rules: dict[str, Any]
+) -> None:
+    agents = {"default": {"tools": rules}}
+    with serve_in_thread(tmp_path, None, agents=agents, mcp_servers=TWO_FILE_SERVERS) as server:
+        http = server.http()
+        refused = http.post("/tools/h__delete_file", json={"path": str(victim)})
+        listed = http.get("/openapi.json").json()["paths"]
+    assert refused.status_code == 404, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "unknown_tool"
+    assert "`default` agent's tool rules" in error["message"]
+    assert victim.exists()
+    assert "/tools/h__delete_file" not in listed

@@ -4,7 +4,10 @@ their own chats and call log (admins everything), and the OpenAI endpoint taking
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import openai
@@ -15,6 +18,14 @@ from users_helpers import add_user, bearer, cli, cli_json
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 TOKEN = "the-one-person-token"
+CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
+
+
+def spellings_of(chat_id: int) -> list[str]:
+    """Other ways to write `chat_id` that FastAPI's int parsing reads as the same number, each once
+    enough for another user to reach the chat (the check looked at the text, not the number)."""
+    n = str(chat_id)
+    return [f"+{n}", f"{n}.0", f" {n}", f"{n} ", f"{n}\n", f"{n}\t", f"{n}\r", f"+0{n}", f"0{n}", f"0_{n}"]
 
 
 def db_of(tmp_path: Path) -> str:
@@ -71,6 +82,79 @@ def test_with_a_user_every_request_needs_a_live_key(tmp_path: Path) -> None:
         assert "revoked" in revoked.json()["error"]["message"]
 
 
+def test_removing_the_last_user_leaves_keys_required_until_a_restart(tmp_path: Path) -> None:
+    db = db_of(tmp_path)
+    add_user(db, "early")  # there before the server starts, removed before its first request
+    with serve_in_thread(tmp_path, None) as server:
+        cli(db, "users", "remove", "early")
+        anonymous = server.http()
+        refused = anonymous.get("/api/chats")
+        assert refused.status_code == 401
+        assert "restart" in refused.json()["error"]["message"]
+
+    with serve_in_thread(tmp_path, None) as server:
+        anonymous = server.http()
+        assert anonymous.get("/api/chats").status_code == 200  # a fresh start with no users: loopback, open
+        key = add_user(db, "alice")
+        assert anonymous.get("/api/chats").status_code == 401
+        assert anonymous.get("/api/chats", headers=bearer(key)).status_code == 200
+        cli(db, "users", "remove", "alice")
+        for headers in ({}, bearer(key)):
+            refused = anonymous.get("/api/chats", headers=headers)
+            assert refused.status_code == 401
+            assert "no users are left" in refused.json()["error"]["message"]
+        assert anonymous.get("/api/stats").status_code == 401
+        assert anonymous.get("/metrics").status_code == 401
+
+
+def test_a_key_is_accepted_when_its_last_use_cannot_be_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`last_used_at` is written on the side: a database that cannot be written (a full disk, a
+    read-only file or role) still lets keys in, and answers come back."""
+    key = add_user(db_of(tmp_path), "alice")
+    read_only = f"sqlite:///file:{tmp_path / 'toolbridge.db'}?mode=ro&uri=true"
+    question = [{"role": "user", "content": "Hi"}]
+    with (
+        ScriptedModel([Turn.text("Hello, alice."), Turn.text("Hello again.")]) as model,
+        serve_in_thread(tmp_path, model, db_url=read_only) as server,
+        caplog.at_level(logging.WARNING, logger="toolbridge"),
+    ):
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0)
+        answers = [client.chat.completions.create(model="default", messages=question) for _ in range(2)]
+        listed = server.http(headers=bearer(key)).get("/api/chats")
+
+    assert [a.choices[0].message.content for a in answers] == ["Hello, alice.", "Hello again."]
+    assert listed.status_code == 200
+    assert cli_json(db_of(tmp_path), "keys", "list")[0]["last_used_at"] is None
+    failures = [r for r in caplog.records if "cannot write to the database" in r.getMessage()]
+    assert len(failures) == 1  # once per outage, not per request
+
+
+def test_a_failing_store_is_a_503_in_the_apis_error_shape_not_a_bare_500(tmp_path: Path) -> None:
+    key = add_user(db_of(tmp_path), "alice")
+    with serve_in_thread(tmp_path, None) as server:
+        anonymous = server.http()
+        with sqlite3.connect(tmp_path / "toolbridge.db") as db:  # as good as a disk gone bad
+            db.execute("DROP TABLE api_keys")
+        answers = {
+            "/api with a key": anonymous.get("/api/chats", headers=bearer(key)),
+            "/v1 with a key": anonymous.get("/v1/models", headers=bearer(key)),
+        }
+        with sqlite3.connect(tmp_path / "toolbridge.db") as db:
+            db.execute("PRAGMA foreign_keys = OFF")
+            db.execute("DROP TABLE users")
+        answers["/api without a key"] = anonymous.get("/api/chats")
+        answers["/v1 without a key"] = anonymous.get("/v1/models")
+
+    for where, answer in answers.items():
+        assert answer.status_code == 503, (where, answer.text)
+        error = answer.json()["error"]
+        assert (error["type"], error["code"]) == ("api_error", "store_error"), where
+        assert "the database failed" in error["message"]
+        assert "Traceback" not in answer.text
+
+
 def test_the_token_works_beside_users_keys_as_an_admin(tmp_path: Path) -> None:
     db = db_of(tmp_path)
     with serve_in_thread(tmp_path, None, token=TOKEN) as server:
@@ -124,6 +208,67 @@ def test_each_user_sees_only_their_own_chats_and_calls_and_admins_see_all(tmp_pa
         assert [(s["tool"], s["calls"]) for s in alice.get("/api/stats").json()] == [("calculate", 1)]
         assert bob.get("/api/stats").json() == []
         assert [s["calls"] for s in admin.get("/api/stats").json()] == [1]
+
+
+BOBS_TRIES: list[tuple[str, str, dict[str, object] | None]] = [
+    ("GET", "/api/chats/{chat}/messages", None),
+    ("POST", "/api/chats/{chat}/messages", {"content": "mine now"}),
+    ("POST", "/api/chats/{chat}/approvals/call_alice", {"approved": True}),
+    ("POST", "/api/chats/{chat}/server-requests/form_1", {"action": "cancel"}),
+    ("POST", "/api/chats/{chat}/cancel", None),
+]
+
+
+def _template(path: str) -> str:
+    return (
+        path.replace("{chat}", "{chat_id}")
+        .replace("call_alice", "{call_id}")
+        .replace("form_1", "{request_id}")
+    )
+
+
+def test_no_spelling_of_a_chats_id_lets_another_user_reach_it(tmp_path: Path) -> None:
+    db = db_of(tmp_path)
+    turns = [
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "6 * 7"}, id="call_alice")),
+        Turn.text("42, alice."),
+    ]
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model, agents=CAREFUL) as server,
+    ):
+        alice = server.http(headers=bearer(add_user(db, "alice")))
+        bob = server.http(headers=bearer(add_user(db, "bob")))
+        chat = alice.post("/api/chats", json={}).json()["id"]
+        with EventReader(alice, chat) as events:
+            alice.post(f"/api/chats/{chat}/messages", json={"content": "6 * 7?"})
+            events.until("approval_requested")  # her run waits on her answer: bob must not give it
+            for spelling in [str(chat), *spellings_of(chat)]:
+                segment = quote(spelling, safe="")
+                for method, path, body in BOBS_TRIES:
+                    refused = bob.request(method, path.format(chat=segment), json=body)
+                    assert refused.status_code == 404, (spelling, path, refused.text)
+                    assert f"no chat {chat};" in refused.json()["error"]["message"]
+                with bob.stream("GET", f"/api/chats/{segment}/events") as stream:
+                    assert stream.status_code == 404, spelling
+            # Every route of a chat was tried: a new one must join BOBS_TRIES.
+            document = alice.get("/api/openapi.json").json()
+            routes = {
+                (method.upper(), path)
+                for path, operations in document["paths"].items()
+                if "{chat_id}" in path
+                for method in operations
+            }
+            tried = {(method, _template(path)) for method, path, _ in BOBS_TRIES}
+            assert routes == tried | {("GET", "/api/chats/{chat_id}/events")}
+
+            # Her run still waits on her: bob's approval, cancel and message did nothing.
+            assert (
+                alice.post(f"/api/chats/{chat}/approvals/call_alice", json={"approved": False}).status_code
+                == 204
+            )
+            assert events.until("final")[-1]["result"]["output"] == "42, alice."
+        assert "mine now" not in str(alice.get(f"/api/chats/{chat}/messages").json())
 
 
 def test_each_app_has_its_own_key_and_usage_figures(tmp_path: Path) -> None:

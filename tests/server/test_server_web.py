@@ -224,7 +224,8 @@ def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
         helper_tools = http.get("/api/tools", params={"agent": "helper"}).json()
         unknown_agent = http.post("/api/chats", json={"agent": "nobody"})
         missing_chat = http.get("/api/chats/999/messages")
-        empty_message = http.post("/api/chats/999/messages", json={"content": ""})
+        chat_id = http.post("/api/chats", json={}).json()["id"]
+        empty_message = http.post(f"/api/chats/{chat_id}/messages", json={"content": ""})
         page = http.get("/")
 
     assert listed_agents == [

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from server_helpers import RunningServer, serve_in_thread
+from users_helpers import add_user, bearer
 
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
@@ -77,6 +78,18 @@ def test_metrics_need_the_token_and_probes_do_not(tmp_path: Path) -> None:
         assert anonymous.get("/readyz").json() == {"status": "ready"}
         assert server.http().get("/metrics").status_code == 200
         anonymous.close()
+
+
+def test_with_users_metrics_are_for_admins_only(tmp_path: Path) -> None:
+    """The metrics label every user's tools and agents: a user's key does not read them."""
+    with serve_in_thread(tmp_path, None, token="s3cret-token-for-scrapers") as server:
+        user = server.http(headers=bearer(add_user(server.db_url, "alice")))
+        admin = server.http(headers=bearer(add_user(server.db_url, "root", admin=True)))
+        refused = user.get("/metrics")
+        assert refused.status_code == 403
+        assert "only admins may read the metrics" in refused.json()["error"]["message"]
+        assert admin.get("/metrics").status_code == 200
+        assert server.http().get("/metrics").status_code == 200  # the token: an admin, for Prometheus
 
 
 def test_readyz_fails_while_the_database_is_not_at_this_versions_schema(tmp_path: Path) -> None:

@@ -49,7 +49,8 @@ TokenOption = Annotated[
     str | None,
     typer.Option(
         "--token",
-        help="With --http: require 'Authorization: Bearer TOKEN' (required off 127.0.0.1); the config's "
+        help="With --http: require 'Authorization: Bearer TOKEN' (required off 127.0.0.1, and there at "
+        "least 16 characters); the config's "
         "gateway.tokens are accepted too. Default: $TOOLBRIDGE_TOKEN.",
         show_default=False,
     ),

@@ -35,7 +35,8 @@ TokenOption = Annotated[
     str | None,
     typer.Option(
         "--token",
-        help="Require 'Authorization: Bearer TOKEN' on every request (required off 127.0.0.1). "
+        help="Require 'Authorization: Bearer TOKEN' on every request (required off 127.0.0.1, and "
+        "there at least 16 characters). "
         "Default: $TOOLBRIDGE_TOKEN.",
         show_default=False,
     ),

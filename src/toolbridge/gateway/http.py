@@ -25,7 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from toolbridge._request_guard import accepted_hosts, is_loopback
-from toolbridge._token import TOKEN_ENV_VAR, token_from_env, token_problem
+from toolbridge._token import TOKEN_ENV_VAR, token_from_env, token_problem, weak_token_problem
 from toolbridge.config import Config
 from toolbridge.config.agents import ToolFilter
 from toolbridge.config.gateway import DEFAULT_GATEWAY_PORT
@@ -78,8 +78,19 @@ class HttpSettings(BaseModel):
         )
 
     def check_bind(self) -> None:
-        """Refuse to listen beyond this machine without a token: anyone who can reach it could use the tools."""
-        if not is_loopback(self.host) and not self.tokens:
+        """Refuse to listen beyond this machine without a token, or with one easy to guess: anyone who can
+        reach it could use the tools."""
+        if is_loopback(self.host):
+            return
+        for name, token in self.tokens.items():
+            which = (
+                f"the token of --token or ${TOKEN_ENV_VAR}"
+                if name == COMMAND_LINE_TOKEN
+                else f"token {name!r} (gateway.tokens.{name}.token)"
+            )
+            if problem := weak_token_problem(token, host=self.host, which=which):
+                raise ConfigError(problem)
+        if not self.tokens:
             raise ConfigError(
                 f"refusing to listen on {self.host} without a token: anyone who can reach this address "
                 f"could run your tools. Pass --token (or set ${TOKEN_ENV_VAR}, or gateway.tokens in the "

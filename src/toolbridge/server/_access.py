@@ -6,6 +6,9 @@ own files, and the per-user request limits.
   is required.
 - Users (`toolbridge users add`): every request needs a user's key (`toolbridge keys create`). The token,
   when one is set, still works and acts as an admin with no limits (for scripts and emergencies).
+  Once a running server has required keys it goes on requiring them, even when the last user is removed
+  (it may listen beyond this machine because users existed); a restart with no users follows the rules
+  above again.
 
 The key or token goes in `Authorization: Bearer ...`, or `?token=` on a chat's event stream (the one
 endpoint `EventSource` calls, which cannot send headers). Requests that start a run count against the
@@ -27,12 +30,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolbridge.server._errors import ApiError, error_response
 from toolbridge.server._limits import LimitExceeded, UsageLimits
-from toolbridge.server._settings import ServerSettings
+from toolbridge.server._settings import ServerSettings, is_loopback
 from toolbridge.store import KeyOwner, Store, StoreError
 from toolbridge.store.users import KEY_PREFIX
 from toolbridge.telemetry import bind_log_context
 
-__all__ = ["ANYONE", "AccessMiddleware", "Caller", "caller_of", "require_admin"]
+__all__ = ["ANYONE", "AccessMiddleware", "Caller", "KeysRequired", "caller_of", "require_admin"]
 
 # The page's files hold no data, and a browser cannot send a token when it opens a page.
 _PUBLIC_PATHS = ("/", "/index.html", "/favicon.ico", "/healthz", "/readyz")
@@ -81,18 +84,53 @@ def _query_tokens(scope: Scope) -> list[str]:
     return [unquote_plus(value) for name, sep, value in pairs if name == "token" and sep]
 
 
+class KeysRequired:
+    """Whether users' keys are required: from the first time users are seen (at start-up, or when one is
+    added while serving) until the server stops, whatever happens to the users meanwhile."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._required = False
+
+    async def start(self) -> None:
+        """Look before serving: a server started with users requires keys from its first request."""
+        await self.now()
+
+    async def now(self) -> bool:
+        if not self._required:
+            self._required = await anyio.to_thread.run_sync(self._store.users.any)
+        return self._required
+
+    async def users_left(self) -> bool:
+        return await anyio.to_thread.run_sync(self._store.users.any)
+
+
 class AccessMiddleware:
-    def __init__(self, app: ASGIApp, settings: ServerSettings, store: Store, limits: UsageLimits) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        settings: ServerSettings,
+        store: Store,
+        limits: UsageLimits,
+        keys_required: KeysRequired | None = None,
+    ) -> None:
         self.app = app
         self.settings = settings
         self.store = store
         self.limits = limits
+        self.keys_required = keys_required or KeysRequired(store)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self._public(scope["path"]):
             await self.app(scope, receive, send)
             return
-        caller = await self._caller(scope, Headers(scope=scope))
+        try:
+            caller = await self._caller(scope, Headers(scope=scope))
+        except StoreError as error:  # middleware runs outside the app's handlers: answered as they would
+            await error_response(503, f"the database failed: {error}", code="store_error")(
+                scope, receive, send
+            )
+            return
         if isinstance(caller, str):
             await error_response(401, caller)(scope, receive, send)
             return
@@ -134,13 +172,25 @@ class AccessMiddleware:
             owner: KeyOwner | None = await anyio.to_thread.run_sync(self.store.users.owner_of, key)
             if owner is not None:
                 return Caller(user_id=owner.user_id, name=owner.name, admin=owner.admin)
-        users = await anyio.to_thread.run_sync(self.store.users.any)
-        if not users and token is None:
+        keys_required = await self.keys_required.now()
+        if not keys_required and token is None and is_loopback(self.settings.host):
             return ANYONE
-        if users:
+        if keys_required and not await self.keys_required.users_left():
+            message = (
+                "no users are left, and this server goes on requiring a user's key until it restarts "
+                "(it may listen beyond this machine because users existed): add a user and a key "
+                "(`toolbridge users add NAME`, `toolbridge keys create --user NAME`), use the token, or "
+                "restart the server"
+            )
+        elif keys_required:
             message = (
                 "missing, wrong or revoked API key: send 'Authorization: Bearer <key>' with a key from "
                 "`toolbridge keys create --user NAME` (for OpenAI clients, use it as the api_key)"
+            )
+        elif token is None:  # beyond this machine with neither: `toolbridge serve` refuses to start so
+            message = (
+                f"this server listens on {self.settings.host} with neither a token nor users, so nobody "
+                "may use it: restart it with --token, or add users (`toolbridge users add`)"
             )
         else:
             message = (

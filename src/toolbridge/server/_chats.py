@@ -215,9 +215,7 @@ class ChatHub:
 
     # -- runs -----------------------------------------------------------------------------------------
 
-    async def start_run(
-        self, chat_id: int, opening: str | Opening, *, caller: Caller | None = None
-    ) -> str | None:
+    async def start_run(self, chat: ChatSummary, opening: str | Opening, *, caller: Caller) -> str | None:
         """Store the user's message and start the chat's agent on it; returns the run id. The run's
         tool calls are logged as the chat's user's; its tokens count against `caller`'s limits.
 
@@ -225,7 +223,7 @@ class ChatHub:
         turn: then its messages are stored and no run starts (None)."""
         if isinstance(opening, str):
             opening = Opening(prompt=opening)
-        chat = await self.get_chat(chat_id)
+        chat_id = chat.id
         if opening.prompt is None:
             await anyio.to_thread.run_sync(self._append, chat_id, opening.before)
             return None
@@ -378,8 +376,8 @@ class ChatHub:
         channel.approvals.pop(request.call.id, None)
         return pending.approved
 
-    async def answer(self, chat_id: int, call_id: str, approved: bool) -> None:
-        await self.get_chat(chat_id)
+    async def answer(self, chat: ChatSummary, call_id: str, approved: bool) -> None:
+        chat_id = chat.id
         channel = self._peek(chat_id)
         if channel.decide(call_id, approved):
             return
@@ -445,10 +443,10 @@ class ChatHub:
         """Send an event of the server's own (not the agent's) to the chat's event streams."""
         self._peek(chat_id).publish(data)
 
-    async def cancel(self, chat_id: int) -> None:
+    async def cancel(self, chat: ChatSummary) -> None:
         """Stop the chat's run, on whichever replica it runs: its stream and running tools are
         cancelled, and it ends `cancelled`."""
-        await self.get_chat(chat_id)
+        chat_id = chat.id
         if self._peek(chat_id).cancel():
             return
         run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
@@ -459,16 +457,23 @@ class ChatHub:
         ):
             raise ApiError(404, f"chat {chat_id} has no run in progress to stop")
 
-    async def get_chat(self, chat_id: int) -> ChatSummary:
+    async def get_chat(self, chat_id: int, caller: Caller) -> ChatSummary:
+        """Chat `chat_id` when `caller` may see it: with users, a chat is its user's (and admins').
+        Anyone else is told it does not exist, as they would be of a chat that does not. The one way
+        to a chat: the other methods take what this returns."""
+        missing = ApiError(404, f"no chat {chat_id}; list the chats with GET /api/chats")
         try:
-            return await anyio.to_thread.run_sync(self._store.get_chat, chat_id)
+            chat = await anyio.to_thread.run_sync(self._store.get_chat, chat_id)
         except ChatNotFoundError:
-            raise ApiError(404, f"no chat {chat_id}; list the chats with GET /api/chats") from None
+            raise missing from None
+        if not caller.sees(chat.user_id):
+            raise missing
+        return chat
 
-    async def events(self, chat_id: int, *, last_event_id: int | None = None) -> AsyncIterator[str]:
+    async def events(self, chat: ChatSummary, *, last_event_id: int | None = None) -> AsyncIterator[str]:
         """The chat's events as SSE text, until the client leaves; comments keep an idle stream open.
         From after `last_event_id` when given, else from the start of the chat's run in progress."""
-        await self.get_chat(chat_id)
+        chat_id = chat.id
         channel = self._channel(chat_id)
         follower = Follower()
         channel.feed.add(follower)  # before the stream reads where to start: nothing falls between

@@ -3,7 +3,8 @@ the database answers at this toolbridge's schema revision, and it is not shuttin
 (Prometheus' text format).
 
 /healthz and /readyz need no token (probes carry none, and they tell nothing but up or down); /metrics
-needs the token when the server has one, like the API.
+needs the token when the server has one, like the API, and once users exist it is for admins (and the
+token) only: its labels name every user's agents and tools.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from toolbridge.server._access import require_admin
 from toolbridge.server._state import ServerState
 from toolbridge.telemetry import METRICS
 
@@ -38,5 +40,6 @@ async def readyz(request: Request) -> JSONResponse:
 
 
 @router.get("/metrics")
-async def metrics() -> Response:
+async def metrics(request: Request) -> Response:
+    require_admin(request, "read the metrics (they cover every user's runs and tools)")
     return Response(generate_latest(METRICS), media_type=CONTENT_TYPE_LATEST)

@@ -28,10 +28,20 @@ class TokenRedactor(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        redacted = self.redact(message)
-        if redacted != message:
-            record.msg, record.args = redacted, None
+        if self.redact(message) == message:
+            return True
+        # Redacted where it is, argument by argument: uvicorn's access formatter reads the request line
+        # from the arguments (a 5-tuple), and fails on a record that has none.
+        if isinstance(record.args, tuple):
+            record.msg = self._redacted(record.msg)
+            record.args = tuple(self._redacted(arg) for arg in record.args)
+            message = record.getMessage()
+        if self.redact(message) != message:  # the secret spans arguments, or hides in another type
+            record.msg, record.args = self.redact(message), None
         return True
+
+    def _redacted(self, value: object) -> object:
+        return self.redact(value) if isinstance(value, str) else value
 
     def redact(self, text: str) -> str:
         text = _QUERY_PARAMETER.sub(self._parameter, text)

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError, field_validator
 
 from toolbridge._request_guard import accepted_hosts, is_loopback
-from toolbridge._token import TOKEN_ENV_VAR, token_from_env, token_problem
+from toolbridge._token import TOKEN_ENV_VAR, token_from_env, token_problem, weak_token_problem
 from toolbridge.config import Config, ServeConfig
 from toolbridge.config.sections import DEFAULT_HOST, DEFAULT_PORT
 from toolbridge.errors import ConfigError
@@ -41,9 +41,13 @@ class ServerSettings(ServeConfig):
         return accepted_hosts(self.host, self.port, self.allowed_hosts)
 
     def check_bind(self, *, has_users: bool = False) -> None:
-        """Refuse to listen beyond this machine without a token or users (whose keys are then required):
-        anyone who can reach it could use the tools."""
-        if not is_loopback(self.host) and not self.token and not has_users:
+        """Refuse to listen beyond this machine without a token or users (whose keys are then required),
+        or with a token easy to guess: anyone who can reach it could use the tools."""
+        if is_loopback(self.host):
+            return
+        if self.token and (problem := weak_token_problem(self.token, host=self.host)):
+            raise ConfigError(problem)
+        if not self.token and not has_users:
             raise ConfigError(
                 f"refusing to listen on {self.host} without a token: anyone who can reach this address "
                 f"could run your tools. Pass --token (or set ${TOKEN_ENV_VAR}), add users with keys "

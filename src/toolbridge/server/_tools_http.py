@@ -2,8 +2,10 @@
 
 What mcpo does for Open WebUI and any OpenAPI client, on the same app: the same token, Host and Origin
 checks and body limit. Calls go through the registry (validation, timeouts, the result cache) and into
-the call log as `caller: "openapi"`. Nobody can be asked to approve a call here, so one that the
-`default` agent's approval policy holds back is refused unless `server.auto_approve` is true.
+the call log as `caller: "openapi"`. The `default` agent's tool rules hold here as on /v1: only the tools
+it offers (`servers`, `tools.allow` / `tools.deny`) are listed and callable. Nobody can be asked to
+approve a call here, so one that its approval policy holds back is refused unless `server.auto_approve`
+is true.
 """
 
 from __future__ import annotations
@@ -49,8 +51,7 @@ _APPROVAL_REQUIRED = "approval_required"
 @router.get("/openapi.json", include_in_schema=False)
 async def openapi_document(request: Request) -> dict[str, Any]:
     state = ServerState.of(request)
-    tools = await state.toolbox.list_tools()
-    return tools_document(tools, bearer=state.settings.token is not None)
+    return tools_document(await _offered(state), bearer=state.settings.token is not None)
 
 
 @router.post(TOOL_PATH_PREFIX + "{name:path}", include_in_schema=False)
@@ -68,9 +69,10 @@ async def call_tool(request: Request, name: str) -> JSONResponse:
     started_at, started = datetime.now(UTC), time.perf_counter()
     call = ToolCall(name=name, arguments=arguments)
     tool = await state.toolbox.registry.find(name)
-    if tool is None:
-        names = [tool.name for tool in await state.toolbox.list_tools()]
-        message = _unknown(name, names, state.toolbox.registry.server_errors)
+    default = await state.catalog.definition("default", param="name")
+    if tool is None or not default.offers(tool):
+        names = [tool.name for tool in await _offered(state)]
+        message = _unknown(name, names, state.toolbox.registry.server_errors, left_out=tool is not None)
         result = ToolResult.error(call.id, message, kind="unknown_tool")
     elif (reason := await _needs_approval(state, tool)) is not None:
         result = ToolResult.error(
@@ -110,6 +112,12 @@ async def _call_until_hang_up(
     return result
 
 
+async def _offered(state: ServerState) -> list[ToolSpec]:
+    """The tools the `default` agent offers: what may be listed and called here."""
+    default = await state.catalog.definition("default", param="name")
+    return default.select_tools(await state.toolbox.list_tools())
+
+
 async def _needs_approval(state: ServerState, tool: ToolSpec) -> str | None:
     if state.settings.auto_approve:
         return None
@@ -117,9 +125,15 @@ async def _needs_approval(state: ServerState, tool: ToolSpec) -> str | None:
     return definition.approval.approval_reason(tool)
 
 
-def _unknown(name: str, names: list[str], down: dict[str, str]) -> str:
+def _unknown(name: str, names: list[str], down: dict[str, str], *, left_out: bool) -> str:
     close = closest_names(name, names)
     hint = f"did you mean {', '.join(close)}? " if close else ""
+    if left_out:
+        return (
+            f"no tool named {name!r} is offered here: the `default` agent's tool rules (its `servers`, "
+            f"`tools.allow` and `tools.deny`) leave it out; {hint}GET /openapi.json lists the "
+            f"{len(names)} tools"
+        )
     message = f"no tool named {name!r}; {hint}GET /openapi.json lists the {len(names)} tools"
     if down:
         # The tool may be one of theirs.

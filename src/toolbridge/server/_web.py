@@ -22,21 +22,23 @@ from toolbridge.store.runs import RunRecord
 __all__ = ["router"]
 
 
-async def _own_chats_only(request: Request) -> None:
-    """With users, a chat is its user's (and admins'): anyone else is told it does not exist."""
-    chat_id = request.path_params.get("chat_id")
-    caller = caller_of(request)
-    if chat_id is None or caller.admin or not chat_id.isdigit() or not 1 <= int(chat_id) < 2**63:
-        return  # no chat, or an id the route's own validation refuses
-    chat = await ServerState.of(request).chats.get_chat(int(chat_id))
-    if not caller.sees(chat.user_id):
-        raise ApiError(404, f"no chat {chat_id}; list the chats with GET /api/chats")
-
-
-router = APIRouter(prefix="/api", dependencies=[Depends(_own_chats_only)])
-
 # Ids are 64-bit integers in every database; a larger one would overflow the query instead of missing.
 ChatId = Annotated[int, Path(ge=1, le=2**63 - 1, description="A chat's id, from GET /api/chats.")]
+
+
+async def _owned_chat(chat_id: ChatId, request: Request) -> ChatSummary:
+    """The path's chat, checked on its parsed id (`+1`, `1.0` and ` 1` are all chat 1): with users, a
+    chat is its user's (and admins'), and anyone else is told it does not exist."""
+    return await ServerState.of(request).chats.get_chat(chat_id, caller_of(request))
+
+
+OwnedChat = Annotated[ChatSummary, Depends(_owned_chat)]
+"""The chat of a route under /api/chats/{chat_id} (the dependency runs once per request)."""
+
+router = APIRouter(prefix="/api")
+# Every route of one chat: the router's dependency checks the caller may see it, so none can forget to.
+chat_router = APIRouter(prefix="/chats/{chat_id}", dependencies=[Depends(_owned_chat)])
+
 MAX_CHATS_LISTED = 10_000
 
 
@@ -127,36 +129,33 @@ async def create_chat(request: Request) -> dict[str, Any]:
     return _chat_json(chat)
 
 
-@router.get("/chats/{chat_id}/messages")
-async def chat_messages(chat_id: ChatId, request: Request) -> list[dict[str, Any]]:
-    state = ServerState.of(request)
-    await state.chats.get_chat(chat_id)
-    messages = await anyio.to_thread.run_sync(state.store.get_messages, chat_id)
+@chat_router.get("/messages")
+async def chat_messages(chat: OwnedChat, request: Request) -> list[dict[str, Any]]:
+    messages = await anyio.to_thread.run_sync(ServerState.of(request).store.get_messages, chat.id)
     return [message.model_dump(mode="json") for message in messages]
 
 
-@router.post("/chats/{chat_id}/messages", status_code=202)
-async def post_message(chat_id: ChatId, request: Request) -> dict[str, Any]:
+@chat_router.post("/messages", status_code=202)
+async def post_message(chat: OwnedChat, request: Request) -> dict[str, Any]:
     body = await read_body(request, NewMessage)
     if not body.content.strip() and body.prompt is None:
         raise ApiError(400, "the message is empty: write some text or choose a prompt", param="content")
     state = ServerState.of(request)
-    await state.chats.get_chat(chat_id)
     opening = await opening_of(state.toolbox.content, body.content, body.attachments, body.prompt)
-    run_id = await state.chats.start_run(chat_id, opening, caller=caller_of(request))
+    run_id = await state.chats.start_run(chat, opening, caller=caller_of(request))
     # The page shows a prompt's messages from here: they are history to the run, never its events.
     return {"run_id": run_id, "opening": [message.model_dump(mode="json") for message in opening.before]}
 
 
-@router.get("/chats/{chat_id}/events")
-async def chat_events(chat_id: ChatId, request: Request) -> StreamingResponse:
+@chat_router.get("/events")
+async def chat_events(chat: OwnedChat, request: Request) -> StreamingResponse:
     last_event_id = request.headers.get("last-event-id")
     if last_event_id is not None and not (last_event_id.isdigit() and int(last_event_id) < 2**63):
         raise ApiError(
             400, "Last-Event-ID must be the id of an event this stream sent", param="Last-Event-ID"
         )
     resume = int(last_event_id) if last_event_id is not None else None
-    stream = await ServerState.of(request).chats.events(chat_id, last_event_id=resume)
+    stream = await ServerState.of(request).chats.events(chat, last_event_id=resume)
     return StreamingResponse(
         stream,
         media_type="text/event-stream",
@@ -164,24 +163,23 @@ async def chat_events(chat_id: ChatId, request: Request) -> StreamingResponse:
     )
 
 
-@router.post("/chats/{chat_id}/approvals/{call_id}", status_code=204)
-async def answer_approval(chat_id: ChatId, call_id: str, request: Request) -> Response:
+@chat_router.post("/approvals/{call_id}", status_code=204)
+async def answer_approval(chat: OwnedChat, call_id: str, request: Request) -> Response:
     body = await read_body(request, ApprovalAnswer)
-    await ServerState.of(request).chats.answer(chat_id, call_id, body.approved)
+    await ServerState.of(request).chats.answer(chat, call_id, body.approved)
     return Response(status_code=204)
 
 
-@router.post("/chats/{chat_id}/server-requests/{request_id}", status_code=204)
-async def answer_server_request(chat_id: ChatId, request_id: str, request: Request) -> Response:
+@chat_router.post("/server-requests/{request_id}", status_code=204)
+async def answer_server_request(chat: OwnedChat, request_id: str, request: Request) -> Response:
     body = await read_body(request, ServerRequestAnswer)
-    await ServerState.of(request).chats.get_chat(chat_id)
-    await ServerState.of(request).asker.answer(chat_id, request_id, body.action, body.content)
+    await ServerState.of(request).asker.answer(chat.id, request_id, body.action, body.content)
     return Response(status_code=204)
 
 
-@router.post("/chats/{chat_id}/cancel", status_code=204)
-async def cancel_run(chat_id: ChatId, request: Request) -> Response:
-    await ServerState.of(request).chats.cancel(chat_id)
+@chat_router.post("/cancel", status_code=204)
+async def cancel_run(chat: OwnedChat, request: Request) -> Response:
+    await ServerState.of(request).chats.cancel(chat)
     return Response(status_code=204)
 
 
@@ -238,3 +236,6 @@ async def tool_stats(request: Request, since: str | None = None) -> list[dict[st
         (c.tool, c.server): c.model_dump(mode="json", include={"latency", "calls_over_time"}) for c in charts
     }
     return [{**entry.model_dump(mode="json"), **drawn.get((entry.tool, entry.server), {})} for entry in stats]
+
+
+router.include_router(chat_router)  # last: FastAPI before 0.165 copies the routes it has then

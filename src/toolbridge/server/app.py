@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from toolbridge.agent.server_requests import ServerRequests
 from toolbridge.config import Config
 from toolbridge.server import _content, _openai, _operations, _sign_in, _tools_http, _web
-from toolbridge.server._access import AccessMiddleware
+from toolbridge.server._access import AccessMiddleware, KeysRequired
 from toolbridge.server._agents import AgentCatalog
 from toolbridge.server._asks import WebAsker
 from toolbridge.server._chats import ChatHub
@@ -46,9 +46,11 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     """
     settings = settings or ServerSettings()
     limits = UsageLimits(settings.limits, store)
+    keys_required = KeysRequired(store)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await keys_required.start()  # with users now, keys are required from the first request on
         # Servers' questions go to the web page's chat whose call waits on them (else they are
         # declined); sampling is answered by the server's sampling model or the default one, charged
         # to the user whose run made the call; roots are only those a server's config gives it.
@@ -84,7 +86,9 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     install_error_handlers(app)
     # Added in reverse: Host and Origin first, then the key, and only then is a body read.
     app.add_middleware(BodyLimitMiddleware, settings=settings)
-    app.add_middleware(AccessMiddleware, settings=settings, store=store, limits=limits)
+    app.add_middleware(
+        AccessMiddleware, settings=settings, store=store, limits=limits, keys_required=keys_required
+    )
     app.add_middleware(SecurityMiddleware, settings=settings)
     app.include_router(_openai.router)
     app.include_router(_web.router)
