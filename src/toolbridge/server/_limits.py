@@ -62,6 +62,10 @@ class UsageLimits:
         users = self._config.users.values()
         return self._config.tokens_per_day is not None or any(u.tokens_per_day for u in users)
 
+    def token_limit(self, user: str) -> int | None:
+        """`user`'s model tokens per day (None: no limit)."""
+        return self._config.for_user(user).tokens_per_day
+
     def admit(self, user: str, user_id: int) -> None:
         """Count a request of `user` that starts a run; `LimitExceeded` when it is one too many."""
         limits = self._config.for_user(user)

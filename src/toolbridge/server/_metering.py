@@ -79,6 +79,12 @@ class RunMeter:
             usage_id = await anyio.to_thread.run_sync(limits.hold, user, user_id, hold)
         except LimitExceeded as exceeded:
             raise exceeded.api_error() from None
+        except StoreError as error:
+            if limits.token_limit(user) is not None:
+                raise  # a limit that cannot be counted admits nobody (a 503)
+            # Without a limit the tokens are only figures: the answer outweighs them, as for the call log.
+            _log.warning("model tokens of user %r will not be counted for this run: %s", user, error)
+            return cls()
         return cls(limits, user, user_id, usage_id)
 
     @contextmanager
