@@ -44,6 +44,11 @@ _PUBLISHED: dict[str, tuple[str, list[str]]] = {
 
 _REAL_HOME = Path.home()
 
+# pytest-xdist's workers inherit COLUMNS=80, and rich's consoles keep a width found in the environment
+# from the moment they are made (on import): each test sets the width it needs, or gets rich's default.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
+
 _USER_DIRS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR")
 
 
