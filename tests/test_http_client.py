@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import httpx2
 import pytest
 import trio
+import uvicorn
+from httpx_aiohttp.httpx2 import AiohttpTransport
 
-from toolbridge._http_client import async_http_client
+from toolbridge._http_client import KEEPALIVE_EXPIRY, async_http_client
 
 pytestmark = pytest.mark.anyio
 
@@ -116,3 +120,39 @@ async def test_a_proxy_from_the_environment_carries_the_requests(monkeypatch: py
             answer = await client.get("http://model.internal/v1/models")
     assert answer.text == "via proxy"
     assert request_lines == [b"GET http://model.internal/v1/models HTTP/1.1"]
+
+
+async def test_a_connection_the_server_closed_while_idle_is_not_used_and_the_request_is_not_lost() -> None:
+    # The server's close is on the client's socket, not yet seen by the event loop (which has not run since):
+    # a request sent on that connection would be lost, not knowing whether it ran.
+    bodies: list[list[bytes]] = []
+    sockets: list[socket.socket] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sockets.append(writer.get_extra_info("socket"))
+        bodies.append(received := [])
+        with contextlib.suppress(asyncio.IncompleteReadError):  # the client or the test closed it
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                received.append(await reader.readexactly(length))
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                await writer.drain()
+        writer.close()
+
+    async with raw_server(answer) as url, async_http_client() as client:
+        assert (await client.post(url, content=b"first")).text == "ok"
+        sockets[0].shutdown(socket.SHUT_RDWR)  # the server closes the idle connection
+        assert (await client.post(url, content=b"second")).text == "ok"
+    assert bodies == [[b"first"], [b"second"]]  # the second went on a new connection
+
+
+async def test_idle_connections_are_let_go_before_uvicorns_default_keep_alive_ends_them() -> None:
+    server_keep_alive = uvicorn.Config(app=None).timeout_keep_alive  # the MCP SDK's server runs with it
+    async with async_http_client() as client:
+        transport = client._transport
+        assert isinstance(transport, AiohttpTransport)
+        connector = transport.get_client().connector
+        assert connector is not None
+        assert connector._keepalive_timeout == KEEPALIVE_EXPIRY < server_keep_alive  # type: ignore[attr-defined]
+        await connector.close()

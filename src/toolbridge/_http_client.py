@@ -10,27 +10,51 @@ httpx-aiohttp names a refused or dropped connection a timeout. Both toolbridge a
 timeouts apart (a model that is down is not a model that is slow), so the errors are renamed here to
 what httpx2's own transport raises.
 
+A server closes a connection it has kept idle for a while (uvicorn, and so the MCP SDK's server, after
+5 s), and a request sent on it just then is lost with no way to tell whether it ran. Two things keep
+requests off such connections: idle connections are dropped after 4 s, before the common servers drop
+them; and a connection taken from the pool is checked first, so one the server has already closed (its
+close waiting on the socket, not yet seen by the event loop) is discarded and the request goes on a new
+one. Only a close that crosses the request on the wire is left, and then the request may have reached
+the server: that failure is reported, never retried here.
+
 aiohttp runs on asyncio only: under any other event loop (trio) the client uses httpx2's transport.
 """
 
 from __future__ import annotations
 
 import asyncio
+import select
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import httpx2
+from aiohttp.client_proto import ResponseHandler
+from aiohttp.client_reqrep import ConnectionKey
+from aiohttp.connector import Connection
+from aiohttp.tracing import Trace
 from httpx2._config import DEFAULT_LIMITS
 from httpx2._types import CertTypes
 from httpx_aiohttp.httpx2 import AiohttpTransport
 
-__all__ = ["async_http_client"]
+__all__ = ["KEEPALIVE_EXPIRY", "async_http_client"]
+
+KEEPALIVE_EXPIRY = 4.0
+"""Seconds an idle connection is kept: below the 5 s after which uvicorn (and Node, hypercorn) close one,
+so the client lets it go first."""
+
+_LIMITS = httpx2.Limits(
+    max_connections=DEFAULT_LIMITS.max_connections,
+    max_keepalive_connections=DEFAULT_LIMITS.max_keepalive_connections,
+    keepalive_expiry=KEEPALIVE_EXPIRY,
+)
 
 
 def async_http_client(**options: Any) -> httpx2.AsyncClient:
     """An `httpx2.AsyncClient` (same options) sending over aiohttp when the running loop is asyncio."""
+    options.setdefault("limits", _LIMITS)
     return (_AiohttpClient if _on_asyncio() else httpx2.AsyncClient)(**options)
 
 
@@ -43,6 +67,14 @@ def _on_asyncio() -> bool:
 
 
 class _Transport(AiohttpTransport):
+    def get_client(self) -> aiohttp.ClientSession:
+        connector = _Connector(
+            limit=self.limits.max_connections or 0,  # 0: no limit, as None is to httpx2
+            keepalive_timeout=self.limits.keepalive_expiry,
+            ssl=self.ssl_context,
+        )
+        return aiohttp.ClientSession(connector=connector)
+
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
             response = await super().handle_async_request(request)
@@ -86,6 +118,30 @@ def _as_httpx(error: httpx2.TransportError, request: httpx2.Request) -> httpx2.T
     if renamed is None:
         return error
     return renamed(str(cause) or type(cause).__name__, request=request)
+
+
+class _Connector(aiohttp.TCPConnector):
+    """aiohttp's connector, reusing only idle connections the server has not closed (as httpcore does)."""
+
+    async def _get(self, key: ConnectionKey, traces: list[Trace]) -> Connection | None:
+        while (connection := await super()._get(key, traces)) is not None:
+            if connection.protocol is None or not _closed_by_server(connection.protocol):
+                return connection
+            connection.close()  # the request would be lost on it: the pool gives the next, or None
+        return None
+
+
+def _closed_by_server(protocol: ResponseHandler) -> bool:
+    """Whether an idle connection has anything to read: the server's close (an idle HTTP/1.1 connection
+    gets nothing else), there on the socket before the event loop has run to notice it."""
+    sock = protocol.transport.get_extra_info("socket") if protocol.transport is not None else None
+    if sock is None:
+        return False
+    if not hasattr(select, "poll"):  # Windows; select() there takes any socket, with no 1024 limit
+        return bool(select.select([sock], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class _AiohttpClient(httpx2.AsyncClient):

@@ -43,3 +43,13 @@ def test_the_call_benchmark_runs_and_prints_ratios_from_its_own_run() -> None:
     targets = [line for line in done.stdout.splitlines() if line.startswith("target:")]
     assert len(targets) == 5
     assert all(": met (" in line or ": NOT met (" in line for line in targets)
+
+
+def test_the_keep_alive_benchmark_runs_and_loses_no_call() -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "http_keepalive.py"), "--calls", "24", "--concurrent", "4"],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "lost calls: 0 (0 expected)" in done.stdout

@@ -40,6 +40,9 @@ def add_listening_options(parser: argparse.ArgumentParser) -> None:
     so the port is the parent's from the start, never picked and then bound later by another process."""
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (http and sse)")
     parser.add_argument("--fd", type=int, help="serve on this inherited listening socket (bound to --port)")
+    parser.add_argument(
+        "--keep-alive", type=float, default=5.0, help="seconds an idle connection is kept (uvicorn's default)"
+    )
 
 
 def listening_socket(options: argparse.Namespace) -> socket.socket:
@@ -51,7 +54,7 @@ def listening_socket(options: argparse.Namespace) -> socket.socket:
 
 def serve_http(app: ASGIApp, options: argparse.Namespace, *, log_level: str = "warning") -> None:
     """Serve `app` under uvicorn on the socket of `add_listening_options`' options."""
-    config = uvicorn.Config(app, log_level=log_level)
+    config = uvicorn.Config(app, log_level=log_level, timeout_keep_alive=options.keep_alive)  # type: ignore[arg-type]
     uvicorn.Server(config).run(sockets=[listening_socket(options)])
 
 
