@@ -5,7 +5,7 @@ orchestrators expect of a clean stop; 130 for Ctrl-C, as shells do).
 
 This is the one module that reaches into uvicorn beyond its documented API (its httptools protocol, the
 server's captured signals), so uvicorn has an upper version bound in pyproject.toml;
-tests/server/test_uvicorn_contract.py checks what is relied on here before a new uvicorn is allowed."""
+tests/test_dependency_contracts.py checks what is relied on here before a new uvicorn is allowed."""
 
 from __future__ import annotations
 

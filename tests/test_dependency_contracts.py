@@ -1,5 +1,7 @@
-"""What server/_uvicorn.py relies on in uvicorn beyond its documented API; run before raising uvicorn's
-upper bound in pyproject.toml. The behaviour itself is tested over a real socket (test_server_security)."""
+"""What toolbridge relies on in its dependencies beyond their documented APIs, each in one adapter
+module: server/_uvicorn.py (uvicorn's httptools protocol) and _http_client.py (aiohttp's connector).
+Run these before raising a dependency's upper bound in pyproject.toml. The behaviour itself is tested over
+real sockets (test_server_security, test_http_client)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,14 @@ import tomllib
 from importlib.metadata import version
 from pathlib import Path
 
+import aiohttp
+import pytest
 from uvicorn import Config, Server
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from toolbridge.server._uvicorn import BoundedHttpToolsProtocol
 
-PYPROJECT = Path(__file__).parents[2] / "pyproject.toml"
+PYPROJECT = Path(__file__).parents[1] / "pyproject.toml"
 
 
 def test_the_httptools_protocol_has_what_the_bounded_one_overrides_and_reads() -> None:
@@ -33,10 +37,19 @@ def test_the_graceful_server_finds_the_signals_uvicorn_captured() -> None:
     assert "self._captured_signals" in inspect.getsource(Server)
 
 
-def test_uvicorn_is_within_the_checked_versions() -> None:
+def test_the_connector_takes_pooled_connections_through_get() -> None:
+    get = vars(aiohttp.BaseConnector)["_get"]
+    assert inspect.iscoroutinefunction(get)
+    assert list(inspect.signature(get).parameters) == ["self", "key", "traces"]
+    # connect() asks _get for a pooled connection before it opens a new one.
+    assert "await self._get(key, traces)" in inspect.getsource(aiohttp.BaseConnector.connect)
+
+
+@pytest.mark.parametrize("package", ["uvicorn", "aiohttp"])
+def test_the_installed_version_is_within_the_checked_ones(package: str) -> None:
     dependencies = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["dependencies"]
-    (declared,) = [line for line in dependencies if re.match(r"uvicorn\b", line)]
+    (declared,) = [line for line in dependencies if re.match(rf"{package}\b", line)]
     upper = re.search(r"<\s*([\d.]+)", declared)
-    assert upper is not None, f"uvicorn needs an upper bound in pyproject.toml, got {declared!r}"
-    installed = tuple(int(part) for part in version("uvicorn").split(".")[:2])
+    assert upper is not None, f"{package} needs an upper bound in pyproject.toml, got {declared!r}"
+    installed = tuple(int(part) for part in version(package).split(".")[:2])
     assert installed < tuple(int(part) for part in upper.group(1).split(".")[:2])
