@@ -6,12 +6,17 @@
   "approval": "elicit",                // a call that needs approval: ask the client (elicit), refuse, allow
   "max_body_bytes": 1000000,           // --http: larger request bodies are refused with 413
   "allowed_hosts": [],                 // --http: Host names accepted besides loopback and the bound address
-  "tokens": {                          // --http: each client its own bearer token and tool set
+  "tokens": {                          // --http: each client its own bearer token and what it reaches
     "cursor": {"token": "${CURSOR_TOKEN}", "tools": {"allow": ["excel__*"]}},
+    "docs": {"token": "${DOCS_TOKEN}", "servers": ["wiki"]},
     "ci": {"token": "${CI_TOKEN}"}
   }
 }
 ```
+A token's rule decides everything its clients reach: tools, and the resources, resource templates,
+prompts and completions of servers. `servers` names the servers (`native`: toolbridge's own tools);
+without it, a token whose `tools.allow` is set reaches the servers of the tools it allows, any other
+token every server.
 """
 
 from __future__ import annotations
@@ -22,7 +27,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolbridge.config.agents import ToolFilter
 
-__all__ = ["DEFAULT_GATEWAY_PORT", "GatewayApproval", "GatewayConfig", "GatewayToken"]
+__all__ = [
+    "DEFAULT_GATEWAY_PORT",
+    "GatewayApproval",
+    "GatewayConfig",
+    "GatewayToken",
+    "TokenReach",
+]
 
 DEFAULT_GATEWAY_PORT = 8766
 
@@ -35,10 +46,24 @@ class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class GatewayToken(_Section):
-    token: str = Field(repr=False, min_length=1)
+class TokenReach(_Section):
+    """What the clients holding one token may reach through the gateway."""
+
     tools: ToolFilter = Field(default_factory=ToolFilter)
-    """The tools a client holding this token may list and call (default: all the gateway offers)."""
+    """The tools they may list and call (default: all the gateway offers)."""
+    servers: list[str] | None = None
+    """The servers whose tools (as `tools` narrows them), resources, resource templates, prompts and
+    completions they reach (`native`: toolbridge's own tools). None: with `tools.allow` set, the servers
+    of the tools it allows; without, every server."""
+
+    @property
+    def limits_servers(self) -> bool:
+        """Whether the clients reach fewer servers than the gateway offers."""
+        return self.servers is not None or self.tools.allow is not None
+
+
+class GatewayToken(TokenReach):
+    token: str = Field(repr=False, min_length=1)
 
 
 class GatewayConfig(_Section):
