@@ -6,6 +6,7 @@
   "approval": "elicit",                // a call that needs approval: ask the client (elicit), refuse, allow
   "max_body_bytes": 1000000,           // --http: larger request bodies are refused with 413
   "allowed_hosts": [],                 // --http: Host names accepted besides loopback and the bound address
+  "max_result_chars": 1000000,         // longer tool results are cut, with a note saying so
   "tokens": {                          // --http: each client its own bearer token and what it reaches
     "cursor": {"token": "${CURSOR_TOKEN}", "tools": {"allow": ["excel__*"]}},
     "docs": {"token": "${DOCS_TOKEN}", "servers": ["wiki"]},
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolbridge.config.agents import ToolFilter
 
 __all__ = [
+    "DEFAULT_GATEWAY_MAX_RESULT_CHARS",
     "DEFAULT_GATEWAY_PORT",
     "GatewayApproval",
     "GatewayConfig",
@@ -36,6 +38,7 @@ __all__ = [
 ]
 
 DEFAULT_GATEWAY_PORT = 8766
+DEFAULT_GATEWAY_MAX_RESULT_CHARS = 1_000_000
 
 GatewayApproval = Literal["elicit", "refuse", "allow"]
 """What the gateway does with a call its approval policy holds back: ask the client's user through
@@ -72,5 +75,8 @@ class GatewayConfig(_Section):
     approval: GatewayApproval = "elicit"
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
     allowed_hosts: list[str] = Field(default_factory=list)
+    max_result_chars: int = Field(default=DEFAULT_GATEWAY_MAX_RESULT_CHARS, ge=100)
+    """A tool result longer than this (its text, media and structured content together) reaches the
+    client cut to this many characters of text, with a note saying so."""
     tokens: dict[str, GatewayToken] = Field(default_factory=dict)
     """Named bearer tokens; with any set, every HTTP request needs one of them."""

@@ -6,7 +6,8 @@ own where servers are configured `"shared": false` (see `_sessions`); a client h
 token sees and calls only the tools that token reaches (`_reach`). The approval policy is applied
 first (`_approval`), and while a call runs its upstream server's progress, log messages and requests
 go to the client that made it (`_calls`; on 2026-07-28 a call whose client can be asked something runs
-in the parking lot between the client's rounds, `_parking`).
+in the parking lot between the client's rounds, `_parking`). A result over `max_result_chars` reaches
+the client cut, with a note, as an agent's model sees one (`ToolResult.truncated`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import mcp_types as mcp
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from toolbridge.config.gateway import DEFAULT_GATEWAY_MAX_RESULT_CHARS
 from toolbridge.gateway._approval import ApprovalGate, Refused
 from toolbridge.gateway._calls import ClientCalls
-from toolbridge.gateway._convert import call_result_to_mcp, tool_to_mcp
+from toolbridge.gateway._convert import call_result_to_mcp, sent_size, tool_to_mcp
 from toolbridge.gateway._parking import Answer, ParkedCall
 from toolbridge.gateway._reach import CallerReach
 from toolbridge.gateway._sessions import DownstreamSessions
@@ -54,8 +56,10 @@ class GatewayTools:
         reach: CallerReach | None = None,
         approval: ApprovalGate | None = None,
         calls: ClientCalls | None = None,
+        max_result_chars: int = DEFAULT_GATEWAY_MAX_RESULT_CHARS,
     ) -> None:
-        """`reach`: what the client of each request may use (None: every offered tool)."""
+        """`reach`: what the client of each request may use (None: every offered tool);
+        `max_result_chars`: longer results reach the client cut, with a note (as an agent's do)."""
         self._toolbox = toolbox
         self._sessions = sessions
         self._offers = offers
@@ -65,6 +69,7 @@ class GatewayTools:
         self._approval = approval
         self._calls = calls or ClientCalls()
         self._parking = self._calls.parking
+        self._max_result_chars = max_result_chars
 
     async def list_tools(
         self, ctx: ServerRequestContext, params: mcp.PaginatedRequestParams | None
@@ -172,7 +177,18 @@ class GatewayTools:
             result = await registry.call(
                 call, timeout=self._timeout, cache_scope=cache_scope, on_progress=relay
             )
-        return Answer(result, sent[-1] if sent else None)
+        return self._capped(Answer(result, sent[-1] if sent else None), spec)
+
+    def _capped(self, answer: Answer, spec: ToolSpec) -> Answer:
+        """The answer, or, over the limit, what fits of its text with a note saying what to do (what the
+        client gets and the call log keeps)."""
+        limit = self._max_result_chars
+        capped, cut = answer.result.truncated(limit, size=sent_size(answer.result, limit))
+        if not cut:
+            return answer
+        # Cut, it has no structured content, which a tool with an output schema must send (clients
+        # check it): then it is an error result, which they take as it is.
+        return Answer(capped.model_copy(update={"is_error": True}) if spec.output_schema else capped)
 
     async def _follow(self, parked: ParkedCall) -> mcp.CallToolResult | mcp.InputRequiredResult:
         """Wait for a parked call's result, or for questions its server asks the client meanwhile."""

@@ -75,6 +75,7 @@ class Gateway:
         token_rules: Mapping[str, TokenReach] | None = None,
         approval: ApprovalGate | None = None,
         calls: ClientCalls | None = None,
+        max_result_chars: int | None = None,
     ) -> None:
         """`offers` picks the tools clients see and may call; `servers` the servers whose resources and
         prompts they see (None: every enabled one); `record` writes calls to the call log (in batches,
@@ -83,7 +84,8 @@ class Gateway:
         named HTTP token reach: tools, and the servers whose resources and prompts they see (see
         `_reach` and `gateway.http`); `approval` holds back the calls the policy says
         need the user's approval (None: every call runs); `calls` follows the clients' calls, and the
-        toolbox was built with its `gateway_features`."""
+        toolbox was built with its `gateway_features`; `max_result_chars` caps each tool result (None:
+        the config's `gateway.max_result_chars`)."""
         self.toolbox = toolbox
         self.sessions = DownstreamSessions(toolbox)
         self.calls = calls or ClientCalls()
@@ -98,6 +100,7 @@ class Gateway:
             reach=reach,
             approval=approval,
             calls=self.calls,
+            max_result_chars=max_result_chars or toolbox.config.gateway.max_result_chars,
         )
         upstream = Upstream(toolbox, servers, reach)
         self._upstream = upstream
