@@ -205,6 +205,24 @@ class ToolResult(_Model):
             pieces.append(json.dumps(self.structured_content, ensure_ascii=False))
         return "\n".join(pieces)
 
+    def truncated(self, limit: int, *, size: int | None = None) -> tuple[ToolResult, int]:
+        """The result cut to `limit` characters of its text, with a note saying how much was cut and
+        what to do, and how many characters were cut (0: the result as it is). `size`: how many
+        characters the result takes where more than its text counts (media, structured content,
+        as the gateway sends them); over `limit`, the result becomes its text, media summarized."""
+        text = self.text
+        size = len(text) if size is None else size
+        if size <= limit:
+            return self, 0
+        kept = text[:limit]
+        cut = size - len(kept)
+        note = (
+            f"\n[Result truncated: {cut:,} of {size:,} characters were cut. "
+            "If you need the rest, ask the tool for a smaller part.]"
+        )
+        update = {"content": [TextPart(text=kept + note)], "structured_content": None, "notes": []}
+        return self.model_copy(update=update), cut
+
 
 # -- conversation -----------------------------------------------------------------------------------
 

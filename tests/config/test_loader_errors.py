@@ -221,6 +221,15 @@ def test_a_file_that_is_not_utf8_is_an_error(isolated: Path) -> None:
         ),
         ({"agents": []}, None, "agents", ["expected an object, got a list"]),
         (
+            {
+                "gateway": {"tokens": {"t": {"token": "x", "servers": ["native", "exel"]}}},
+                "mcpServers": {"excel": {"command": "x"}},
+            },
+            None,
+            "gateway.tokens.t.servers[1]",
+            ["no MCP server named 'exel' ('native' names toolbridge's own tools); configured servers: excel"],
+        ),
+        (
             {"models": {"m": {"provider": "openai", "model": "x", "temprature": 1}}},
             None,
             "models.m.temprature",

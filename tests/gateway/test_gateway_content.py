@@ -3,6 +3,8 @@ official SDK client over stdio: listed from every offered server, each request s
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,12 @@ import mcp_types as mcp
 import pytest
 from _gateway import gateway, our_server
 from mcp import Client, MCPError
+from mcp.server.auth.middleware.auth_context import auth_context_var
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 
+from toolbridge.config.agents import ToolFilter
+from toolbridge.config.gateway import TokenReach
 from toolbridge.config.model import Config
 from toolbridge.gateway import Gateway
 from toolbridge.tools import Toolbox
@@ -151,3 +158,92 @@ async def test_long_listings_come_in_pages_the_client_follows(stdio_server: Any)
             assert len((await client.list_prompts()).prompts) == 3
             with pytest.raises(MCPError, match="list again without a cursor"):
                 await client.list_resources(cursor="not-a-cursor")
+
+
+@contextmanager
+def holding_token(name: str) -> Iterator[None]:
+    """Requests made in the block come with the named token, as `HttpGuard` hands it to the handlers
+    (the in-process server's tasks start in the block, so they see it)."""
+    reset = auth_context_var.set(AuthenticatedUser(AccessToken(token="t", client_id=name, scopes=[])))
+    try:
+        yield
+    finally:
+        auth_context_var.reset(reset)
+
+
+async def _refusal(request: Awaitable[object], asked: str) -> str:
+    """The error message a request gets, with what it asked for left out (to compare two refusals)."""
+    with pytest.raises(MCPError) as refused:
+        await request
+    return refused.value.error.message.replace(repr(asked), "<asked>")
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+async def test_a_token_reaches_the_resources_prompts_and_completions_of_its_tools_servers_only(
+    stdio_server: Any,
+) -> None:
+    servers = {"docs": stdio_server("library", name="docs"), "notes": stdio_server("library", name="notes")}
+    rules = {"reader": TokenReach(tools=ToolFilter(allow=["docs:*"]))}
+    async with Toolbox(Config(servers=servers), native=False) as toolbox:
+        server = Gateway(toolbox, token_rules=rules).server
+        with holding_token("reader"):
+            async with Client(server, mode="legacy") as client:
+                tools = {tool.name for tool in (await client.list_tools()).tools}
+                assert tools == {"docs__add_note", "docs__add_prompt", "docs__touch", "docs__crash"}
+                uris = {resource.uri for resource in await _all_resources(client)}
+                assert uris == {
+                    "docs+note://readme",
+                    "docs+note://todo",
+                    "docs+image://dot.png",
+                    "docs+data://table.bin",
+                }
+                listed = (await client.list_resource_templates()).resource_templates
+                assert {template.uri_template for template in listed} == {
+                    "docs+note://{name}",
+                    "docs+shelf://{book}",
+                }
+                prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+                assert prompts == {"docs__review", "docs__discuss", "docs__greet", "docs__followup"}
+                assert _text(await client.read_resource("docs+note://todo")) == "Buy milk."
+
+                # The other server's resources, prompts and templates are refused as unknown ones.
+                unknown = await _refusal(client.read_resource("nowhere+note://todo"), "nowhere+note://todo")
+                for uri in ["notes+note://todo", "notes+shelf://dune"]:
+                    assert await _refusal(client.read_resource(uri), uri) == unknown
+                    assert await _refusal(client.subscribe_resource(uri), uri) == unknown
+                unknown = await _refusal(client.get_prompt("no_such"), "no_such")
+                assert "notes__" not in unknown  # the prompts it names are the token's own
+                denied = await _refusal(client.get_prompt("notes__review", {"code": "x"}), "notes__review")
+                assert denied == unknown
+                prompt = mcp.PromptReference(type="ref/prompt", name="notes__review")
+                language = {"name": "language", "value": "r"}
+                assert await _refusal(client.complete(prompt, language), "notes__review") == unknown
+
+                name = {"name": "name", "value": "t"}
+                nowhere = mcp.ResourceTemplateReference(type="ref/resource", uri="no+note://{name}")
+                unknown = await _refusal(client.complete(nowhere, name), "no+note://{name}")
+                template = mcp.ResourceTemplateReference(type="ref/resource", uri="notes+note://{name}")
+                assert await _refusal(client.complete(template, name), "notes+note://{name}") == unknown
+
+
+async def test_a_tokens_servers_decide_its_tools_resources_and_prompts(stdio_server: Any) -> None:
+    config = Config(servers={"basic": stdio_server("basic"), "library": stdio_server("library")})
+    rules = {"notes": TokenReach(servers=["library"])}
+    async with Toolbox(config) as toolbox:
+        server = Gateway(toolbox, token_rules=rules).server
+        with holding_token("notes"):
+            async with Client(server, mode="legacy") as client:
+                assert {tool.name for tool in (await client.list_tools()).tools} == {
+                    "add_note",
+                    "add_prompt",
+                    "touch",
+                    "library__crash",  # basic has a `crash` too
+                }
+                refused = await client.call_tool("echo", {"text": "hi"})
+                assert refused.is_error
+                assert "not among the tools the token 'notes' may use" in str(refused.content)
+                assert len(await _all_resources(client)) == 4
+                assert len((await client.list_prompts()).prompts) == 4
+        with holding_token("anyone-else"):  # a token without a rule reaches everything
+            async with Client(server, mode="legacy") as client:
+                assert "echo" in {tool.name for tool in (await client.list_tools()).tools}

@@ -27,13 +27,17 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from server_paths import test_server_path
 from toolbridge.store import Store
 
 pytestmark = pytest.mark.anyio
 
 FULL, NARROW = "full-access-token", "echo-only-token"
 GUARDED_CONFIG = {
-    "mcpServers": {"basic": basic_server()},
+    "mcpServers": {
+        "basic": basic_server(),
+        "library": {**basic_server(), "args": [test_server_path("library")]},
+    },
     "gateway": {
         "max_body_bytes": 4096,
         "tokens": {
@@ -101,6 +105,24 @@ async def test_a_token_with_a_tool_set_lists_and_calls_only_those_tools(
     assert refused.is_error
     assert isinstance(refused.content[0], mcp.TextContent)
     assert "not among the tools the token 'cursor' may use" in refused.content[0].text
+
+
+@pytest.mark.parametrize("transport", list(TRANSPORTS))
+async def test_a_token_with_a_tool_set_reaches_only_the_resources_and_prompts_of_its_tools_servers(
+    guarded: HttpGateway, transport: str
+) -> None:
+    attribute, connect = TRANSPORTS[transport]
+    async with connect(getattr(guarded, attribute), token=FULL) as client:
+        assert "note://readme" in {resource.uri for resource in (await client.list_resources()).resources}
+        assert "review" in {prompt.name for prompt in (await client.list_prompts()).prompts}
+    async with connect(getattr(guarded, attribute), token=NARROW) as client:  # echo, of basic
+        assert (await client.list_resources()).resources == []
+        assert (await client.list_resource_templates()).resource_templates == []
+        assert (await client.list_prompts()).prompts == []
+        with pytest.raises(MCPError, match="No server behind this gateway has the resource 'note://readme'"):
+            await client.read_resource("note://readme")
+        with pytest.raises(MCPError, match=r"No prompt named 'review' behind this gateway \(prompts: none\)"):
+            await client.get_prompt("review", {"code": "x"})
 
 
 @pytest.mark.parametrize("path", ["/mcp", "/sse", "/messages/?session_id=0"])

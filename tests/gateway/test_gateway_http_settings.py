@@ -22,8 +22,8 @@ def test_named_tokens_come_with_their_tool_sets_and_the_command_lines_token_may_
     )
     assert found.port == 9000
     assert found.tokens == {"cursor": "c", COMMAND_LINE_TOKEN: "cli"}
-    assert found.token_tools["cursor"].allow == ["echo"]
-    assert COMMAND_LINE_TOKEN not in found.token_tools
+    assert found.token_rules["cursor"].tools.allow == ["echo"]
+    assert COMMAND_LINE_TOKEN not in found.token_rules
 
 
 def test_the_environments_token_is_used_unless_the_command_line_gives_one(

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import mcp_types as mcp
 import pytest
@@ -13,7 +14,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from server_paths import test_server_path
+from toolbridge.config.model import Config
+from toolbridge.gateway import Gateway
 from toolbridge.store import Store
+from toolbridge.tools import Toolbox
 
 pytestmark = pytest.mark.anyio
 
@@ -78,3 +82,38 @@ async def test_no_native_hides_toolbridges_own_tools_and_refuses_to_call_them(tm
         assert "calculate" not in names
         refused = await client.call_tool("calculate", {"expression": "1 + 1"})
         assert refused.is_error
+
+
+async def test_a_result_over_the_gateways_limit_reaches_the_client_cut_with_a_note(
+    tmp_path: Path, stdio_server: Any
+) -> None:
+    # In-process: what matters is what the gateway passes on, not how.
+    big = tmp_path / "big.txt"
+    big.write_text("x" * 1_500_000, encoding="utf-8")
+    small = tmp_path / "small.txt"
+    small.write_text("y" * 1_000, encoding="utf-8")
+    config = Config(servers={"files": stdio_server("files"), "basic": stdio_server("basic")})
+    async with Toolbox(config, native=False) as toolbox, Client(Gateway(toolbox).server) as client:
+        cut = await client.call_tool("read_file", {"path": str(big)})  # the default limit: 1,000,000
+        whole = await client.call_tool("read_file", {"path": str(small)})
+        async with Client(Gateway(toolbox, max_result_chars=100).server) as strict:
+            media = await strict.call_tool("media", {})
+
+    # read_file has an output schema, which a cut result cannot meet: an error result, which the client
+    # takes as it is.
+    assert cut.is_error
+    assert cut.structured_content is None
+    [text] = cut.content
+    assert isinstance(text, mcp.TextContent)
+    kept, note = text.text[:1_000_000], text.text[1_000_000:]
+    assert kept == "x" * 1_000_000
+    assert note.startswith("\n[Result truncated: ")
+    assert note.endswith("If you need the rest, ask the tool for a smaller part.]")
+    assert whole.structured_content == {"result": "y" * 1_000}  # within the limit: as the server sent it
+    # media has no output schema: what fits of its text (media summarized), and the note.
+    assert not media.is_error
+    assert media.structured_content is None
+    [summary] = media.content
+    assert isinstance(summary, mcp.TextContent)
+    assert summary.text.startswith("all kinds\n[image image/png, ")
+    assert "\n[Result truncated: " in summary.text

@@ -29,9 +29,9 @@ from toolbridge.agent.result import ToolCallRecord
 from toolbridge.mcp import ProgressHandler, ToolProgress
 from toolbridge.telemetry import trace_tool_call
 from toolbridge.tools.registry import QUALIFIER, ToolRegistry
-from toolbridge.types import TextPart, ToolCall, ToolResult, ToolSpec
+from toolbridge.types import ToolCall, ToolResult, ToolSpec
 
-__all__ = ["ToolRunner", "truncate"]
+__all__ = ["ToolRunner"]
 
 
 class ToolRunner:
@@ -126,7 +126,7 @@ class ToolRunner:
                     on_progress=self._progress_reporter(step, call, tool),
                 )
                 ran = True
-        result, cut = truncate(result, self._definition.max_result_chars)
+        result, cut = result.truncated(self._definition.max_result_chars)
         return ToolCallRecord(
             step=step, call=call, result=result, approved=approved, ran=ran, truncated_chars=cut
         )
@@ -204,17 +204,3 @@ def _declined(call: ToolCall, tool: ToolSpec, reason: str, *, asked: bool) -> To
             "so it did not run. Tell the user what you wanted to do, so they can run it with approval."
         )
     return ToolResult.error(call.id, message, kind="denied", server=tool.source)
-
-
-def truncate(result: ToolResult, limit: int) -> tuple[ToolResult, int]:
-    """The result cut to `limit` characters of text (with a note), and how many characters were cut."""
-    text = result.text
-    if len(text) <= limit:
-        return result, 0
-    cut = len(text) - limit
-    note = (
-        f"\n[Result truncated: {cut:,} of {len(text):,} characters were cut. "
-        "If you need the rest, ask the tool for a smaller part.]"
-    )
-    update = {"content": [TextPart(text=text[:limit] + note)], "structured_content": None, "notes": []}
-    return result.model_copy(update=update), cut

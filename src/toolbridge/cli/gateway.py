@@ -166,7 +166,7 @@ def _serve_http(
             servers=servers,
             record=_call_log(store),
             timeout=timeout,
-            token_tools=settings.token_tools,
+            token_rules=settings.token_rules,
             approval=approval,
             calls=calls,
         )

@@ -6,12 +6,18 @@
   "approval": "elicit",                // a call that needs approval: ask the client (elicit), refuse, allow
   "max_body_bytes": 1000000,           // --http: larger request bodies are refused with 413
   "allowed_hosts": [],                 // --http: Host names accepted besides loopback and the bound address
-  "tokens": {                          // --http: each client its own bearer token and tool set
+  "max_result_chars": 1000000,         // longer tool results are cut, with a note saying so
+  "tokens": {                          // --http: each client its own bearer token and what it reaches
     "cursor": {"token": "${CURSOR_TOKEN}", "tools": {"allow": ["excel__*"]}},
+    "docs": {"token": "${DOCS_TOKEN}", "servers": ["wiki"]},
     "ci": {"token": "${CI_TOKEN}"}
   }
 }
 ```
+A token's rule decides everything its clients reach: tools, and the resources, resource templates,
+prompts and completions of servers. `servers` names the servers (`native`: toolbridge's own tools);
+without it, a token whose `tools.allow` is set reaches the servers of the tools it allows, any other
+token every server.
 """
 
 from __future__ import annotations
@@ -22,9 +28,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolbridge.config.agents import ToolFilter
 
-__all__ = ["DEFAULT_GATEWAY_PORT", "GatewayApproval", "GatewayConfig", "GatewayToken"]
+__all__ = [
+    "DEFAULT_GATEWAY_MAX_RESULT_CHARS",
+    "DEFAULT_GATEWAY_PORT",
+    "GatewayApproval",
+    "GatewayConfig",
+    "GatewayToken",
+    "TokenReach",
+]
 
 DEFAULT_GATEWAY_PORT = 8766
+DEFAULT_GATEWAY_MAX_RESULT_CHARS = 1_000_000
 
 GatewayApproval = Literal["elicit", "refuse", "allow"]
 """What the gateway does with a call its approval policy holds back: ask the client's user through
@@ -35,10 +49,24 @@ class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class GatewayToken(_Section):
-    token: str = Field(repr=False, min_length=1)
+class TokenReach(_Section):
+    """What the clients holding one token may reach through the gateway."""
+
     tools: ToolFilter = Field(default_factory=ToolFilter)
-    """The tools a client holding this token may list and call (default: all the gateway offers)."""
+    """The tools they may list and call (default: all the gateway offers)."""
+    servers: list[str] | None = None
+    """The servers whose tools (as `tools` narrows them), resources, resource templates, prompts and
+    completions they reach (`native`: toolbridge's own tools). None: with `tools.allow` set, the servers
+    of the tools it allows; without, every server."""
+
+    @property
+    def limits_servers(self) -> bool:
+        """Whether the clients reach fewer servers than the gateway offers."""
+        return self.servers is not None or self.tools.allow is not None
+
+
+class GatewayToken(TokenReach):
+    token: str = Field(repr=False, min_length=1)
 
 
 class GatewayConfig(_Section):
@@ -47,5 +75,8 @@ class GatewayConfig(_Section):
     approval: GatewayApproval = "elicit"
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
     allowed_hosts: list[str] = Field(default_factory=list)
+    max_result_chars: int = Field(default=DEFAULT_GATEWAY_MAX_RESULT_CHARS, ge=100)
+    """A tool result longer than this (its text, media and structured content together) reaches the
+    client cut to this many characters of text, with a note saying so."""
     tokens: dict[str, GatewayToken] = Field(default_factory=dict)
     """Named bearer tokens; with any set, every HTTP request needs one of them."""

@@ -32,6 +32,7 @@ from toolbridge.config._errors import describe, explain
 from toolbridge.config._servers import parse_server
 from toolbridge.config.model import Config, ServerConfig
 from toolbridge.errors import ConfigError
+from toolbridge.types import NATIVE_SOURCE
 
 __all__ = [
     "CONFIG_ENV_VAR",
@@ -200,7 +201,7 @@ def _parse_servers(
 
 
 def _check_references(config: Config, where: str | None) -> None:
-    """What one model cannot check alone: model ids, and the servers agents name."""
+    """What one model cannot check alone: model ids, and the servers agents and gateway tokens name."""
     for name, model in config.models.items():
         if model.provider.strip().lower() != "demo" and not (model.model or "").strip():
             raise ConfigError(
@@ -215,6 +216,15 @@ def _check_references(config: Config, where: str | None) -> None:
                     f"no MCP server named {server!r}; {known_servers(config)}",
                     path=where,
                     key=f"agents.{name}.servers[{index}]",
+                )
+    for name, token in config.gateway.tokens.items():
+        for index, server in enumerate(token.servers or []):
+            if server not in config.servers and server != NATIVE_SOURCE:
+                raise ConfigError(
+                    f"no MCP server named {server!r} ({NATIVE_SOURCE!r} names toolbridge's own tools); "
+                    f"{known_servers(config)}",
+                    path=where,
+                    key=f"gateway.tokens.{name}.servers[{index}]",
                 )
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import mcp_types as mcp
 
 from toolbridge.types import AudioPart, ContentPart, ImagePart, ResourcePart, TextPart, ToolResult, ToolSpec
 
-__all__ = ["call_result_to_mcp", "content_block_to_mcp", "tool_to_mcp"]
+__all__ = ["call_result_to_mcp", "content_block_to_mcp", "sent_size", "tool_to_mcp"]
 
 
 def tool_to_mcp(spec: ToolSpec) -> mcp.Tool:
@@ -35,6 +37,23 @@ def call_result_to_mcp(result: ToolResult) -> mcp.CallToolResult:
         structured_content=result.structured_content,
         is_error=result.is_error,
     )
+
+
+def sent_size(result: ToolResult, limit: int) -> int:
+    """About how many characters the result takes on the wire: text, media and resources as sent, and
+    its structured content (measured only when the rest is within `limit`)."""
+    size = 0
+    for part in result.content:
+        match part:
+            case TextPart():
+                size += len(part.text)
+            case ImagePart() | AudioPart():
+                size += len(part.data)
+            case ResourcePart():
+                size += len(part.uri) + len(part.text or part.blob or "")
+    if result.structured_content is not None and size <= limit:
+        size += len(json.dumps(result.structured_content, ensure_ascii=False))
+    return size
 
 
 def content_block_to_mcp(part: ContentPart) -> mcp.ContentBlock:

@@ -1,5 +1,8 @@
 """The gateway's prompts, named like tools (`server__prompt` when several servers have one of that name),
-and argument completion for prompts and resource templates, each sent to the server that owns it."""
+and argument completion for prompts and resource templates, each sent to the server that owns it.
+
+A client sees, gets and completes only the prompts and templates of the servers it reaches (`_reach`);
+another server's is refused as one that does not exist. Names are the same for every client."""
 
 from __future__ import annotations
 
@@ -45,10 +48,12 @@ class GatewayPrompts:
         self, ctx: ServerRequestContext[Any], params: mcp.PaginatedRequestParams | None
     ) -> mcp.ListPromptsResult:
         prompts = await self._refresh()
+        reachable = await self._upstream.reachable()
         shown = {owned: name for name, owned in self._names.items()}
         listed = [
             prompt.model_copy(update={"name": shown[(server, prompt.name)]})
             for server, items in prompts.items()
+            if server in reachable
             for prompt in items
         ]
         items, next_cursor = page(listed, params.cursor if params else None, self._page_size)
@@ -86,15 +91,20 @@ class GatewayPrompts:
             raise upstream_error(exc) from exc
 
     async def _route(self, name: str) -> OwnedName:
+        """The server and own name of a prompt the caller reaches; raises an `MCPError` otherwise."""
         if name not in self._names:
             await self._refresh()  # the client may get a prompt without listing, or the lists changed
-        if name in self._names:
-            return self._names[name]
-        # A qualified name that did not need qualifying (`docs__review` for `review`) is still clear.
-        server, separator, original = name.partition(QUALIFIER)
-        if separator and (server, original) in self._names.values():
-            return server, original
-        known = ", ".join(sorted(self._names)) or "none"
+        reachable = await self._upstream.reachable()
+        owned = self._names.get(name)
+        if owned is None:
+            # A qualified name that did not need qualifying (`docs__review` for `review`) is still clear.
+            server, separator, original = name.partition(QUALIFIER)
+            if separator and (server, original) in self._names.values():
+                owned = server, original
+        if owned is not None and owned[0] in reachable:
+            return owned
+        known = ", ".join(sorted(shown for shown, (server, _) in self._names.items() if server in reachable))
+        known = known or "none"
         raise MCPError(
             INVALID_PARAMS,
             f"No prompt named {name!r} behind this gateway (prompts: {known}); use prompts/list.",

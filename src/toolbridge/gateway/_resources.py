@@ -1,7 +1,9 @@
 """The gateway's resources and resource templates: every offered server's, URIs unique (see `_uris`).
 
 Listings and reads pass the servers' own MCP results on, every field kept (annotations, icons, `_meta`);
-only URIs shared by several servers are rewritten.
+only URIs shared by several servers are rewritten. A client sees and reads only the resources of the
+servers it reaches (`_reach`); a URI of another server is refused as one no server has. URIs are shown
+the same way to every client, so a link one client passes to another means the same resource.
 """
 
 from __future__ import annotations
@@ -35,9 +37,11 @@ class GatewayResources:
         self, ctx: ServerRequestContext[Any], params: mcp.PaginatedRequestParams | None
     ) -> mcp.ListResourcesResult:
         resources, _ = await self._refresh()
+        reachable = await self._upstream.reachable()
         shown = [
             item.model_copy(update={"uri": self.table.resource(server, str(item.uri))})
             for server, items in resources.items()
+            if server in reachable
             for item in items
         ]
         items, next_cursor = page(shown, params.cursor if params else None, self._page_size)
@@ -47,9 +51,11 @@ class GatewayResources:
         self, ctx: ServerRequestContext[Any], params: mcp.PaginatedRequestParams | None
     ) -> mcp.ListResourceTemplatesResult:
         _, templates = await self._refresh()
+        reachable = await self._upstream.reachable()
         shown = [
             item.model_copy(update={"uri_template": self.table.template(server, item.uri_template)})
             for server, items in templates.items()
+            if server in reachable
             for item in items
         ]
         items, next_cursor = page(shown, params.cursor if params else None, self._page_size)
@@ -77,13 +83,14 @@ class GatewayResources:
         return result.model_copy(update={"contents": contents})
 
     async def route(self, uri: str) -> UpstreamUri:
-        """The server a URI the gateway showed belongs to; raises an `MCPError` the client can act on."""
+        """The server a URI the gateway showed belongs to; raises an `MCPError` the client can act on.
+        A server the client does not reach is no answer: its URIs are refused as unknown ones."""
         servers = self._upstream.servers
         found = self.table.route(uri, servers)
         if found is None:
             await self._refresh()  # the client may read before it lists, or the lists changed
             found = self.table.route(uri, servers)
-        if found is None:
+        if found is None or found[0] not in await self._upstream.reachable():
             raise MCPError(
                 INVALID_PARAMS,
                 f"No server behind this gateway has the resource {uri!r}; list resources and resource "
@@ -92,13 +99,14 @@ class GatewayResources:
         return found
 
     async def route_template(self, uri_template: str) -> UpstreamUri:
-        """The server a URI template the gateway showed belongs to, and that server's own template."""
+        """The server a URI template the gateway showed belongs to, and that server's own template; a
+        server the client does not reach is no answer, as for `route`."""
         servers = self._upstream.servers
         found = self.table.template_route(uri_template, servers)
         if found is None:
             await self._refresh()
             found = self.table.template_route(uri_template, servers)
-        if found is None:
+        if found is None or found[0] not in await self._upstream.reachable():
             raise MCPError(
                 INVALID_PARAMS,
                 f"No server behind this gateway has the resource template {uri_template!r}; "

@@ -3,31 +3,32 @@
 Calls go through `ToolRegistry.call`, so argument validation, timeouts, the result cache and the call
 log apply to a gateway call as to an agent's. The registry is the toolbox's, or the client session's
 own where servers are configured `"shared": false` (see `_sessions`); a client holding a named HTTP
-token sees and calls only that token's tools. The approval policy is applied first (`_approval`), and
-while a call runs its upstream server's progress, log messages and requests go to the client that made
-it (`_calls`; on 2026-07-28 a call whose client can be asked something runs in the parking lot between
-the client's rounds, `_parking`).
+token sees and calls only the tools that token reaches (`_reach`). The approval policy is applied
+first (`_approval`), and while a call runs its upstream server's progress, log messages and requests
+go to the client that made it (`_calls`; on 2026-07-28 a call whose client can be asked something runs
+in the parking lot between the client's rounds, `_parking`). A result over `max_result_chars` reaches
+the client cut, with a note, as an agent's model sees one (`ToolResult.truncated`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 import mcp_types as mcp
-from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolbridge.config.agents import ToolFilter
+from toolbridge.config.gateway import DEFAULT_GATEWAY_MAX_RESULT_CHARS
 from toolbridge.gateway._approval import ApprovalGate, Refused
 from toolbridge.gateway._calls import ClientCalls
-from toolbridge.gateway._convert import call_result_to_mcp, tool_to_mcp
+from toolbridge.gateway._convert import call_result_to_mcp, sent_size, tool_to_mcp
 from toolbridge.gateway._parking import Answer, ParkedCall
+from toolbridge.gateway._reach import CallerReach
 from toolbridge.gateway._sessions import DownstreamSessions
 from toolbridge.mcp import ToolProgress
 from toolbridge.mcp.raw_results import raw_tool_results
@@ -52,27 +53,31 @@ class GatewayTools:
         offers: ToolOffer,
         record: CallRecorder | None = None,
         timeout: float | None = None,
-        token_tools: Mapping[str, ToolFilter] | None = None,
+        reach: CallerReach | None = None,
         approval: ApprovalGate | None = None,
         calls: ClientCalls | None = None,
+        max_result_chars: int = DEFAULT_GATEWAY_MAX_RESULT_CHARS,
     ) -> None:
-        """`token_tools`: the tools each named HTTP token may list and call (a name not in it: all)."""
+        """`reach`: what the client of each request may use (None: every offered tool);
+        `max_result_chars`: longer results reach the client cut, with a note (as an agent's do)."""
         self._toolbox = toolbox
         self._sessions = sessions
         self._offers = offers
         self._record = record
         self._timeout = timeout
-        self._token_tools = token_tools or {}
+        self._reach = reach or CallerReach(toolbox, offers)
         self._approval = approval
         self._calls = calls or ClientCalls()
         self._parking = self._calls.parking
+        self._max_result_chars = max_result_chars
 
     async def list_tools(
         self, ctx: ServerRequestContext, params: mcp.PaginatedRequestParams | None
     ) -> mcp.ListToolsResult:
         self._calls.seen(ctx)
         registry, _ = await self._sessions.registry_for(ctx)
-        specs = [spec for spec in await self._offered(registry) if self._caller_may_use(spec)]
+        rule = self._reach.rule()
+        specs = [spec for spec in await self._offered(registry) if self._reach.may_use(rule, spec)]
         return mcp.ListToolsResult(tools=[self._definition(spec, registry) for spec in specs])
 
     def _definition(self, spec: ToolSpec, registry: ToolRegistry) -> mcp.Tool:
@@ -101,18 +106,6 @@ class GatewayTools:
 
     async def _offered(self, registry: ToolRegistry) -> list[ToolSpec]:
         return [spec for spec in await registry.list_tools() if self._offers(spec)]
-
-    def _caller_may_use(self, spec: ToolSpec) -> bool:
-        rule = self._caller_rule()
-        return rule is None or rule[1].allows(spec)
-
-    def _caller_rule(self) -> tuple[str, ToolFilter] | None:
-        """The token the request came with and its tool set (None: no token, or one for every tool).
-        The SDK hands the authenticated token to the handler in a context variable."""
-        token = get_access_token()
-        if token is None or token.client_id not in self._token_tools:
-            return None
-        return token.client_id, self._token_tools[token.client_id]
 
     async def call_tool(
         self, ctx: ServerRequestContext, params: mcp.CallToolRequestParams
@@ -184,7 +177,18 @@ class GatewayTools:
             result = await registry.call(
                 call, timeout=self._timeout, cache_scope=cache_scope, on_progress=relay
             )
-        return Answer(result, sent[-1] if sent else None)
+        return self._capped(Answer(result, sent[-1] if sent else None), spec)
+
+    def _capped(self, answer: Answer, spec: ToolSpec) -> Answer:
+        """The answer, or, over the limit, what fits of its text with a note saying what to do (what the
+        client gets and the call log keeps)."""
+        limit = self._max_result_chars
+        capped, cut = answer.result.truncated(limit, size=sent_size(answer.result, limit))
+        if not cut:
+            return answer
+        # Cut, it has no structured content, which a tool with an output schema must send (clients
+        # check it): then it is an error result, which they take as it is.
+        return Answer(capped.model_copy(update={"is_error": True}) if spec.output_schema else capped)
 
     async def _follow(self, parked: ParkedCall) -> mcp.CallToolResult | mcp.InputRequiredResult:
         """Wait for a parked call's result, or for questions its server asks the client meanwhile."""
@@ -212,17 +216,17 @@ class GatewayTools:
         """The tool the caller may call as `name`, or why it may not. Only that tool is checked against
         the filters: matching every tool's name against their patterns on every call would cost more
         than the call."""
-        rule = self._caller_rule()
+        rule = self._reach.rule()
         spec = await registry.find(name)
         if spec is not None and self._offers(spec):
-            if rule is None or rule[1].allows(spec):
+            if rule is None or self._reach.may_use(rule, spec):
                 return spec
             return "denied", (
                 f"Tool {name!r} is not among the tools the token {rule[0]!r} may use; list them with "
                 "tools/list, or ask whoever runs the gateway to allow it (gateway.tokens in its config)."
             )
         specs = await registry.list_tools()
-        count = sum(1 for spec in specs if self._offers(spec) and (rule is None or rule[1].allows(spec)))
+        count = sum(1 for spec in specs if self._offers(spec) and self._reach.may_use(rule, spec))
         return "unknown_tool", (
             f"Unknown tool {name!r}: this gateway offers {count} tools; "
             "list them with tools/list and call one by its exact name."

@@ -1,4 +1,5 @@
-"""Asking the offered servers for what the gateway serves: every server at once, failures apart."""
+"""Asking the offered servers for what the gateway serves: every server at once, failures apart; and
+which of them the client of a request reaches (`_reach`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from mcp import MCPError
 from mcp_types import INTERNAL_ERROR
 
 from toolbridge.errors import ServerError
+from toolbridge.gateway._reach import CallerReach
 from toolbridge.mcp import ServerContent
 from toolbridge.tools import Toolbox
 
@@ -22,15 +24,24 @@ T = TypeVar("T")
 
 
 class Upstream:
-    """The servers whose resources and prompts the gateway offers (`servers`; None: every enabled one)."""
+    """The servers whose resources and prompts the gateway offers (`servers`; None: every enabled one),
+    and those of them the client of a request reaches (`reach`; None: all of them)."""
 
-    def __init__(self, toolbox: Toolbox, servers: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, toolbox: Toolbox, servers: Sequence[str] | None = None, reach: CallerReach | None = None
+    ) -> None:
         self._catalog = toolbox.content.only(servers)
+        self._reach = reach
 
     @property
     def servers(self) -> list[str]:
         """The offered servers, in config order."""
         return self._catalog.server_names
+
+    async def reachable(self) -> list[str]:
+        """The offered servers the client of this request reaches, in config order."""
+        servers = self.servers
+        return await self._reach.servers(servers) if self._reach is not None else servers
 
     def content(self, server: str) -> ServerContent:
         return self._catalog.server(server)

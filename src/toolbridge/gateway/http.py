@@ -27,8 +27,7 @@ from starlette.types import Receive, Scope, Send
 from toolbridge._request_guard import accepted_hosts, is_loopback
 from toolbridge._token import TOKEN_ENV_VAR, token_from_env, token_problem, weak_token_problem
 from toolbridge.config import Config
-from toolbridge.config.agents import ToolFilter
-from toolbridge.config.gateway import DEFAULT_GATEWAY_PORT
+from toolbridge.config.gateway import DEFAULT_GATEWAY_PORT, TokenReach
 from toolbridge.errors import ConfigError
 from toolbridge.gateway._guard import HttpGuard
 from toolbridge.gateway.server import Gateway
@@ -50,8 +49,8 @@ class HttpSettings(BaseModel):
     port: int = Field(default=DEFAULT_GATEWAY_PORT, ge=0, le=65535)
     tokens: dict[str, str] = Field(default_factory=dict, repr=False)
     """Token name -> token; with any, every request needs one of them."""
-    token_tools: dict[str, ToolFilter] = Field(default_factory=dict)
-    """Token name -> the tools its clients may list and call (a name not here: every tool)."""
+    token_rules: dict[str, TokenReach] = Field(default_factory=dict)
+    """Token name -> what its clients reach: tools, resources, prompts (a name not here: everything)."""
     max_body_bytes: int = 1_000_000
     allowed_hosts: list[str] = Field(default_factory=list)
 
@@ -72,7 +71,10 @@ class HttpSettings(BaseModel):
             host=host or section.host,
             port=section.port if port is None else port,
             tokens=tokens,
-            token_tools={name: entry.tools for name, entry in section.tokens.items()},
+            token_rules={
+                name: TokenReach(tools=entry.tools, servers=entry.servers)
+                for name, entry in section.tokens.items()
+            },
             max_body_bytes=section.max_body_bytes,
             allowed_hosts=section.allowed_hosts,
         )

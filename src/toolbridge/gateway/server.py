@@ -31,7 +31,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
 from toolbridge import __version__
-from toolbridge.config.agents import ToolFilter
+from toolbridge.config.gateway import TokenReach
 from toolbridge.gateway._approval import ApprovalGate
 from toolbridge.gateway._call_log import BackgroundCallLog, CallLogWriter
 from toolbridge.gateway._calls import ClientCalls
@@ -44,6 +44,7 @@ from toolbridge.gateway._downstream import (
 )
 from toolbridge.gateway._paging import PAGE_SIZE
 from toolbridge.gateway._prompts import GatewayPrompts
+from toolbridge.gateway._reach import CallerReach
 from toolbridge.gateway._resources import GatewayResources
 from toolbridge.gateway._sessions import DownstreamSessions
 from toolbridge.gateway._stdio import stdio_streams
@@ -71,20 +72,24 @@ class Gateway:
         record: CallLogWriter | None = None,
         timeout: float | None = None,
         page_size: int = PAGE_SIZE,
-        token_tools: Mapping[str, ToolFilter] | None = None,
+        token_rules: Mapping[str, TokenReach] | None = None,
         approval: ApprovalGate | None = None,
         calls: ClientCalls | None = None,
+        max_result_chars: int | None = None,
     ) -> None:
         """`offers` picks the tools clients see and may call; `servers` the servers whose resources and
         prompts they see (None: every enabled one); `record` writes calls to the call log (in batches,
         off the event loop: see `_call_log`); `timeout` caps each call (None: the server's own timeout); `page_size` is how many resources,
-        templates or prompts one listing page holds; `token_tools` narrows the tools for the clients
-        of each named HTTP token (see `gateway.http`); `approval` holds back the calls the policy says
+        templates or prompts one listing page holds; `token_rules` narrows what the clients of each
+        named HTTP token reach: tools, and the servers whose resources and prompts they see (see
+        `_reach` and `gateway.http`); `approval` holds back the calls the policy says
         need the user's approval (None: every call runs); `calls` follows the clients' calls, and the
-        toolbox was built with its `gateway_features`."""
+        toolbox was built with its `gateway_features`; `max_result_chars` caps each tool result (None:
+        the config's `gateway.max_result_chars`)."""
         self.toolbox = toolbox
         self.sessions = DownstreamSessions(toolbox)
         self.calls = calls or ClientCalls()
+        reach = CallerReach(toolbox, offers, token_rules)
         self._call_log = BackgroundCallLog(record) if record is not None else None
         self.tools = GatewayTools(
             toolbox,
@@ -92,11 +97,12 @@ class Gateway:
             offers=offers,
             record=self._call_log,
             timeout=timeout,
-            token_tools=token_tools,
+            reach=reach,
             approval=approval,
             calls=self.calls,
+            max_result_chars=max_result_chars or toolbox.config.gateway.max_result_chars,
         )
-        upstream = Upstream(toolbox, servers)
+        upstream = Upstream(toolbox, servers, reach)
         self._upstream = upstream
         self.resources = GatewayResources(upstream, page_size=page_size)
         self.prompts = GatewayPrompts(upstream, self.resources, page_size=page_size)
