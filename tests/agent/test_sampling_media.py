@@ -102,3 +102,13 @@ async def test_a_text_only_model_gets_the_image_described_and_says_why(trusted_a
     assert content[1]["text"].startswith("Attached an image (image/png, 70 bytes; ")
     assert content[1]["text"].endswith("not shown: this model does not take images).")
     assert answer["content"]["text"] == "Something small."
+
+
+async def test_tool_arguments_nested_past_the_stack_reach_the_server_unparsed(trusted_asker: Config) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    async with ScriptedModel([Turn.tool_calls(ToolCallSpec("lookup", deep))]) as scripted:
+        model = OpenAIChatModel("gpt-test", provider="openai", base_url=scripted.base_url, api_key="k")
+        answer = await describe_media(trusted_asker, model, offer_lookup=True)
+
+    assert answer["stopReason"] == "toolUse"
+    assert answer["content"][-1]["input"] == {"_unparsed": deep}

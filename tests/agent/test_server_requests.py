@@ -232,6 +232,31 @@ async def test_url_elicitation_is_shown_and_its_completion_reaches_the_asker(
     assert person.completed == [("asker", "elicit-1")]
 
 
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("javascript:alert(document.cookie)", "its scheme is 'javascript:'"),
+        ("file:///etc/passwd", "its scheme is 'file:'"),
+        ("data:text/html,<script>alert(1)</script>", "its scheme is 'data:'"),
+        ("vscode://extension/install", "its scheme is 'vscode:'"),
+        (" javascript:alert(1)", "the URL contains spaces or control characters"),
+        ("https:evil.example", "it names no host"),
+    ],
+)
+async def test_url_elicitation_of_anything_but_an_http_page_is_refused_before_anyone_sees_it(
+    stdio_server: Callable[..., ServerConfig], url: str, problem: str
+) -> None:
+    person = Person()
+    config = config_with(stdio_server("asks_client", name="asker"))
+    async with Agent.from_config(config, model=FunctionModel(summarizing), asker=person) as agent:
+        result = await agent.registry.call(ToolCall(name="ask_to_open", arguments={"url": url}))
+    assert person.elicitations == [], "neither shown nor opened"
+    assert result.is_error
+    assert f"URL elicitation refused: {problem}; toolbridge only shows and opens http and https URLs" in (
+        result.text
+    )
+
+
 async def test_without_anyone_to_ask_an_elicitation_is_declined_with_a_reason(
     stdio_server: Callable[..., ServerConfig],
 ) -> None:

@@ -231,6 +231,19 @@ def test_models_without_a_config_says_how_to_add_one(tmp_path: Path) -> None:
 # -- serve -------------------------------------------------------------------------------------------------
 
 
+def test_a_config_nested_too_deep_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
+    config = tmp_path / "toolbridge.json"
+    config.write_text('{"models": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    done = toolbridge(tmp_path, "models", "--config", str(config))
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        f"error: {config}: nested too deep at line 1, column 111; a config file nests objects and lists"
+        " at most 100 levels deep; check that this is the config file you meant (a generated or damaged"
+        " file?)"
+    )
+
+
 def test_serve_on_a_busy_port_fails_with_a_hint_before_saying_serving(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from loader_helpers import write
 
-from toolbridge.config import load_config
+from toolbridge.config import load_config, parse_config
 from toolbridge.errors import ConfigError
 
 pytestmark = pytest.mark.usefixtures("isolated")  # no config of the real machine leaks in
@@ -21,6 +21,36 @@ def test_invalid_json_names_file_line_and_column(isolated: Path) -> None:
     message = str(info.value)
     assert message.startswith(f"{path}: invalid JSON at line 3, column 26")
     assert "delimiter" in message
+
+
+@pytest.mark.parametrize("levels", [101, 900, 100_000])
+def test_a_config_nested_too_deep_is_an_error_naming_where(isolated: Path, levels: int) -> None:
+    # 900 levels decode, then recursed through when expanding ${VAR}; 100,000 do not even decode.
+    # The 101st level is the 98th bracket, from column 45.
+    nested = "[" * levels + "]" * levels
+    path = write(isolated / "deep.json", '{\n  "models": {"m": {"provider": "demo", "x": ' + nested + "}}}")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == (
+        f"{path}: nested too deep at line 2, column 142; a config file nests objects and lists at most"
+        " 100 levels deep; check that this is the config file you meant (a generated or damaged file?)"
+    )
+
+
+def test_a_document_nested_too_deep_is_an_error_when_parsed_directly() -> None:
+    nested: list[Any] = []
+    for _ in range(2000):
+        nested = [nested]
+    with pytest.raises(ConfigError, match=r"^nested too deep; a config file nests .* at most 100 levels"):
+        parse_config({"models": {"m": {"provider": "demo", "x": nested}}})
+
+
+def test_a_config_nested_as_deep_as_allowed_is_read() -> None:
+    nested: list[Any] = []
+    for _ in range(96):  # with the document, models, m and x: 100 levels
+        nested = [nested]
+    with pytest.raises(ConfigError, match=r"models\.m\.x: unknown key"):
+        parse_config({"models": {"m": {"provider": "demo", "x": nested}}})
 
 
 def test_a_file_that_is_not_utf8_is_an_error(isolated: Path) -> None:

@@ -94,6 +94,39 @@ async def test_log_messages_go_to_the_servers_logger_and_buffer_at_the_configure
     ]
 
 
+async def test_a_server_flooding_log_messages_is_limited_and_summarised_in_the_log(
+    stdio_server: Callable[..., ServerConfig], caplog: pytest.LogCaptureFixture
+) -> None:
+    handed_on = 0
+    all_arrived = anyio.Event()
+
+    async def on_log(server: str, params: mcp.LoggingMessageNotificationParams) -> None:
+        nonlocal handed_on
+        handed_on += 1
+        if handed_on == 101:  # the setLevel notice, then the flood
+            all_arrived.set()
+
+    caplog.set_level(logging.DEBUG, logger="toolbridge.servers")
+    async with ServerConnection(
+        stdio_server("reports", name="flood", log_level="warning"), features=ClientFeatures(on_log=on_log)
+    ) as server:
+        await server.call_tool("chatter", {"count": 100, "size": 5000}, call_id="c")
+        with anyio.fail_after(10):
+            await all_arrived.wait()
+        entries = server.log.entries
+
+    assert len(entries) == 101, "every message is still kept (up to the last 200) and handed on"
+    assert all(len(e.text) < 2100 for e in entries), "a message is cut, not kept whole"
+    assert entries[-1].text.endswith("… (3003 more characters left out)")  # "99 " and 5000 x
+    records = [r for r in caplog.records if r.name == "toolbridge.servers.flood"]
+    assert len(records) == 21, "20 lines, then one line saying how many were left out"
+    assert all(len(r.getMessage()) < 2100 for r in records)
+    assert records[-1].levelno == logging.WARNING
+    assert records[-1].getMessage() == (
+        "server 'flood' log messages: suppressed 81 lines (at most 20 are logged per 10 s)"
+    )
+
+
 @pytest.mark.published
 async def test_server_everything_reports_progress_on_its_long_running_operation(published_server) -> None:
     reports: list[ToolProgress] = []

@@ -239,6 +239,15 @@ def test_the_mode_picks_the_wrapper_and_a_wrapper_stays_as_it_is(mode: Any, expe
 # -- turning deltas into calls --------------------------------------------------------------------------
 
 
+def test_arguments_nested_past_the_stack_in_a_cut_off_reply_are_a_problem_not_a_crash() -> None:
+    collector = ToolCallCollector()
+    collector.add(ToolCallDelta(0, id="call_a", name="calculate", arguments="[" * 100_000 + "]" * 100_000))
+    [collected] = collector.calls(truncated=True)
+    assert collected.call.arguments == {}
+    assert collected.cut_off
+    assert collected.problem is not None
+
+
 def test_deltas_become_calls_with_one_repair_rule_and_problems_for_the_model() -> None:
     collector = ToolCallCollector()
     pieces = [

@@ -387,6 +387,12 @@ def test_k3_random_chunks_agree_with_whole(case: Case, data: st.DataObject) -> N
     assert ParseResult.from_events(stream(case.text, cuts)) == parse(case.text, "kimi", reasoning_open=False)
 
 
+def test_k3_value_nested_past_the_stack_stays_text() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    result = parse(tools(k3_call("f", 1, ("x", "array", deep))), "kimi")
+    assert [call.arguments for call in result.tool_calls] == [{"x": deep}]
+
+
 def test_k3_truncated_call_is_no_call() -> None:
     result = parse(tools(WEATHER_K3).removesuffix("<|close|>tools<|sep|>")[:-12], "kimi", truncated=True)
     assert (result.tool_calls, len(result.errors)) == ((), 1)

@@ -65,6 +65,14 @@ async def say(level: str, text: str, ctx: Context) -> str:
     return threshold
 
 
+@server.tool()
+async def chatter(count: int, size: int, ctx: Context) -> str:
+    """Log `count` warnings of `size` characters each, as fast as it can (a flood)."""
+    for n in range(count):
+        await ctx.log("warning", f"{n} " + "x" * size, logger_name="flood")
+    return f"logged {count}"
+
+
 class Weather(BaseModel):
     city: str
     celsius: float

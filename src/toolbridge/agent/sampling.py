@@ -147,7 +147,7 @@ def _tool_use(index: int, pieces: list[ToolCallDelta]) -> mcp.ToolUseContent:
     raw = "".join(p.arguments for p in pieces)
     try:
         arguments = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the stack
         arguments = {"_unparsed": raw}
     return mcp.ToolUseContent(type="tool_use", id=call_id, name=name, input=arguments)
 

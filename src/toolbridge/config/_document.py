@@ -9,7 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Trail", "Unresolved", "UnresolvedVariable", "expand", "key_path", "strip_jsonc"]
+__all__ = [
+    "MAX_NESTING",
+    "Trail",
+    "Unresolved",
+    "UnresolvedVariable",
+    "expand",
+    "key_path",
+    "nested_too_deep",
+    "nesting_error",
+    "strip_jsonc",
+]
 
 Trail = tuple[str | int, ...]
 """Where a value sits in the document: ("mcpServers", "x", "args", 2)."""
@@ -49,6 +59,52 @@ def strip_jsonc(text: str) -> str:
             last_comma = None
         i += 1
     return "".join(out)
+
+
+MAX_NESTING = 100
+"""How deep objects and lists may nest in a config file. Real configs need under ten levels; a deeper
+one is generated or corrupted, and reading it would exhaust Python's recursion limit."""
+
+_TOO_DEEP_ADVICE = (
+    f"a config file nests objects and lists at most {MAX_NESTING} levels deep; "
+    "check that this is the config file you meant (a generated or damaged file?)"
+)
+
+
+def nesting_error(text: str) -> str | None:
+    """Where JSON `text` nests deeper than `MAX_NESTING` ("nested too deep at line 3, column 9; ..."),
+    or None. Read without recursion, before the text is decoded (which would recurse)."""
+    depth = 0
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, i) + 1
+                column = i - text.rfind("\n", 0, i)
+                return f"nested too deep at line {line}, column {column}; {_TOO_DEEP_ADVICE}"
+        elif char in "]}":
+            depth -= 1
+        i += 1
+    return None
+
+
+def nested_too_deep(value: Any) -> str | None:
+    """Like `nesting_error`, for a document already decoded (a caller of `parse_config` may build one)."""
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_NESTING:
+                return f"nested too deep; {_TOO_DEEP_ADVICE}"
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
+    return None
 
 
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")

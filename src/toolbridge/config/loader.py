@@ -27,7 +27,16 @@ from typing import Any
 import platformdirs
 from pydantic import ValidationError
 
-from toolbridge.config._document import Trail, Unresolved, UnresolvedVariable, expand, key_path, strip_jsonc
+from toolbridge.config._document import (
+    Trail,
+    Unresolved,
+    UnresolvedVariable,
+    expand,
+    key_path,
+    nested_too_deep,
+    nesting_error,
+    strip_jsonc,
+)
 from toolbridge.config._errors import describe, explain
 from toolbridge.config._servers import parse_server
 from toolbridge.config.model import Config, ServerConfig
@@ -103,8 +112,12 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"cannot read the file: {exc}", path=str(found)) from exc
     if not text.strip():
         return Config(path=found)
+    text = strip_jsonc(text)
+    too_deep = nesting_error(text)
+    if too_deep is not None:
+        raise ConfigError(too_deep, path=str(found))
     try:
-        data = json.loads(strip_jsonc(text))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", path=str(found)
@@ -120,6 +133,9 @@ def parse_config(data: Any, *, path: str | Path | None = None) -> Config:
     where = str(path) if path is not None else None
     if not isinstance(data, Mapping):
         raise ConfigError(f"expected a JSON object at the top level, got {describe(data)}", path=where)
+    too_deep = nested_too_deep(data)
+    if too_deep is not None:
+        raise ConfigError(too_deep, path=where)
     for key in data:
         if key not in _TOP_LEVEL_KEYS:
             close = difflib.get_close_matches(key, _TOP_LEVEL_KEYS, n=1)

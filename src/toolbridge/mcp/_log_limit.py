@@ -43,14 +43,15 @@ class RateLimitedLog:
         """Whether lines at this level would be logged at all (callers can skip preparing them)."""
         return self._logger.isEnabledFor(self._level)
 
-    def log(self, message: str, *args: object) -> None:
+    def log(self, message: str, *args: object, level: int | None = None) -> None:
+        """Log one line at this source's level (or `level`), unless the interval's budget is spent."""
         now = self._clock()
         if now - self._window_start >= self._interval:
             self.report_suppressed()
             self._window_start, self._logged = now, 0
         if self._logged < self._limit:
             self._logged += 1
-            self._logger.log(self._level, message, *args)
+            self._logger.log(self._level if level is None else level, message, *args)
         else:
             self.suppressed += 1
 

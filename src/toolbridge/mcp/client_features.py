@@ -15,6 +15,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import mcp_types as mcp
 from mcp.client.context import ClientRequestContext
@@ -101,6 +102,13 @@ def session_callbacks(
         async def elicit(
             _context: ClientRequestContext, params: mcp.ElicitRequestParams
         ) -> mcp.ElicitResult | mcp.ErrorData:
+            if isinstance(params, mcp.ElicitRequestURLParams) and (problem := _unsafe_url(params.url)):
+                # Refused here, before any surface (terminal, web page, gateway client) shows it as a link.
+                return mcp.ErrorData(
+                    code=mcp.INVALID_PARAMS,
+                    message=f"URL elicitation refused: {problem}; toolbridge only shows and opens http "
+                    "and https URLs, so ask the user to open an http(s) page instead.",
+                )
             with calls.answering():
                 return await elicitation(server, params)
 
@@ -125,3 +133,25 @@ def session_callbacks(
         # On the 2026-07-28 revision a server logs only to requests that ask for it, at this level or above.
         callbacks["log_level"] = "debug"
     return callbacks
+
+
+_SAFE_SCHEMES = ("http", "https")
+
+
+def _unsafe_url(url: str) -> str | None:
+    """Why `url` must not be shown as a link or opened (a `javascript:`, `file:` or `data:` URL, one
+    without a host, spaces or control characters a browser would strip), or None for an http(s) URL."""
+    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F for char in url):
+        return "the URL contains spaces or control characters"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return "the URL cannot be read"
+    if not parts.scheme:
+        return "it has no scheme"
+    if parts.scheme.lower() not in _SAFE_SCHEMES:
+        return f"its scheme is {parts.scheme[:20] + ':'!r}"
+    if not host:
+        return "it names no host"
+    return None

@@ -272,6 +272,7 @@ class ServerConnection:
             live.stop(closing=True)
             await live.done.wait()
             live.close_stderr()
+        self.log.close()
 
     # -- internals ---------------------------------------------------------------------------
 

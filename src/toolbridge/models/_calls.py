@@ -56,7 +56,7 @@ class ToolCallCollector:
 def _is_whole_object(raw: str) -> bool:
     try:
         return isinstance(json.loads(raw), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 

@@ -72,7 +72,7 @@ def _typed(value: str, type_name: str | None) -> Any:
         return value
     try:
         return json.loads(value, strict=False)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the stack: the text as written
         return value
 
 
