@@ -24,7 +24,7 @@ from listening import start_listening_process
 from toolbridge.config.model import ServerConfig
 from toolbridge.mcp import ServerConnection
 from toolbridge.mcp.client_features import ClientFeatures
-from toolbridge.mcp.oauth import FileTokenStore, OAuth, StoredLogin
+from toolbridge.mcp.oauth import FileTokenStore, OAuth, ServerTokenStorage, StoredLogin
 
 SERVER_SCRIPT = Path(__file__).resolve().parent / "servers" / "oauth_protected.py"
 
@@ -144,7 +144,12 @@ async def signed_in(config: ServerConfig, store: FileTokenStore) -> StoredLogin:
     features = ClientFeatures(oauth=OAuth(tokens=store, sign_in=HeadlessBrowser()))
     async with ServerConnection(config, features=features) as connection:
         await connection.connect()
-    stored = await store.load(config.name)
+    stored = await stored_login(config, store)
     assert stored is not None
     assert stored.tokens is not None
     return stored
+
+
+async def stored_login(config: ServerConfig, store: FileTokenStore) -> StoredLogin | None:
+    """The sign-in `store` keeps for `config` (under `login_key(config)`)."""
+    return await ServerTokenStorage(config, store).login()

@@ -82,7 +82,8 @@ def test_login_status_logout(
 
     tokens = tmp_path / "tokens.json"
     assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
-    access_token = json.loads(tokens.read_text())["secure"]["tokens"]["access_token"]
+    (kept,) = json.loads(tokens.read_text()).values()  # one sign-in, under the server's name and URL
+    access_token = kept["tokens"]["access_token"]
     status = toolbridge(env, "auth", "status", "--config", str(config), "--json")
     (row,) = json.loads(status.stdout)
     assert row["signed_in"]
@@ -102,7 +103,7 @@ def test_login_status_logout(
     logout = toolbridge(env, "auth", "logout", "secure", "--config", str(config))
     assert logout.returncode == 0
     assert "Signed out of secure" in logout.stdout
-    assert "secure" not in json.loads(tokens.read_text())
+    assert json.loads(tokens.read_text()) == {}
     after = toolbridge(env, "auth", "status", "--config", str(config), "--json")
     assert not json.loads(after.stdout)[0]["signed_in"]
     again = toolbridge(env, "auth", "logout", "secure", "--config", str(config))
@@ -151,7 +152,8 @@ def test_chat_signs_in_on_the_first_use_of_a_server(
             chat.wait()
         os.close(terminal)
     assert "unavailable" not in screen.text
-    assert json.loads((tmp_path / "tokens.json").read_text())["secure"]["tokens"]["access_token"]
+    (kept,) = json.loads((tmp_path / "tokens.json").read_text()).values()
+    assert kept["tokens"]["access_token"]
 
 
 class Screen:

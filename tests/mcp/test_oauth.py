@@ -15,13 +15,13 @@ import anyio
 import pytest
 import uvicorn
 
-from oauth_helpers import HeadlessBrowser, OAuthServer, free_port, running_oauth_server
+from oauth_helpers import HeadlessBrowser, OAuthServer, free_port, running_oauth_server, stored_login
 from toolbridge.config._server_auth import ServerAuth
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import AuthenticationError
 from toolbridge.mcp import ServerConnection
 from toolbridge.mcp.client_features import ClientFeatures
-from toolbridge.mcp.oauth import FileTokenStore, OAuth
+from toolbridge.mcp.oauth import FileTokenStore, OAuth, ServerTokenStorage
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +51,7 @@ async def test_first_use_signs_in_through_the_callback_and_the_tokens_are_kept(
     browser = HeadlessBrowser()
 
     assert "with scopes mcp:read" in await call(oauth_server.config(), features(store, browser))
-    stored = await store.load("secure")
+    stored = await stored_login(oauth_server.config(), store)
     assert stored is not None
     assert stored.tokens is not None
     assert stored.tokens.refresh_token
@@ -117,7 +117,7 @@ async def test_tokens_are_refreshed_before_they_expire_also_after_a_restart(
     store = FileTokenStore(tmp_path / "tokens.json")
     browser = HeadlessBrowser()
     await call(oauth_server.config(), features(store, browser))
-    signed_in = await store.load("secure")
+    signed_in = await stored_login(oauth_server.config(), store)
     assert signed_in is not None
     assert signed_in.tokens is not None
     assert signed_in.expires_at is not None
@@ -127,12 +127,14 @@ async def test_tokens_are_refreshed_before_they_expire_also_after_a_restart(
     # Each new connection (as in a new process, reading the file) refreshes rather than signing in again.
     tokens_seen = {signed_in.tokens.access_token}
     for expires_in in (30, -10):
-        stored = await store.load("secure")
+        stored = await stored_login(oauth_server.config(), store)
         assert stored is not None
         assert stored.tokens is not None
-        await store.save("secure", stored.model_copy(update={"expires_at": time.time() + expires_in}))
+        await ServerTokenStorage(oauth_server.config(), store).save(
+            stored.model_copy(update={"expires_at": time.time() + expires_in})
+        )
         assert "mcp:read" in await call(oauth_server.config(), features(store))
-        refreshed = await store.load("secure")
+        refreshed = await stored_login(oauth_server.config(), store)
         assert refreshed is not None
         assert refreshed.tokens is not None
         assert refreshed.tokens.access_token not in tokens_seen
@@ -160,7 +162,7 @@ async def test_a_403_insufficient_scope_steps_up_to_the_scopes_the_server_names(
     assert len(browser.asked) == 2
     assert browser.parameters(0)["scope"] == "mcp:read"
     assert browser.parameters(1)["scope"].split() == ["mcp:read", "mcp:admin"]
-    stored = await store.load("secure")
+    stored = await stored_login(oauth_server.config(), store)
     assert stored is not None
     assert stored.scope is not None
     assert "mcp:admin" in stored.scope.split()
@@ -172,7 +174,7 @@ async def test_a_token_for_another_server_is_refused_and_a_new_one_is_signed_in_
         store = FileTokenStore(tmp_path / "tokens.json")
         browser = HeadlessBrowser()
         await call(first.config("a"), features(store, browser))
-        login_a = await store.load("a")
+        login_a = await stored_login(first.config("a"), store)
         assert login_a is not None
         assert login_a.tokens is not None
         token_a = login_a.tokens.access_token
@@ -181,13 +183,13 @@ async def test_a_token_for_another_server_is_refused_and_a_new_one_is_signed_in_
         assert second.status_with(token_a) == 401
 
         # A's sign-in presented to B (as if B's record held it): B refuses, toolbridge signs in to B.
-        await store.save("b", login_a.model_copy(update={"url": second.url}))
+        await ServerTokenStorage(second.config("b"), store).save(login_a)
         assert "mcp:read" in await call(second.config("b"), features(store, browser))
 
         assert [server for server, _ in browser.asked] == ["a", "b"]
         assert browser.parameters()["resource"] == second.url
         assert len(second.events("register")) == 1  # A's client registration is not reused at B
-        login_b = await store.load("b")
+        login_b = await stored_login(second.config("b"), store)
         assert login_b is not None
         assert login_b.tokens is not None
         assert login_b.tokens.access_token != token_a

@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from oauth_helpers import OAuthServer, running_oauth_server, signed_in
+from oauth_helpers import OAuthServer, running_oauth_server, signed_in, stored_login
 from toolbridge.config._server_auth import ServerAuth
-from toolbridge.mcp.oauth import FileTokenStore, sign_out
+from toolbridge.mcp.oauth import FileTokenStore, ServerTokenStorage, sign_out
 from toolbridge.mcp.oauth._tokens import StoredLogin
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +43,7 @@ async def test_sign_out_revokes_the_refresh_then_the_access_token_of_a_public_cl
     assert outcome.revoked == ["refresh_token", "access_token"]
     assert outcome.revocation_endpoint == f"{oauth_server.issuer}/revoke"
     assert outcome.removed
-    assert await store.load("secure") is None
+    assert await stored_login(config, store) is None
     revocations = oauth_server.events("revoke")
     assert [event["token_type"] for event in revocations] == ["refresh_token", "access_token"]
     assert {event["client_id"] for event in revocations} == {login.client.client_id if login.client else None}
@@ -85,7 +85,7 @@ async def test_a_failed_revocation_is_reported_and_the_tokens_are_removed_anyway
             f"revoking the {kind} failed: {server.issuer}/revoke answered 503 (temporarily_unavailable)"
             for kind in ("refresh token", "access token")
         ]
-        assert await store.load("secure") is None
+        assert await stored_login(config, store) is None
         assert server.status_with(login.tokens.access_token) == 200  # still valid: nothing revoked
 
         await signed_in(config, store)
@@ -100,10 +100,14 @@ async def test_tokens_stored_for_another_url_are_never_sent_to_this_server(
 ) -> None:
     store = FileTokenStore(tmp_path / "tokens.json")
     login = await signed_in(oauth_server.config(), store)
-    await store.save("secure", login.model_copy(update={"url": "http://127.0.0.1:1/elsewhere"}))
+    # Only a sign-in of the same name for another URL is kept.
+    elsewhere = oauth_server.config().model_copy(update={"url": "http://127.0.0.1:1/elsewhere"})
+    assert await ServerTokenStorage(oauth_server.config(), store).forget()
+    await ServerTokenStorage(elsewhere, store).save(login)
 
     outcome = await sign_out(oauth_server.config(), store)
 
-    assert outcome.removed
+    assert not outcome.removed
+    assert await stored_login(elsewhere, store) == login.model_copy(update={"url": elsewhere.url})
     assert (outcome.revoked, outcome.failures) == ([], [])
     assert oauth_server.events("revoke") == []

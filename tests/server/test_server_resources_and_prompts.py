@@ -10,13 +10,10 @@ from typing import Any
 from server_helpers import EventReader, serve_in_thread
 
 from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.tools.content import MAX_ATTACHED_BYTES
 
-LIBRARY = {
-    "library": {
-        "command": sys.executable,
-        "args": [str(Path(__file__).parent.parent / "servers" / "library.py")],
-    }
-}
+SERVERS = Path(__file__).parent.parent / "servers"
+LIBRARY = {"library": {"command": sys.executable, "args": [str(SERVERS / "library.py")]}}
 NO_TOOLS = {"default": {"tool_calling": False}}
 
 
@@ -109,3 +106,54 @@ def test_template_and_prompt_arguments_are_completed_by_their_server(tmp_path: P
     assert neither.status_code == 400
     assert "name either a resource 'template' or a 'prompt'" in neither.json()["error"]["message"]
     assert unknown.status_code == 404
+
+
+def test_a_large_attachment_is_cut_to_the_agents_limit_and_a_large_binary_one_refused(
+    tmp_path: Path,
+) -> None:
+    """An attachment is stored with its message and sent with every later turn: text beyond the agent's
+    `max_result_chars` is cut (with a note naming the URI), and binary content that cannot be cut is
+    refused at attach time when over `MAX_ATTACHED_BYTES`."""
+    bulky = {"bulky": {"command": sys.executable, "args": [str(SERVERS / "bulky.py")]}}
+    kept = "abcdefghijklmnopqrstuvwxyz" * 40  # 1,040 characters: the first 1,000 are kept
+    note = (
+        "\n[Attachment truncated: 99,000 of 100,000 characters of text://100000 were cut. If you need the "
+        "rest, read it in smaller parts, with a tool or a narrower resource of its server.]"
+    )
+    seen = f"Attached text://100000 (text/plain):\n{kept[:1000]}{note}"
+
+    def sees_the_cut_text(request: Any) -> bool:
+        first = next(message for message in request.messages if message["role"] == "user")
+        return bool(first["content"] == [{"type": "text", "text": "Read"}, {"type": "text", "text": seen}])
+
+    turns = [
+        Turn.text("Long.").expecting(sees_the_cut_text),
+        Turn.text("Still.").expecting(sees_the_cut_text),
+    ]
+    agents = {"default": {"tool_calling": False, "max_result_chars": 1000}}
+    with (
+        ScriptedModel(turns) as model,
+        serve_in_thread(tmp_path, model, mcp_servers=bulky, agents=agents) as server,
+    ):
+        http = server.http()
+        chat = http.post("/api/chats", json={"agent": "default"}).json()
+        path = f"/api/chats/{chat['id']}/messages"
+        with EventReader(http, chat["id"]) as events:
+            attached = http.post(path, json={"content": "Read", "attachments": [{"uri": "text://100000"}]})
+            assert attached.status_code == 202, attached.text
+            events.until("final")
+            assert http.post(path, json={"content": "And?"}).status_code == 202
+            events.until("final")
+        too_big = http.post(
+            path, json={"content": "Hm", "attachments": [{"uri": f"bytes://{MAX_ATTACHED_BYTES + 3}"}]}
+        )
+        messages: list[dict[str, Any]] = http.get(path).json()
+
+    [stored] = messages[0]["attachments"]
+    assert (stored["uri"], stored["text"]) == ("text://100000", kept[:1000] + note)
+    assert too_big.status_code == 422
+    assert too_big.json()["error"]["message"] == (
+        f"cannot attach 'bytes://{MAX_ATTACHED_BYTES + 3}': the resource holds 5,242,883 bytes of binary "
+        "content, more than the 5,242,880 an attachment may carry (binary content cannot be cut); attach "
+        "a smaller resource, or leave it for a tool to read"
+    )

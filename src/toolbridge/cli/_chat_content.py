@@ -33,7 +33,9 @@ def send_message(session: TerminalSession, line: str, *, quiet: bool = False) ->
     attachments: list[ContentPart] = []
     for server, uri in refs:
         try:
-            attachments += session.with_content(_reader(uri, server))
+            attachments += session.with_content(
+                _reader(uri, server, session.agent.definition.max_result_chars)
+            )
         except ToolbridgeError as exc:
             stderr.print(
                 f"[bold red]error:[/] cannot attach @{escape(server)}:{escape(uri)}: {escape(str(exc))}"
@@ -46,9 +48,12 @@ def send_message(session: TerminalSession, line: str, *, quiet: bool = False) ->
     session.turn(line, attachments=attachments)
 
 
-def _reader(uri: str, server: str) -> Callable[[ContentCatalog], Awaitable[list[ResourcePart]]]:
+def _reader(
+    uri: str, server: str, max_chars: int
+) -> Callable[[ContentCatalog], Awaitable[list[ResourcePart]]]:
     async def read(content: ContentCatalog) -> list[ResourcePart]:
-        return await content.read(uri, server=server)
+        # Bounded as tool results are: the message, attachments and all, is stored and sent every turn.
+        return await content.attach(uri, server=server, max_chars=max_chars)
 
     return read
 

@@ -66,20 +66,19 @@ def login(
 
     from toolbridge.mcp import ServerConnection
     from toolbridge.mcp.client_features import ClientFeatures
-    from toolbridge.mcp.oauth import FileTokenStore, OAuth
+    from toolbridge.mcp.oauth import FileTokenStore, OAuth, ServerTokenStorage
 
     tokens = FileTokenStore()
+    storage = ServerTokenStorage(target, tokens)
 
     async def main() -> StoredLogin | None:
-        stored = await tokens.load(server)
-        if stored is not None:  # a new sign-in, not the old tokens; the client registration stays
-            await tokens.save(server, stored.model_copy(update={"tokens": None, "expires_at": None}))
+        await storage.forget_tokens()  # a new sign-in, not the old tokens; the client registration stays
         features = ClientFeatures(
             oauth=OAuth(tokens=tokens, sign_in=browser_sign_in(open_browser=not no_browser))
         )
         async with ServerConnection(target, features=features) as connection:
             await connection.connect()
-        return await tokens.load(server)
+        return await storage.login()
 
     signed_in = run(main)
     if signed_in is None or signed_in.tokens is None:
@@ -94,14 +93,15 @@ def status(config: ConfigOption = None, json: JsonOption = False, verbose: Verbo
     """Every HTTP server of the config: signed in or not, with which scopes, until when."""
     setup_logging(verbose)
     loaded = load(config)
-    from toolbridge.mcp.oauth import FileTokenStore
+    from toolbridge.mcp.oauth import FileTokenStore, ServerTokenStorage
 
-    stored = run(FileTokenStore().load_all)
-    rows = [
-        _status(server, stored.get(name))
-        for name, server in loaded.servers.items()
-        if server.transport != "stdio" and server.url
-    ]
+    servers = [server for server in loaded.servers.values() if server.transport != "stdio" and server.url]
+    tokens = FileTokenStore()
+
+    async def logins() -> list[StoredLogin | None]:
+        return [await ServerTokenStorage(server, tokens).login() for server in servers]
+
+    rows = [_status(server, stored) for server, stored in zip(servers, run(logins), strict=True)]
     if json:
         print_json(rows)
         return

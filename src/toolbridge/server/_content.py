@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from toolbridge.config.agents import DEFAULT_MAX_RESULT_CHARS
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._errors import ApiError, read_body
 from toolbridge.server._opening import Opening
@@ -99,13 +100,21 @@ async def list_prompts(request: Request, server: ServerQuery = None) -> dict[str
 
 
 async def opening_of(
-    content: ContentCatalog, text: str, attached: list[AttachedResource], prompt: PromptChoice | None
+    content: ContentCatalog,
+    text: str,
+    attached: list[AttachedResource],
+    prompt: PromptChoice | None,
+    *,
+    max_chars: int = DEFAULT_MAX_RESULT_CHARS,
 ) -> Opening:
-    """The message's text, resources and prompt as messages; a 422 naming what could not be read."""
+    """The message's text, resources and prompt as messages; a 422 naming what could not be read.
+
+    An attachment is stored with the message and sent with every later turn, so it is bounded as the
+    agent's tool results are (`max_chars`; see `ContentCatalog.attach`)."""
     attachments: list[ContentPart] = []
     for resource in attached:
         try:
-            attachments += await content.read(resource.uri, server=resource.server)
+            attachments += await content.attach(resource.uri, server=resource.server, max_chars=max_chars)
         except ToolbridgeError as error:
             raise ApiError(422, f"cannot attach {resource.uri!r}: {error}", param="attachments") from None
     if prompt is None:

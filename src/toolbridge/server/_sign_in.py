@@ -20,7 +20,7 @@ from toolbridge.config.model import Config, ServerConfig
 from toolbridge.errors import ServerError
 from toolbridge.mcp import ServerConnection
 from toolbridge.mcp.client_features import ClientFeatures
-from toolbridge.mcp.oauth import FileTokenStore, OAuth, loopback_sign_in, uses_oauth
+from toolbridge.mcp.oauth import FileTokenStore, OAuth, ServerTokenStorage, loopback_sign_in, uses_oauth
 from toolbridge.server._access import require_admin
 from toolbridge.server._errors import ApiError
 
@@ -78,11 +78,7 @@ class SignIns:
         try:
             with attempt.scope:
                 attempt.scope.deadline = anyio.current_time() + SIGN_IN_TIMEOUT
-                stored = await tokens.load(server.name)
-                if stored is not None:  # a new sign-in, not the old tokens
-                    await tokens.save(
-                        server.name, stored.model_copy(update={"tokens": None, "expires_at": None})
-                    )
+                await ServerTokenStorage(server, tokens).forget_tokens()  # a new sign-in, not the old tokens
                 async with ServerConnection(server, features=features) as connection:
                     await connection.connect()
             if attempt.scope.cancelled_caught:

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolbridge.config.agents import DEFAULT_MAX_RESULT_CHARS
 from toolbridge.errors import ServerError
 from toolbridge.server._access import caller_of, require_admin
 from toolbridge.server._content import AttachedResource, PromptChoice, opening_of
@@ -141,7 +142,12 @@ async def post_message(chat: OwnedChat, request: Request) -> dict[str, Any]:
     if not body.content.strip() and body.prompt is None:
         raise ApiError(400, "the message is empty: write some text or choose a prompt", param="content")
     state = ServerState.of(request)
-    opening = await opening_of(state.toolbox.content, body.content, body.attachments, body.prompt)
+    max_chars = DEFAULT_MAX_RESULT_CHARS
+    if body.attachments:  # bounded as the chat's agent bounds tool results
+        max_chars = (await state.catalog.definition(chat.agent or "default", param="agent")).max_result_chars
+    opening = await opening_of(
+        state.toolbox.content, body.content, body.attachments, body.prompt, max_chars=max_chars
+    )
     run_id = await state.chats.start_run(chat, opening, caller=caller_of(request))
     # The page shows a prompt's messages from here: they are history to the run, never its events.
     return {"run_id": run_id, "opening": [message.model_dump(mode="json") for message in opening.before]}

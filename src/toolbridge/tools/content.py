@@ -4,6 +4,7 @@
 async with Toolbox(load_config()) as toolbox:
     listing = await toolbox.content.resources()          # every enabled server's, with errors apart
     parts = await toolbox.content.read("note://readme")  # the server is found from the listings
+    parts = await toolbox.content.attach("note://readme")  # the same, bounded to go with a message
     prompt = await toolbox.content.get_prompt("review", {"code": "x = 1"})
     result = await agent.run("Summarize it.", attachments=parts)
 ```
@@ -18,6 +19,7 @@ from typing import Generic, TypeVar
 
 import anyio
 
+from toolbridge.config.agents import DEFAULT_MAX_RESULT_CHARS
 from toolbridge.errors import ServerError, UsageError
 from toolbridge.mcp import (
     PromptInfo,
@@ -29,9 +31,13 @@ from toolbridge.mcp import (
 )
 from toolbridge.types import ResourcePart
 
-__all__ = ["ContentCatalog", "Listing", "template_pattern"]
+__all__ = ["MAX_ATTACHED_BYTES", "ContentCatalog", "Listing", "bounded_attachment", "template_pattern"]
 
 T = TypeVar("T")
+
+MAX_ATTACHED_BYTES = 5 * 1024 * 1024
+"""The most binary content (decoded) one attached resource may carry: an attachment is stored with its
+message and sent again with every later turn, and bytes cannot be cut the way text is."""
 
 
 @dataclass
@@ -74,6 +80,12 @@ class ContentCatalog:
     async def read(self, uri: str, *, server: str | None = None) -> list[ResourcePart]:
         """Read `uri` from `server`, or from the server that lists it (or has a template it matches)."""
         return await self.server(server or await self.server_of(uri)).read_resource(uri)
+
+    async def attach(
+        self, uri: str, *, server: str | None = None, max_chars: int = DEFAULT_MAX_RESULT_CHARS
+    ) -> list[ResourcePart]:
+        """`read`, bounded to go with a message (see `bounded_attachment`)."""
+        return bounded_attachment(uri, await self.read(uri, server=server), max_chars)
 
     async def server_of(self, uri: str) -> str:
         """The server that lists `uri`, else the one whose template matches it, else the only server."""
@@ -140,3 +152,39 @@ def template_pattern(uri_template: str) -> re.Pattern[str]:
         position = match.end()
     pieces.append(re.escape(uri_template[position:]))
     return re.compile("".join(pieces))
+
+
+def bounded_attachment(uri: str, parts: Sequence[ResourcePart], max_chars: int) -> list[ResourcePart]:
+    """A resource's parts bounded as tool results are: text beyond `max_chars` (over all its parts) is
+    cut, with a note saying so and how to get the rest. Binary content cannot be cut: more than
+    `MAX_ATTACHED_BYTES` of it raises `UsageError`."""
+    binary = sum(len(part.blob) * 3 // 4 - part.blob.count("=", -2) for part in parts if part.blob)
+    if binary > MAX_ATTACHED_BYTES:
+        raise UsageError(
+            f"the resource holds {binary:,} bytes of binary content, more than the "
+            f"{MAX_ATTACHED_BYTES:,} an attachment may carry (binary content cannot be cut); "
+            "attach a smaller resource, or leave it for a tool to read"
+        )
+    total = sum(len(part.text) for part in parts if part.text is not None)
+    if total <= max_chars:
+        return list(parts)
+    left = max_chars
+    bounded: list[ResourcePart] = []
+    for part in parts:
+        if part.text is None:
+            bounded.append(part)
+            continue
+        kept = part.text[:left]
+        left -= len(kept)
+        if kept:  # a text part wholly past the limit is left out
+            bounded.append(part if len(kept) == len(part.text) else part.model_copy(update={"text": kept}))
+    note = (
+        f"\n[Attachment truncated: {total - max_chars:,} of {total:,} characters of {uri} were cut. "
+        "If you need the rest, read it in smaller parts, with a tool or a narrower resource of its server.]"
+    )
+    texts = [i for i, part in enumerate(bounded) if part.text is not None]
+    if not texts:
+        return [*bounded, ResourcePart(uri=uri, mime_type="text/plain", text=note.lstrip())]
+    last = bounded[texts[-1]]
+    bounded[texts[-1]] = last.model_copy(update={"text": f"{last.text}{note}"})
+    return bounded

@@ -7,7 +7,9 @@
 - `SignIn`: the browser step, `(server, authorization_url) -> AuthorizationCodeResult(code, state)`.
   `loopback_sign_in(show)` is the usual one: a callback listener on 127.0.0.1 and `show` to open a
   browser or print the URL. Tests and other applications pass their own.
-- `TokenStore` / `FileTokenStore` / `StoredLogin`: where tokens and client registrations live.
+- `TokenStore` / `FileTokenStore` / `StoredLogin`: where tokens and client registrations live, each
+  under `login_key(config)` (the server's name, URL and configured issuer); `ServerTokenStorage` is one
+  server's sign-in in such a store.
 - `sign_out(config, store) -> SignOut`: revoke a server's tokens (RFC 7009, where its authorization
   server offers it), then forget them.
 """
@@ -22,6 +24,7 @@ from toolbridge.errors import AuthenticationError
 from toolbridge.mcp.oauth._loopback import ShowUrl, loopback_sign_in
 from toolbridge.mcp.oauth._provider import REFRESH_MARGIN, SignIn, oauth_for_server, uses_oauth
 from toolbridge.mcp.oauth._revoke import SignOut, sign_out
+from toolbridge.mcp.oauth._storage import ServerTokenStorage, login_key
 from toolbridge.mcp.oauth._tokens import FileTokenStore, StoredLogin, TokenStore, default_token_file
 
 __all__ = [
@@ -30,12 +33,14 @@ __all__ = [
     "AuthorizationCodeResult",
     "FileTokenStore",
     "OAuth",
+    "ServerTokenStorage",
     "ShowUrl",
     "SignIn",
     "SignOut",
     "StoredLogin",
     "TokenStore",
     "default_token_file",
+    "login_key",
     "loopback_sign_in",
     "oauth_for_server",
     "sign_out",

@@ -65,7 +65,7 @@ async def sign_out(
         finally:
             if owned:
                 await http.aclose()
-    outcome.removed = await store.delete(config.name)
+    outcome.removed = await storage.forget()
     return outcome
 
 

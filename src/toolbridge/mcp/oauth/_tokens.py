@@ -1,4 +1,5 @@
-"""Where sign-ins are kept: per server, its tokens and its client registration.
+"""Where sign-ins are kept: per server and URL (and configured issuer), its tokens and its client
+registration.
 
 `TokenStore` is the seam (an application can keep them in its own vault); `FileTokenStore` is the
 default, one JSON file readable by its owner only (mode 0600, in a 0700 folder).
@@ -30,6 +31,8 @@ class StoredLogin(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     url: str
+    issuer: str | None = None
+    """The authorization server the config named (`auth.issuer`) when it was made; None: found by discovery."""
     tokens: OAuthToken | None = None
     expires_at: float | None = None
     """When the access token expires (seconds since the epoch), if the server said."""
@@ -42,7 +45,7 @@ class StoredLogin(BaseModel):
 
 
 class TokenStore(Protocol):
-    """Keeps each server's `StoredLogin`, by server name."""
+    """Keeps each server's `StoredLogin`, by a key naming the server, its URL and issuer (`login_key`)."""
 
     async def load(self, server: str) -> StoredLogin | None: ...
 
