@@ -157,3 +157,29 @@ def test_a_large_attachment_is_cut_to_the_agents_limit_and_a_large_binary_one_re
         "content, more than the 5,242,880 an attachment may carry (binary content cannot be cut); attach "
         "a smaller resource, or leave it for a tool to read"
     )
+
+
+def test_a_resource_embedded_in_a_prompt_is_cut_as_an_attachment_is(tmp_path: Path) -> None:
+    bulky = {"bulky": {"command": sys.executable, "args": [str(SERVERS / "bulky.py")]}}
+    kept = ("abcdefghijklmnopqrstuvwxyz" * 40)[:1000]
+    note = (
+        "\n[Attachment truncated: 99,000 of 100,000 characters of text://100000 were cut. If you need the "
+        "rest, read it in smaller parts, with a tool or a narrower resource of its server.]"
+    )
+    agents = {"default": {"tool_calling": False, "max_result_chars": 1000}}
+    with (
+        ScriptedModel([Turn.text("Read.")]) as model,
+        serve_in_thread(tmp_path, model, mcp_servers=bulky, agents=agents) as server,
+    ):
+        http = server.http()
+        chat = http.post("/api/chats", json={"agent": "default"}).json()
+        path = f"/api/chats/{chat['id']}/messages"
+        with EventReader(http, chat["id"]) as events:
+            quoted = http.post(path, json={"prompt": {"name": "quote", "arguments": {"chars": "100000"}}})
+            assert quoted.status_code == 202, quoted.text
+            events.until("final")
+        messages: list[dict[str, Any]] = http.get(path).json()
+
+    [stored] = [attachment for message in messages for attachment in message.get("attachments") or []]
+    assert stored["uri"] == "text://100000"
+    assert (len(stored["text"]), stored["text"][-300:]) == (len(kept + note), (kept + note)[-300:])

@@ -14,7 +14,8 @@ from toolbridge.server._errors import ApiError, read_body
 from toolbridge.server._opening import Opening
 from toolbridge.server._state import ServerState
 from toolbridge.tools import ContentCatalog
-from toolbridge.types import AssistantMessage, ContentPart, UserMessage
+from toolbridge.tools.content import bounded_attachment
+from toolbridge.types import AssistantMessage, ContentPart, Message, ResourcePart, UserMessage
 
 __all__ = ["AttachedResource", "CompletionAsked", "Opening", "PromptChoice", "opening_of", "router"]
 
@@ -121,9 +122,9 @@ async def opening_of(
         return Opening(prompt=text, attachments=attachments)
     try:
         got = await content.get_prompt(prompt.name, prompt.arguments, server=prompt.server)
+        messages = _bounded(got.messages, max_chars)
     except ToolbridgeError as error:
         raise ApiError(422, f"cannot get the prompt {prompt.name!r}: {error}", param="prompt") from None
-    messages = list(got.messages)
     if text.strip() or attachments or not messages:
         # The person wrote something too: it follows the prompt's messages.
         return Opening(before=messages, prompt=text, attachments=attachments)
@@ -132,6 +133,24 @@ async def opening_of(
         return Opening(before=messages[:-1], prompt=last.content, attachments=last.attachments)
     assert isinstance(last, AssistantMessage)
     return Opening(before=messages)
+
+
+def _bounded(messages: list[Message], max_chars: int) -> list[Message]:
+    """A prompt's messages, each resource embedded in them bounded as an attachment is (they are stored
+    and sent with every later turn alike)."""
+    bounded: list[Message] = []
+    for message in messages:
+        if isinstance(message, UserMessage) and message.attachments:
+            parts: list[ContentPart] = []
+            for part in message.attachments:
+                parts += (
+                    bounded_attachment(part.uri, [part], max_chars)
+                    if isinstance(part, ResourcePart)
+                    else [part]
+                )
+            message = message.model_copy(update={"attachments": parts})
+        bounded.append(message)
+    return bounded
 
 
 def _content(request: Request, server: str | None) -> ContentCatalog:

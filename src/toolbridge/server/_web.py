@@ -143,7 +143,7 @@ async def post_message(chat: OwnedChat, request: Request) -> dict[str, Any]:
         raise ApiError(400, "the message is empty: write some text or choose a prompt", param="content")
     state = ServerState.of(request)
     max_chars = DEFAULT_MAX_RESULT_CHARS
-    if body.attachments:  # bounded as the chat's agent bounds tool results
+    if body.attachments or body.prompt is not None:  # resources, bounded as the agent bounds tool results
         max_chars = (await state.catalog.definition(chat.agent or "default", param="agent")).max_result_chars
     opening = await opening_of(
         state.toolbox.content, body.content, body.attachments, body.prompt, max_chars=max_chars
