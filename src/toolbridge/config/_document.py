@@ -25,6 +25,14 @@ Trail = tuple[str | int, ...]
 """Where a value sits in the document: ("mcpServers", "x", "args", 2)."""
 
 
+def _closing_quote(text: str, opening: int) -> int:
+    """Where the JSON string opened at `opening` closes (past the end of `text` if it never does)."""
+    i, n = opening + 1, len(text)
+    while i < n and text[i] != '"':
+        i += 2 if text[i] == "\\" else 1
+    return i
+
+
 def strip_jsonc(text: str) -> str:
     """Blank out comments and trailing commas outside strings, keeping line and column numbers intact."""
     out = list(text)
@@ -33,9 +41,7 @@ def strip_jsonc(text: str) -> str:
     while i < n:
         char = text[i]
         if char == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
+            i = _closing_quote(text, i)
             last_comma = None
         elif text.startswith("//", i):
             while i < n and text[i] != "\n":
@@ -79,9 +85,7 @@ def nesting_error(text: str) -> str | None:
     while i < n:
         char = text[i]
         if char == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
+            i = _closing_quote(text, i)
         elif char in "[{":
             depth += 1
             if depth > MAX_NESTING:
