@@ -227,8 +227,7 @@ class ChatHub:
         if opening.prompt is None:
             await anyio.to_thread.run_sync(self._append, chat_id, opening.before)
             return None
-        name, user_id = (caller.name, caller.user_id) if caller is not None else (None, None)
-        meter = await RunMeter.open(self.limits, name, user_id, hold=RUN_HOLD)
+        meter = await RunMeter.open(self.limits, caller.name, caller.user_id, hold=RUN_HOLD)
         try:
             return await self._start_run(chat, opening, opening.prompt, meter)
         except BaseException:
