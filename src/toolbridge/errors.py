@@ -8,9 +8,12 @@ ToolbridgeError
 │   │   └── AuthenticationError  it needs an OAuth sign-in that could not be done here, or that failed
 │   ├── ServerTimeoutError   connect/initialize or a call took longer than its timeout
 │   └── ConnectionLostError  the session died (process exited, stream closed, connection refused)
-├── ToolError                a tool call could not be made as asked (carries `tool`)
+├── ToolError                a tool call was refused: it did not run (carries `tool`, `kind`, `server`)
 │   ├── UnknownToolError     no tool by that name (carries close `suggestions`)
-│   └── ToolArgumentsError   the arguments do not match the tool's input schema
+│   ├── ToolArgumentsError   the arguments do not match the tool's input schema
+│   ├── ToolNotAllowedError  the tool exists but is not offered to this caller (agent rules, a token)
+│   ├── ToolDeclinedError    it needs approval, and the user declined or nobody could be asked
+│   └── ToolUnavailableError the server it names cannot be reached
 ├── ModelError               the model's API failed after the provider's retries (carries `model`,
 │   │                        `kind`, and `status`, `code`, `headers` and `body` when it answered over HTTP)
 │   └── ToolsNotSupportedError  the endpoint rejected function calling; prompt mode works instead
@@ -26,7 +29,9 @@ root that fits better, like `ConfigError`), never a bare `ValueError`, `TypeErro
 the one exception is pydantic's `ValidationError` when one of our value types is built directly.
 
 Errors a model can fix (unknown tool, bad arguments, a timeout, a server that is down) are turned into
-error `ToolResult`s by the registry, with an `error_kind` saying which, so the model can read them.
+error `ToolResult`s by the call pipeline (`toolbridge.tools.pipeline`), with an `error_kind` saying
+which, so the model can read them; every refusal is a `ToolError` whose message is the same on every
+surface (`toolbridge.tools.refusals` words them).
 An exception from a user's approver ends the run and reaches the caller as itself. Every message says
 what was wrong and what to do about it.
 """
@@ -35,7 +40,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from toolbridge.types import ToolErrorKind
 
 __all__ = [
     "AuthenticationError",
@@ -48,7 +56,10 @@ __all__ = [
     "ServerTimeoutError",
     "StoreError",
     "ToolArgumentsError",
+    "ToolDeclinedError",
     "ToolError",
+    "ToolNotAllowedError",
+    "ToolUnavailableError",
     "ToolbridgeError",
     "ToolsNotSupportedError",
     "UnknownToolError",
@@ -117,15 +128,21 @@ class ConnectionLostError(ServerError):
 
 
 class ToolError(ToolbridgeError):
-    """A tool call could not be made as asked."""
+    """A tool call was refused, so it did not run. `kind` is the `error_kind` its result gets; `server`
+    the server it was meant for, when known."""
 
-    def __init__(self, message: str, *, tool: str) -> None:
+    kind: ClassVar[ToolErrorKind] = "server_error"
+
+    def __init__(self, message: str, *, tool: str, server: str | None = None) -> None:
         self.tool = tool
+        self.server = server
         super().__init__(message)
 
 
 class UnknownToolError(ToolError):
     """No tool has that name. `suggestions` holds the closest existing names."""
+
+    kind = "unknown_tool"
 
     def __init__(self, message: str, *, tool: str, suggestions: Sequence[str] = ()) -> None:
         self.suggestions = list(suggestions)
@@ -134,6 +151,26 @@ class UnknownToolError(ToolError):
 
 class ToolArgumentsError(ToolError):
     """The arguments do not match the tool's input schema."""
+
+    kind = "invalid_arguments"
+
+
+class ToolNotAllowedError(ToolError):
+    """The tool exists, but this caller may not use it (an agent's tool rules, a gateway token's reach)."""
+
+    kind = "not_allowed"
+
+
+class ToolDeclinedError(ToolError):
+    """The call needs approval, and the user declined it or nobody could be asked."""
+
+    kind = "denied"
+
+
+class ToolUnavailableError(ToolError):
+    """The tool's server cannot be reached."""
+
+    kind = "server_unavailable"
 
 
 ModelErrorKind = Literal[

@@ -137,6 +137,7 @@ ToolErrorKind = Literal[
     "server_unavailable",
     "cancelled",
     "denied",
+    "not_allowed",
 ]
 """Why a call failed, set where it failed, so logs and statistics never read it from message text:
 
@@ -147,7 +148,8 @@ ToolErrorKind = Literal[
 - `server_error`: the tool or its server reported a failure (an MCP `isError` result, a JSON-RPC error);
 - `server_unavailable`: the server could not be reached, started, or its connection was lost;
 - `cancelled`: the run was stopped before the call finished (or before it started);
-- `denied`: the call needed approval and the user declined it (or nobody could be asked).
+- `denied`: the call needed approval and the user declined it (or nobody could be asked);
+- `not_allowed`: the tool exists, but this caller may not use it (an agent's tool rules, a token's reach).
 """
 
 

@@ -6,6 +6,7 @@
 - `ServerContent` (`connection.content`): the server's resources and prompts, as `ResourceInfo`,
   `ResourceTemplateInfo`, `PromptInfo` and `PromptMessages`.
 - `ListKind`, `ListChangeHandler`: what a server says changed (`on_list_changed` of the pool).
+- `CallOutcome`: a call's neutral result beside the server's own `CallToolResult` (`call_tool_mcp`).
 - `ToolProgress`: a server's progress report on a call (`call_tool(..., on_progress=...)`).
 
 Client features (sampling, elicitation, roots, logs, OAuth sign-in) reach every session through
@@ -13,6 +14,7 @@ Client features (sampling, elicitation, roots, logs, OAuth sign-in) reach every 
 """
 
 from toolbridge.mcp._listings import ListChangeHandler, ListKind
+from toolbridge.mcp._tool_call import CallOutcome
 from toolbridge.mcp.connection import ConnectionState, ServerConnection
 from toolbridge.mcp.content import (
     PromptArgumentInfo,
@@ -26,6 +28,7 @@ from toolbridge.mcp.pool import ServerPool
 from toolbridge.mcp.progress import ProgressHandler, ToolProgress
 
 __all__ = [
+    "CallOutcome",
     "ConnectionState",
     "ListChangeHandler",
     "ListKind",

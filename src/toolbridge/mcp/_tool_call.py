@@ -1,5 +1,8 @@
 """One tool call on a live session, and what its failures become: an error `ToolResult` the model can
-read, or a `LostCall` when the transport died under it (the connection then decides whether to resend)."""
+read, or a `LostCall` when the transport died under it (the connection then decides whether to resend).
+
+A call's `CallOutcome` carries the neutral result beside the server's own `CallToolResult`, for a caller
+that passes it on unchanged (the gateway keeps what the neutral result has no place for)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import mcp_types
 from mcp import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import ValidationError
@@ -21,10 +25,17 @@ from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._progress_relay import ProgressRelay
 from toolbridge.mcp._revision import revision_advice
 from toolbridge.mcp.progress import ProgressHandler
-from toolbridge.mcp.raw_results import keep_raw_result
 from toolbridge.types import ToolErrorKind, ToolResult
 
-__all__ = ["RETRIED_NOTE", "SESSION_GONE", "LostCall", "ServerCall", "call_once", "unavailable"]
+__all__ = [
+    "RETRIED_NOTE",
+    "SESSION_GONE",
+    "CallOutcome",
+    "LostCall",
+    "ServerCall",
+    "call_once",
+    "unavailable",
+]
 
 RETRIED_NOTE = (
     "The connection to the server was lost during this call; it was restarted and the call resent once."
@@ -33,6 +44,15 @@ SESSION_GONE = "the server no longer knew the session (HTTP 404): it was restart
 
 _NO_DEADLINE = contextlib.nullcontext()
 """The scope of a call whose timeout the SDK keeps (reusable: it holds no state)."""
+
+
+@dataclass(slots=True)  # not frozen: that costs a microsecond per call, and nothing changes it
+class CallOutcome:
+    """What came of one tool call: the neutral `result`, and `raw`, what the server answered (None when
+    no server answered: a Python tool, a cache hit, a call refused before it was sent)."""
+
+    result: ToolResult
+    raw: mcp_types.CallToolResult | None = None
 
 
 @dataclass(slots=True)  # not frozen: that costs a microsecond per call, and nothing changes it
@@ -54,7 +74,7 @@ class LostCall:
         self.sent = sent
 
 
-async def call_once(live: LiveSession, config: ServerConfig, call: ServerCall) -> ToolResult | LostCall:
+async def call_once(live: LiveSession, config: ServerConfig, call: ServerCall) -> CallOutcome | LostCall:
     """Send `call` on `live` once: the server's result, an error result (the server refused it, timed out
     or answered wrongly), or `LostCall`."""
     server, name, call_id, timeout = config.name, call.name, call.call_id, call.timeout
@@ -81,7 +101,9 @@ async def call_once(live: LiveSession, config: ServerConfig, call: ServerCall) -
         if deadline is not None and deadline.cancelled_caught:
             message = call_timed_out_message(server, name, timeout, resets_on_progress=True)
             elapsed = time.perf_counter() - started
-            return ToolResult.error(call_id, message, kind="timeout", server=server, duration=elapsed)
+            return CallOutcome(
+                ToolResult.error(call_id, message, kind="timeout", server=server, duration=elapsed)
+            )
     except MCPError as exc:
         elapsed = time.perf_counter() - started
         if exc.code == CONNECTION_CLOSED:
@@ -105,7 +127,7 @@ async def call_once(live: LiveSession, config: ServerConfig, call: ServerCall) -
                 f"Server {server!r} rejected the call to {name!r}: {exc.error.message} "
                 f"(JSON-RPC error {exc.code})." + (advice or " Check the tool name and arguments."),
             )
-        return ToolResult.error(call_id, message, kind=kind, server=server, duration=elapsed)
+        return CallOutcome(ToolResult.error(call_id, message, kind=kind, server=server, duration=elapsed))
     except (RuntimeError, ValidationError) as exc:
         # The SDK checks results against the protocol and the tool's output schema; jsonschema's
         # first line says what is wrong, the rest repeats the schema.
@@ -115,14 +137,16 @@ async def call_once(live: LiveSession, config: ServerConfig, call: ServerCall) -
             "its own promise; tell the user this tool's result could not be used."
         )
         elapsed = time.perf_counter() - started
-        return ToolResult.error(call_id, message, kind="server_error", server=server, duration=elapsed)
-    keep_raw_result(raw)
-    return tool_result_from_mcp(raw, call_id=call_id, server=server, duration=time.perf_counter() - started)
+        return CallOutcome(
+            ToolResult.error(call_id, message, kind="server_error", server=server, duration=elapsed)
+        )
+    result = tool_result_from_mcp(raw, call_id=call_id, server=server, duration=time.perf_counter() - started)
+    return CallOutcome(result, raw)
 
 
-def unavailable(call: ServerCall, server: str, message: str, *, started: float) -> ToolResult:
-    """The error result of a call lost with its session and not answered on a new one."""
+def unavailable(call: ServerCall, server: str, message: str, *, started: float) -> CallOutcome:
+    """The outcome of a call lost with its session and not answered on a new one."""
     duration = time.perf_counter() - started
-    return ToolResult.error(
-        call.call_id, message, kind="server_unavailable", server=server, duration=duration
+    return CallOutcome(
+        ToolResult.error(call.call_id, message, kind="server_unavailable", server=server, duration=duration)
     )

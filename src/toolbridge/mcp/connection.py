@@ -26,7 +26,14 @@ from toolbridge.mcp._listings import ListChangeHandler, ListKind
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._request import request_once
 from toolbridge.mcp._task_group import exit_task_group
-from toolbridge.mcp._tool_call import RETRIED_NOTE, LostCall, ServerCall, call_once, unavailable
+from toolbridge.mcp._tool_call import (
+    RETRIED_NOTE,
+    CallOutcome,
+    LostCall,
+    ServerCall,
+    call_once,
+    unavailable,
+)
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.mcp.content import ServerContent
 from toolbridge.mcp.progress import ProgressHandler
@@ -216,12 +223,28 @@ class ServerConnection:
         arguments: dict[str, Any],
         *,
         call_id: str,
+        timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> ToolResult:
+        """Run one tool; its neutral result (see `call_tool_mcp` for the server's own answer too)."""
+        outcome = await self.call_tool_mcp(
+            name, arguments, call_id=call_id, timeout=timeout, on_progress=on_progress
+        )
+        return outcome.result
+
+    async def call_tool_mcp(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
         # Not a cancel scope: the SDK turns it into an MCP request timeout that also cancels the
         # call at the server, and the outcome is an error result rather than an exception.
         timeout: float | None = None,
         on_progress: ProgressHandler | None = None,
-    ) -> ToolResult:
-        """Run one tool. `timeout` (seconds) overrides the server's default per-call timeout.
+    ) -> CallOutcome:
+        """Run one tool: its neutral result, and the `CallToolResult` the server sent (when it sent one).
+        `timeout` (seconds) overrides the server's default per-call timeout.
 
         Every call carries a progress token; `on_progress` is told the server's reports. With
         `timeout_resets_on_progress` in the config, each report restarts the timeout.
@@ -351,7 +374,7 @@ class ServerConnection:
 
     async def _after_lost(
         self, live: LiveSession, call: ServerCall, lost: LostCall, *, started: float
-    ) -> ToolResult:
+    ) -> CallOutcome:
         """A call whose session died under it: a new session, on which the call is resent once if it
         never reached the server or the tool says it is read-only or idempotent."""
         await self._retire(live)
@@ -373,7 +396,8 @@ class ServerConnection:
             return unavailable(call, self.name, message, started=started)
         retried = await call_once(fresh, self.config, call)
         if not isinstance(retried, LostCall):
-            return retried.model_copy(update={"notes": [*retried.notes, RETRIED_NOTE]})
+            noted = retried.result.model_copy(update={"notes": [*retried.result.notes, RETRIED_NOTE]})
+            return CallOutcome(noted, retried.raw)
         await self._retire(fresh)
         why = fresh.end_reason or retried.why
         message = call_lost_message(self.name, call.name, why, restart_error=None, resent=True)

@@ -16,7 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from toolbridge.server._access import require_admin
 from toolbridge.server._state import ServerState
-from toolbridge.telemetry import METRICS
+from toolbridge.telemetry.metrics import METRICS
 
 __all__ = ["router"]
 

@@ -29,7 +29,8 @@ from toolbridge.server._metering import metered_sampling
 from toolbridge.server._security import BodyLimitMiddleware, SecurityMiddleware
 from toolbridge.server._settings import ServerSettings
 from toolbridge.server._state import ServerState
-from toolbridge.store import Store
+from toolbridge.store import CallLog, Store
+from toolbridge.telemetry.metrics import install_metrics
 from toolbridge.tools import Toolbox
 
 __all__ = ["STATIC_DIR", "create_app"]
@@ -45,6 +46,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     Host and Origin checks accept only those (and localhost).
     """
     settings = settings or ServerSettings()
+    install_metrics()  # for /metrics
     limits = UsageLimits(settings.limits, store)
     keys_required = KeysRequired(store)
 
@@ -59,6 +61,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
             config, asker=asker, non_interactive=NOBODY_TO_ASK, sampling_model=metered_sampling(limits)
         )
         toolbox = Toolbox(config, features=requests.features())
+        toolbox.observers.append(CallLog(store))  # every call: agent runs, /v1, tools over HTTP
         async with toolbox, anyio.create_task_group() as runs:
             catalog = AgentCatalog(config, store, toolbox.registry)
             chats = asker.hub = ChatHub(catalog, store, settings, runs, limits=limits)

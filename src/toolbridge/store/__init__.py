@@ -40,6 +40,7 @@ from toolbridge.store.agents import (
     find_agent,
     resolve_agent_model,
 )
+from toolbridge.store.call_log import CallLog
 from toolbridge.store.recorder import RunRecorder
 from toolbridge.store.store import Store
 from toolbridge.store.users import (
@@ -61,6 +62,7 @@ __all__ = [
     "AgentRecord",
     "AgentSource",
     "ApiKeyRecord",
+    "CallLog",
     "CallsOverTime",
     "CatalogAgent",
     "ChatNotFoundError",

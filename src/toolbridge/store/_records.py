@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from toolbridge.agent.definition import AgentDefinition
+from toolbridge.tools import Caller
 from toolbridge.tools.cache import argument_hash
 from toolbridge.types import Message, ToolCall, ToolErrorKind, ToolResult
 
@@ -27,9 +28,8 @@ ToolCallStatus = Literal["ok", "error", "denied", "cancelled"]
 it, or nobody could be asked, so it never ran); `cancelled` (the run was stopped while it ran)."""
 
 
-ToolCaller = Literal["agent", "gateway", "openapi", "cli"]
-"""Who made a logged call: an agent's run (`ask`, `chat`, the web page, `/v1`), an MCP client of
-`toolbridge gateway`, an HTTP client of `POST /tools/{name}` (`openapi`), or `toolbridge call` (`cli`)."""
+ToolCaller = Caller
+"""Who made a logged call (`toolbridge.tools.Caller`)."""
 
 
 class _Record(BaseModel):

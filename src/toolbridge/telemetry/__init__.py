@@ -1,9 +1,10 @@
 """Traces, metrics and log context: what the agent reports about itself, free when nobody listens.
 
-- `trace_run`, `trace_model_request`, `trace_tool_call`: OpenTelemetry spans following the GenAI semantic
-  conventions (`invoke_agent`, `chat`, `execute_tool`), plus the Prometheus metrics of the same events.
+- `trace_run`, `trace_model_request`, `start_tool_span`: OpenTelemetry spans following the GenAI semantic
+  conventions (`invoke_agent`, `chat`, `execute_tool`), and the numbers of the same events for metrics.
   The spans go nowhere until `configure_tracing()` (or the host program) installs a tracer provider.
-- `METRICS`: the Prometheus registry `toolbridge serve` exposes on `/metrics`.
+- `toolbridge.telemetry.metrics`: the Prometheus registry `toolbridge serve` exposes on `/metrics`, and
+  `install_metrics()`, without which nothing is counted (nor the metrics library imported).
 - `log_context`, `JsonLogFormatter`: the run, chat and user ids JSON log lines carry, and the lines.
 
 It imports nothing of toolbridge, so every layer may use it.
@@ -11,14 +12,20 @@ It imports nothing of toolbridge, so every layer may use it.
 
 from toolbridge.telemetry._context import bind_log_context, log_context, set_log_context
 from toolbridge.telemetry._logs import JsonLogFormatter, logging_config
-from toolbridge.telemetry._metrics import METRICS, active_event_stream
 from toolbridge.telemetry._otlp import TracingUnavailable, configure_tracing
-from toolbridge.telemetry._spans import RunTrace, trace_model_request, trace_run, trace_tool_call
+from toolbridge.telemetry._spans import (
+    RunTrace,
+    ToolCallTrace,
+    active_event_stream,
+    start_tool_span,
+    trace_model_request,
+    trace_run,
+)
 
 __all__ = [
-    "METRICS",
     "JsonLogFormatter",
     "RunTrace",
+    "ToolCallTrace",
     "TracingUnavailable",
     "active_event_stream",
     "bind_log_context",
@@ -26,7 +33,7 @@ __all__ = [
     "log_context",
     "logging_config",
     "set_log_context",
+    "start_tool_span",
     "trace_model_request",
     "trace_run",
-    "trace_tool_call",
 ]

@@ -5,7 +5,8 @@ One run is `invoke_agent {agent}`; under it each model request is `chat {model}`
 (carrying `jsonrpc.request.id`, and the trace context to the server in `_meta`). The current span rides
 in a context variable, so the anyio tasks a run starts for its calls nest under it.
 
-opentelemetry-api comes with the MCP SDK; without an SDK tracer provider its spans are no-ops.
+opentelemetry-api comes with the MCP SDK; without an SDK tracer provider its spans are no-ops. The
+numbers go to the installed meter (`_meter`: none unless `serve` or `gateway` installed Prometheus).
 """
 
 from __future__ import annotations
@@ -13,20 +14,22 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, StatusCode
 
-from toolbridge.telemetry import _metrics as metrics
+from toolbridge.telemetry._meter import current_meter
 
 __all__ = [
     "ModelRequestTrace",
     "RunTrace",
     "ToolCallTrace",
+    "active_event_stream",
+    "start_tool_span",
     "trace_model_request",
     "trace_run",
-    "trace_tool_call",
 ]
 
 _tracer = trace.get_tracer("toolbridge")
@@ -63,7 +66,8 @@ def trace_run(agent: str, model: str) -> Iterator[RunTrace]:
         "gen_ai.agent.name": agent,
         "gen_ai.request.model": model,
     }
-    metrics.ACTIVE_RUNS.inc()
+    meter = current_meter()
+    meter.run_started()
     with _tracer.start_as_current_span(
         f"invoke_agent {agent}", kind=SpanKind.INTERNAL, attributes=attributes
     ) as span:
@@ -76,8 +80,7 @@ def trace_run(agent: str, model: str) -> Iterator[RunTrace]:
                 span.set_attribute("error.type", type(error).__qualname__)
             raise
         finally:
-            metrics.ACTIVE_RUNS.dec()
-            metrics.RUNS.labels(agent, run.stop_reason or "error").inc()
+            meter.run_ended(agent, run.stop_reason or "error")
 
 
 @dataclass
@@ -93,8 +96,7 @@ class ModelRequestTrace:
         )
         if finish_reason:
             self.span.set_attribute("gen_ai.response.finish_reasons", [finish_reason])
-        metrics.MODEL_TOKENS.labels(self.model, "input").inc(input_tokens)
-        metrics.MODEL_TOKENS.labels(self.model, "output").inc(output_tokens)
+        current_meter().model_tokens(self.model, input_tokens, output_tokens)
 
 
 @contextmanager
@@ -106,8 +108,9 @@ def trace_model_request(
     attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
     if provider:
         attributes["gen_ai.provider.name"] = provider
+    meter = current_meter()
     if agent is not None:
-        metrics.STEPS.labels(agent).inc()
+        meter.step(agent)
     started = time.perf_counter()
     with _tracer.start_as_current_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes) as span:
         request = ModelRequestTrace(span, model)
@@ -118,20 +121,28 @@ def trace_model_request(
             span.set_attribute("error.type", type(error).__qualname__)
             raise
         finally:
-            metrics.MODEL_SECONDS.labels(model, request.outcome).observe(time.perf_counter() - started)
+            meter.model_request(model, request.outcome, time.perf_counter() - started)
 
 
-@dataclass
 class ToolCallTrace:
-    span: Span
-    tool: str
-    server: str = ""
-    attributes: dict[str, str | bool | float] = field(default_factory=dict)
+    """An open `execute_tool {tool}` span, current until `end()`: the MCP SDK's client span nests under it."""
 
-    def finish(
+    def __init__(self, tool: str, call_id: str) -> None:
+        self.tool = tool
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+        }
+        self.span = _tracer.start_span(f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=attributes)
+        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+
+    def end(
         self, *, server: str | None, error_kind: str | None, duration: float, cached: bool, ran: bool
     ) -> None:
-        server = server or self.server
+        """Close the span (in the task that opened it) with what came of the call, and count the call."""
+        server = server or ""
         self.span.set_attributes(
             {
                 "toolbridge.tool.server": server,
@@ -142,26 +153,26 @@ class ToolCallTrace:
         if error_kind is not None:
             self.span.set_attribute("error.type", error_kind)
             self.span.set_status(StatusCode.ERROR, error_kind)
-        metrics.TOOL_CALLS.labels(self.tool, server, error_kind or "ok").inc()
-        if cached:
-            metrics.CACHE_HITS.labels(self.tool, server).inc()
-        if ran and not cached:
-            metrics.TOOL_SECONDS.labels(self.tool, server).observe(duration)
+        otel_context.detach(self._token)
+        self.span.end()
+        seconds = duration if ran and not cached else None
+        current_meter().tool_call(self.tool, server, error_kind or "ok", seconds=seconds, cached=cached)
+
+
+def start_tool_span(tool: str, call_id: str) -> ToolCallTrace:
+    """Open the `execute_tool {tool}` span of one call, from the request to its result."""
+    return ToolCallTrace(tool, call_id)
 
 
 @contextmanager
-def trace_tool_call(tool: str, call_id: str, *, server: str | None) -> Iterator[ToolCallTrace]:
-    """An `execute_tool {tool}` span around one call, from the model's request to its result."""
-    attributes = {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": tool,
-        "gen_ai.tool.call.id": call_id,
-        "gen_ai.tool.type": "function",
-    }
-    with _tracer.start_as_current_span(
-        f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=attributes
-    ) as span:
-        yield ToolCallTrace(span, tool, server or "")
+def active_event_stream() -> Iterator[None]:
+    """Count an event stream as open for the duration of the block."""
+    meter = current_meter()
+    meter.event_streams(+1)
+    try:
+        yield
+    finally:
+        meter.event_streams(-1)
 
 
 def _is_cancellation(error: BaseException) -> bool:

@@ -68,6 +68,11 @@ class ResultCache:
         # Bumped whenever a server's entries are dropped, so a read that overlapped a write is not kept.
         self._generations: dict[str, int] = {}
         self._policies: dict[tuple[str, str, bool | None], tuple[float, bool]] = {}
+        settings = self.settings
+        self.keeps_anything = any(
+            ttl > 0 for ttl in [settings.ttl or 0.0, *settings.servers.values(), *settings.tools.values()]
+        )
+        """False when no TTL is set: nothing is kept, so no call has anything to do with the cache."""
 
     def _policy(self, spec: ToolSpec, original_name: str) -> tuple[float, bool]:
         """(ttl, may write) of a tool, worked out once: matching the config's rules costs per call."""
@@ -90,6 +95,8 @@ class ResultCache:
     def in_play(self, spec: ToolSpec, original_name: str) -> bool:
         """Whether a call of `spec` has anything to do with the cache: its results are kept, or it may
         change what is kept. False for most tools, whose calls then need no cache key."""
+        if not self.keeps_anything:
+            return False
         ttl, may_write = self._policy(spec, original_name)
         return may_write or ttl > 0
 

@@ -1,64 +1,56 @@
-"""The tool registry: every tool an agent can see, and routing a call to the place that runs it.
+"""The tool registry: every tool a caller can see, indexed by the name it sees, and the source that runs it.
 
 Native tools and the tools of every configured MCP server live side by side. A tool name that
 several sources share is exposed as `source__tool` so the model can tell them apart; the bare name
 still resolves where it is unambiguous. Routing follows the seeds' rule: a call that names a server
 goes there; otherwise MCP servers are tried first, then native tools.
 
-Everything a model can get wrong (an unknown tool, bad arguments, a server that is down, a timeout)
-comes back as an error `ToolResult` it can read and correct; `call()` does not raise for those.
+The registry only finds tools; calls go through the pipeline (`toolbridge.tools.pipeline`).
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import anyio
 
 from toolbridge.config.tool_rules import ToolRef, allowed
-from toolbridge.errors import (
-    ServerError,
-    ServerTimeoutError,
-    ToolArgumentsError,
-    ToolbridgeError,
-    UnknownToolError,
-    UsageError,
-)
-from toolbridge.mcp import ProgressHandler, ServerPool
-from toolbridge.tools._suggest import closest_names
+from toolbridge.errors import ToolbridgeError, ToolError
+from toolbridge.mcp import ServerPool
+from toolbridge.tools import refusals
 from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.function import FunctionTool
-from toolbridge.tools.validation import validate_arguments
-from toolbridge.types import NATIVE_SOURCE, QUALIFIER, ToolCall, ToolErrorKind, ToolResult, ToolSpec
+from toolbridge.tools.sources import FunctionSource, ServerSource, ToolSource
+from toolbridge.types import NATIVE_SOURCE, QUALIFIER, ToolSpec
 
-__all__ = ["QUALIFIER", "ToolRegistry", "error_kind"]
+__all__ = ["QUALIFIER", "RegisteredTool", "ToolFilter", "ToolRegistry"]
 
 logger = logging.getLogger("toolbridge.tools")
 
 # Sources that mean "find it for me"; the config's `routing.any_source` adds names models invent.
 _AUTO_SOURCES = frozenset({NATIVE_SOURCE, ""})
 
-NATIVE_CALL_TIMEOUT = 60.0
+ToolFilter = Callable[[ToolSpec], str | None]
+"""Why a caller may not use a tool ("the agent 'x' leaves it out"), or None when it may."""
 
 
-@dataclass(frozen=True)
-class _Entry:
+@dataclass(frozen=True, slots=True)
+class RegisteredTool:
     """One tool as exposed: `spec.name` is the exposed name, `original` the name its source knows."""
 
     spec: ToolSpec
     original: str
-    native: FunctionTool | None = None
+    source: ToolSource
 
     @property
-    def source(self) -> str:
-        return self.spec.source
+    def native(self) -> bool:
+        return isinstance(self.source, FunctionSource)
 
 
 class ToolRegistry:
-    """All tools from native Python functions and MCP servers, with routing and argument checks."""
+    """All tools from native Python functions and MCP servers, and where each one runs."""
 
     def __init__(
         self,
@@ -70,11 +62,13 @@ class ToolRegistry:
     ) -> None:
         """`any_source`: source names a call may carry that mean "wherever the tool is", like `native`."""
         self._pool = pool
-        self._cache = cache
+        self.cache = cache
+        """The result cache calls through this registry use (None: off)."""
         self._auto_sources = _AUTO_SOURCES | set(any_source)
-        self._native: dict[str, FunctionTool] = {}
-        self._entries: dict[str, _Entry] = {}
-        self._by_original: dict[str, list[_Entry]] = {}
+        self._functions = FunctionSource()
+        self._servers = {name: ServerSource(pool, name) for name in pool.names} if pool is not None else {}
+        self._entries: dict[str, RegisteredTool] = {}
+        self._by_original: dict[str, list[RegisteredTool]] = {}
         self._listed: dict[str, list[ToolSpec]] = {}
         self._server_errors: dict[str, str] = {}
         # Servers whose listing is missing or out of date. A server is listed (and so connected) only
@@ -89,11 +83,7 @@ class ToolRegistry:
 
     def add(self, tool: FunctionTool) -> None:
         """Register a Python function tool (see `toolbridge.tools.tool`). Names must be unique."""
-        if tool.spec.name in self._native:
-            raise UsageError(
-                f"a native tool named {tool.spec.name!r} is already registered; rename one of them"
-            )
-        self._native[tool.spec.name] = tool
+        self._functions.add(tool)
         self._indexed = False
 
     def tools_changed(self, server: str) -> None:
@@ -144,13 +134,12 @@ class ToolRegistry:
                 self._build_index()
 
     async def _list(self, servers: set[str]) -> None:
-        if self._pool is None or not servers:
+        if not servers:
             return
-        pool = self._pool
 
         async def list_one(server: str) -> None:
             try:
-                self._listed[server] = await pool.list_tools(server)
+                self._listed[server] = await self._servers[server].list_tools()
                 self._server_errors.pop(server, None)
             except ToolbridgeError as exc:
                 self._listed.pop(server, None)
@@ -162,29 +151,30 @@ class ToolRegistry:
                 group.start_soon(list_one, server)
 
     def _build_index(self) -> None:
-        candidates: list[_Entry] = []
+        candidates: list[RegisteredTool] = []
         servers = self._pool.enabled_names if self._pool is not None else []
         for server in servers:  # config order, whatever order the listings finished in
             specs = self._listed.get(server, [])
             assert self._pool is not None
             config = self._pool.config(server)
+            source = self._servers[server]
             for spec in specs:
                 if allowed(ToolRef(server, spec.name), config.tools_allow, config.tools_deny):
-                    candidates.append(_Entry(spec=spec, original=spec.name))
-        for tool in self._native.values():
-            candidates.append(_Entry(spec=tool.spec, original=tool.spec.name, native=tool))
+                    candidates.append(RegisteredTool(spec, spec.name, source))
+        for tool in self._functions.tools.values():
+            candidates.append(RegisteredTool(tool.spec, tool.spec.name, self._functions))
 
         sources_per_name: dict[str, set[str]] = {}
         for entry in candidates:
-            sources_per_name.setdefault(entry.original, set()).add(entry.source)
+            sources_per_name.setdefault(entry.original, set()).add(entry.spec.source)
 
-        entries: dict[str, _Entry] = {}
-        by_original: dict[str, list[_Entry]] = {}
+        entries: dict[str, RegisteredTool] = {}
+        by_original: dict[str, list[RegisteredTool]] = {}
         for entry in candidates:
             if len(sources_per_name[entry.original]) > 1:
-                exposed = f"{entry.source}{QUALIFIER}{entry.original}"
+                exposed = f"{entry.spec.source}{QUALIFIER}{entry.original}"
                 renamed = entry.spec.model_copy(update={"name": exposed, "original_name": entry.original})
-                entry = _Entry(spec=renamed, original=entry.original, native=entry.native)
+                entry = RegisteredTool(renamed, entry.original, entry.source)
             entries[entry.spec.name] = entry
             by_original.setdefault(entry.original, []).append(entry)
         self._entries = entries
@@ -198,7 +188,7 @@ class ToolRegistry:
         if refresh:
             await self.refresh(wanted)
         await self._ensure_indexed(wanted)
-        return [e.spec for e in self._entries.values() if wanted is None or e.source in wanted]
+        return [e.spec for e in self._entries.values() if wanted is None or e.spec.source in wanted]
 
     async def find(self, name: str) -> ToolSpec | None:
         """The tool exposed under exactly `name`, or None: no routing guesses, and no list built (the
@@ -214,197 +204,89 @@ class ToolRegistry:
 
     # -- routing --------------------------------------------------------------------------------
 
-    def _resolve(self, call: ToolCall) -> _Entry:
-        source = (call.source or "").strip()
+    async def resolve(
+        self, name: str, source: str | None = None, *, allows: ToolFilter | None = None
+    ) -> RegisteredTool:
+        """The tool a call of `name` (on `source`) means, listing what it needs first; also when a model
+        (un)qualified the name: `excel__read_data`. `allows` says which tools this caller may use: a bare
+        name resolves among those, and one it may not use is refused as not allowed.
+
+        Raises the `ToolError` (`toolbridge.tools.refusals`) of an unknown, ambiguous, unavailable or
+        not-allowed tool."""
+        if not self._indexed or self._stale or self._index_lock.locked():
+            await self._ensure_indexed(self._servers_for(name, source))
+        if allows is None:
+            return self._resolve(name, source, None)
+        try:
+            entry = self._resolve(name, source, allows)
+        except ToolError as exc:
+            if exc.kind != "unknown_tool":
+                raise
+            try:  # a tool this caller may not use: say so rather than "unknown"
+                entry = self._resolve(name, source, None)
+            except ToolError:
+                raise exc from None
+        why = allows(entry.spec)
+        if why is not None:
+            raise refusals.not_allowed(entry.spec, why)
+        return entry
+
+    def _resolve(self, name: str, source: str | None, allows: ToolFilter | None) -> RegisteredTool:
+        def visible(entry: RegisteredTool) -> bool:
+            return allows is None or allows(entry.spec) is None
+
+        source = (source or "").strip()
         if source and source not in self._auto_sources:
-            return self._resolve_on_server(call.name, source)
-        exact = self._entries.get(call.name)
+            return self._resolve_on_server(name, source, visible)
+        exact = self._entries.get(name)
         if exact is not None:
             return exact
-        if QUALIFIER in call.name:
+        if QUALIFIER in name:
             # A model may qualify a name that did not need qualifying: `excel__read_data`.
-            prefix, _, rest = call.name.partition(QUALIFIER)
-            if prefix in self._server_names() or prefix == NATIVE_SOURCE:
-                return self._resolve_on_server(rest, prefix)
-        matches = self._by_original.get(call.name, [])
-        mcp_matches = [e for e in matches if e.native is None]
+            prefix, _, rest = name.partition(QUALIFIER)
+            if prefix in self._servers or prefix == NATIVE_SOURCE:
+                return self._resolve_on_server(rest, prefix, visible)
+        matches = [entry for entry in self._by_original.get(name, []) if visible(entry)]
+        mcp_matches = [entry for entry in matches if not entry.native]
         if len(mcp_matches) == 1:
             return mcp_matches[0]
         if len(mcp_matches) > 1:
-            names = ", ".join(e.spec.name for e in mcp_matches)
-            raise UnknownToolError(
-                f"Tool name {call.name!r} is ambiguous: several servers have it. Call one of: {names}.",
-                tool=call.name,
-                suggestions=[e.spec.name for e in mcp_matches],
-            )
+            raise refusals.ambiguous_tool(name, [entry.spec.name for entry in mcp_matches])
         if matches:
             return matches[0]
-        raise self._unknown(call.name)
+        raise self._unknown(name, visible)
 
-    def _resolve_on_server(self, name: str, source: str) -> _Entry:
+    def _resolve_on_server(
+        self, name: str, source: str, visible: Callable[[RegisteredTool], bool]
+    ) -> RegisteredTool:
         for entry in self._by_original.get(name, []):
-            if entry.source == source:
+            if entry.spec.source == source:
                 return entry
-        if source not in self._server_names() and source != NATIVE_SOURCE:
-            known = ", ".join([*self._server_names(), NATIVE_SOURCE])
-            raise UnknownToolError(
-                f"Unknown tool source {source!r}. Known sources: {known}. "
-                "Call the tool by its name alone and toolbridge will find it.",
-                tool=name,
-            )
+        if source not in self._servers and source != NATIVE_SOURCE:
+            raise refusals.unknown_source(name, source, [*self._servers, NATIVE_SOURCE])
         if source in self._server_errors:
-            raise ServerError(
-                f"Server {source!r} is unavailable: {self._server_errors[source]}", server=source
-            )
-        raise self._unknown(name, source=source)
+            raise refusals.unavailable_server(name, source, self._server_errors[source])
+        raise self._unknown(name, visible, source=source)
 
-    def _servers_for(self, call: ToolCall) -> set[str] | None:
+    def _servers_for(self, name: str, source: str | None) -> set[str] | None:
         """The servers a call can be routed to: the one it names, or all of them (None)."""
-        source = (call.source or "").strip()
+        source = (source or "").strip()
         if source and source not in _AUTO_SOURCES:
             return {source}
-        prefix, qualified, _ = call.name.partition(QUALIFIER)
+        prefix, qualified, _ = name.partition(QUALIFIER)
         if qualified and prefix == NATIVE_SOURCE:
             return set()
-        if qualified and prefix in self._server_names():
+        if qualified and prefix in self._servers:
             return {prefix}
         return None
 
-    def _server_names(self) -> list[str]:
-        return list(self._pool.names) if self._pool is not None else []
-
-    def _unknown(self, name: str, *, source: str | None = None) -> UnknownToolError:
-        pool = [e.spec.name for e in self._entries.values() if source is None or e.source == source]
-        close = closest_names(name, pool)
-        where = f" on {source!r}" if source else ""
-        message = f"Unknown tool {name!r}{where}."
-        if close:
-            message += f" Did you mean: {', '.join(close)}?"
-        else:
-            message += f" Available tools: {', '.join(sorted(pool)[:30]) or 'none'}."
-        if self._server_errors and source is None:
-            down = ", ".join(sorted(self._server_errors))
-            message += f" (Servers currently unavailable, whose tools are not listed: {down}.)"
-        message += " Call one of the available tools with its exact name."
-        return UnknownToolError(message, tool=name, suggestions=close)
-
-    # -- calling --------------------------------------------------------------------------------
-
-    async def call(
-        self,
-        call: ToolCall,
-        *,
-        timeout: float | None = None,
-        cache_scope: str | None = None,
-        on_progress: ProgressHandler | None = None,
-    ) -> ToolResult:
-        """Run one call and return its result. Never raises for errors a model can correct.
-
-        `cache_scope` names the conversation the call belongs to: the result cache keeps each
-        conversation's entries apart (unless configured shared). `on_progress` is told the progress
-        an MCP server reports on the call.
-        """
-        started = time.perf_counter()
-        if not self._indexed or self._stale or self._index_lock.locked():
-            await self._ensure_indexed(self._servers_for(call))
-        try:
-            entry = self._resolve(call)
-        except ToolbridgeError as exc:
-            return ToolResult.error(
-                call.id, str(exc), kind=error_kind(exc), duration=time.perf_counter() - started
-            )
-        try:
-            arguments, notes = validate_arguments(entry.spec, call.arguments)
-        except ToolArgumentsError as exc:
-            # Counted against the tool it was meant for, though the tool never ran.
-            return ToolResult.error(
-                call.id,
-                str(exc),
-                kind="invalid_arguments",
-                server=entry.source,
-                duration=time.perf_counter() - started,
-            )
-
-        routed = call if arguments is call.arguments else call.model_copy(update={"arguments": arguments})
-        cache = self._cache
-        if cache is None or not cache.in_play(entry.spec, entry.original):
-            # Never kept, and nothing kept to drop: no cache key to work out.
-            result = await self._dispatch(entry, routed, timeout, on_progress)
-        else:
-            result = await self._call_through_cache(cache, entry, routed, timeout, cache_scope, on_progress)
-        if notes:
-            result = result.model_copy(update={"notes": [*notes, *result.notes]})
-        return result
-
-    async def _call_through_cache(
-        self,
-        cache: ResultCache,
-        entry: _Entry,
-        call: ToolCall,
-        timeout: float | None,
-        scope: str | None,
-        on_progress: ProgressHandler | None,
-    ) -> ToolResult:
-        if cache.may_write(entry.spec, entry.original):
-            # Before: no read may be served the data this call replaces. After: nor what a read that
-            # overlapped it saw. Also when it fails: it may have written part of its change.
-            cache.forget_server(entry.source)
-            try:
-                return await self._dispatch(entry, call, timeout, on_progress)
-            finally:
-                cache.forget_server(entry.source)
-        if cache.ttl(entry.spec, entry.original) <= 0:
-            return await self._dispatch(entry, call, timeout, on_progress)
-        started = time.perf_counter()
-        hit = cache.get(entry.spec, entry.original, call.arguments, chat=scope)
-        if hit is not None:
-            update = {"call_id": call.id, "cached": True, "duration": time.perf_counter() - started}
-            return hit.model_copy(update=update)
-        generation = cache.generation(entry.source)
-        result = await self._dispatch(entry, call, timeout, on_progress)
-        cache.put(entry.spec, entry.original, call.arguments, result, chat=scope, generation=generation)
-        return result
-
-    async def _dispatch(
-        self, entry: _Entry, call: ToolCall, timeout: float | None, on_progress: ProgressHandler | None = None
-    ) -> ToolResult:
-        started = time.perf_counter()
-        if entry.native is not None:
-            limit = timeout if timeout is not None else NATIVE_CALL_TIMEOUT
-            with anyio.move_on_after(limit):
-                return await entry.native.run(call.model_copy(update={"name": entry.original}))
-            return ToolResult.error(
-                call.id,
-                f"Tool {entry.spec.name!r} timed out after {limit:g} s and was stopped. "
-                "Try simpler arguments, or tell the user the tool did not answer in time.",
-                kind="timeout",
-                server=NATIVE_SOURCE,
-                duration=time.perf_counter() - started,
-            )
-        assert self._pool is not None
-        try:
-            connection = self._pool.connection(entry.source)
-            return await connection.call_tool(
-                entry.original, call.arguments, call_id=call.id, timeout=timeout, on_progress=on_progress
-            )
-        except ToolbridgeError as exc:
-            return ToolResult.error(
-                call.id,
-                str(exc),
-                kind=error_kind(exc),
-                server=entry.source,
-                duration=time.perf_counter() - started,
-            )
-
-
-def error_kind(error: ToolbridgeError) -> ToolErrorKind:
-    """The kind of failed call a raised error stands for, when it becomes a result for the model."""
-    if isinstance(error, UnknownToolError):
-        return "unknown_tool"
-    if isinstance(error, ToolArgumentsError):
-        return "invalid_arguments"
-    if isinstance(error, ServerTimeoutError):
-        return "timeout"
-    if isinstance(error, ServerError):
-        return "server_unavailable"
-    return "server_error"
+    def _unknown(
+        self, name: str, visible: Callable[[RegisteredTool], bool], *, source: str | None = None
+    ) -> ToolError:
+        offered = [
+            e.spec.name
+            for e in self._entries.values()
+            if (source is None or e.spec.source == source) and visible(e)
+        ]
+        down = self._server_errors if source is None else ()
+        return refusals.unknown_tool(name, offered, source=source, unavailable=down)

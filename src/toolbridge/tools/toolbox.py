@@ -17,6 +17,8 @@ from toolbridge.tools.cache import cache_from_config
 from toolbridge.tools.content import ContentCatalog
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.native import native_tools
+from toolbridge.tools.observers import TracedCalls
+from toolbridge.tools.pipeline import CallContext, CallObserver, ToolPipeline
 from toolbridge.tools.registry import ToolRegistry
 from toolbridge.types import ToolCall, ToolResult, ToolSpec
 
@@ -73,6 +75,12 @@ class Toolbox:
         self.registry = ToolRegistry(
             self._pool, self._native, cache=self._cache, any_source=self.config.routing.any_source
         )
+        self.observers: list[CallObserver] = [TracedCalls()]
+        """Told about every call through this toolbox's pipelines: spans and metrics (no-ops until a
+        tracer provider or `install_metrics()` is installed); `serve`, `gateway` and the CLI add the
+        call log (`toolbridge.store.CallLog`)."""
+        self.calls = ToolPipeline(self.registry, self.observers)
+        """The one path every call takes (see `toolbridge.tools.pipeline`)."""
         self._session_registries: set[ToolRegistry] = set()
         self.content = ContentCatalog(self._pool)
         """The servers' resources and prompts."""
@@ -87,6 +95,10 @@ class Toolbox:
     def has_unshared_servers(self) -> bool:
         """Whether a server is configured `"shared": false` (see `own_sessions`)."""
         return any(not config.shared for config in self.config.servers.values())
+
+    def pipeline(self, registry: ToolRegistry) -> ToolPipeline:
+        """The call pipeline over `registry` (one of `own_sessions`), with this toolbox's observers."""
+        return self.calls if registry is self.registry else ToolPipeline(registry, self.observers)
 
     @asynccontextmanager
     async def own_sessions(self) -> AsyncIterator[ToolRegistry]:
@@ -154,7 +166,8 @@ class Toolbox:
     ) -> ToolResult:
         """Run one tool; `on_progress` is told the progress its server reports (a `ToolProgress`)."""
         call = ToolCall(name=name, arguments=arguments or {}, source=source)
-        return await self.registry.call(call, timeout=timeout, on_progress=on_progress)
+        context = CallContext(timeout=timeout, on_progress=on_progress)
+        return (await self.calls.call(call, context)).result
 
     async def server_logs(self, server: str) -> list[LogEntry]:
         """Connect `server` (listing its tools) and return the last messages it logged to us.

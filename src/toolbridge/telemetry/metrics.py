@@ -1,13 +1,15 @@
-"""The Prometheus metrics of runs, model requests and tool calls, in a registry of their own."""
+"""The Prometheus metrics of runs, model requests and tool calls, in a registry of their own.
+
+`install_metrics()` has spans count into them (`serve` and `gateway` call it; `/metrics` shows them).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["METRICS", "active_event_stream"]
+from toolbridge.telemetry._meter import Meter, use_meter
+
+__all__ = ["METRICS", "PrometheusMeter", "install_metrics"]
 
 METRICS = CollectorRegistry(auto_describe=True)
 """Ours alone (not prometheus_client's global one), so /metrics shows toolbridge and nothing else."""
@@ -61,11 +63,35 @@ MODEL_TOKENS = Counter(
 )
 
 
-@contextmanager
-def active_event_stream() -> Iterator[None]:
-    """Count an event stream as open for the duration of the block."""
-    ACTIVE_STREAMS.inc()
-    try:
-        yield
-    finally:
-        ACTIVE_STREAMS.dec()
+class PrometheusMeter(Meter):
+    def run_started(self) -> None:
+        ACTIVE_RUNS.inc()
+
+    def run_ended(self, agent: str, stop_reason: str) -> None:
+        ACTIVE_RUNS.dec()
+        RUNS.labels(agent, stop_reason).inc()
+
+    def step(self, agent: str) -> None:
+        STEPS.labels(agent).inc()
+
+    def model_request(self, model: str, outcome: str, seconds: float) -> None:
+        MODEL_SECONDS.labels(model, outcome).observe(seconds)
+
+    def model_tokens(self, model: str, input_tokens: int, output_tokens: int) -> None:
+        MODEL_TOKENS.labels(model, "input").inc(input_tokens)
+        MODEL_TOKENS.labels(model, "output").inc(output_tokens)
+
+    def tool_call(self, tool: str, server: str, outcome: str, *, seconds: float | None, cached: bool) -> None:
+        TOOL_CALLS.labels(tool, server, outcome).inc()
+        if cached:
+            CACHE_HITS.labels(tool, server).inc()
+        if seconds is not None:
+            TOOL_SECONDS.labels(tool, server).observe(seconds)
+
+    def event_streams(self, change: int) -> None:
+        ACTIVE_STREAMS.inc(change)
+
+
+def install_metrics() -> None:
+    """Count runs, model requests, tool calls and event streams into `METRICS` from now on."""
+    use_meter(PrometheusMeter())

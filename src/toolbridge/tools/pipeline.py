@@ -1,0 +1,247 @@
+"""One path for every tool call, whoever makes it: an agent's model, a gateway client, an HTTP client,
+`toolbridge call`, a program using `Toolbox`.
+
+    resolve the name -> filter (who may use it) -> approval -> validate the arguments -> cache -> dispatch
+
+and the observers (the call log, spans, metrics) around all of it. Each front door builds a `CallContext`
+saying who calls and how it answers approval, and turns the `CallOutcome` into its own reply. A step
+that refuses the call raises a `ToolError` (`refusals`), which becomes the error result every surface
+shows in the same words; nothing a model can correct raises out of `ToolPipeline.call`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+import anyio
+
+from toolbridge.config.agents import ApprovalPolicy
+from toolbridge.errors import ToolError
+from toolbridge.mcp import CallOutcome, ProgressHandler
+from toolbridge.tools import refusals
+from toolbridge.tools.approval import ApprovalRequest, Approver
+from toolbridge.tools.cache import ResultCache
+from toolbridge.tools.registry import RegisteredTool, ToolFilter, ToolRegistry
+from toolbridge.tools.validation import validate_arguments
+from toolbridge.types import ToolCall, ToolResult, ToolSpec
+
+__all__ = [
+    "CallContext",
+    "CallDeferred",
+    "CallObserver",
+    "CallRecord",
+    "Caller",
+    "ToolPipeline",
+]
+
+Caller = Literal["agent", "gateway", "openapi", "cli", "library"]
+"""Who makes a call: an agent's run (`ask`, `chat`, the web page, `/v1`), an MCP client of the gateway,
+an HTTP client of `POST /tools/{name}` (`openapi`), `toolbridge call` (`cli`), or a program (`library`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who makes a call, on whose behalf, and how the steps of the pipeline answer for them."""
+
+    caller: Caller = "library"
+    user_id: int | None = None
+    chat_id: int | None = None
+    run_id: str | None = None
+    cache_scope: str | None = None
+    """The conversation the call belongs to: the result cache keeps each one's entries apart."""
+    timeout: float | None = None
+    """Seconds the call may take (None: the server's own timeout)."""
+    on_progress: ProgressHandler | None = None
+    allows: ToolFilter | None = None
+    """Which tools this caller may use (an agent's tool rules, a gateway token's reach); None: all."""
+    approval: ApprovalPolicy | None = None
+    """Which calls need approval; None: none do."""
+    approve: Approver | None = None
+    """Asks for approval; None: nobody can be asked here, so calls that need it are refused."""
+
+    def but(self, **changes: Any) -> CallContext:
+        """A copy with `changes` (the same caller, making a call with another timeout, say)."""
+        return replace(self, **changes)
+
+
+LIBRARY = CallContext()
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One call as the observers see it; the pipeline fills it in as the call goes."""
+
+    call: ToolCall
+    """The call as the caller made it (the name it used)."""
+    context: CallContext
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    tool: ToolSpec | None = None
+    """The tool it resolved to (None: no tool matched)."""
+    approved: bool | None = None
+    """The answer to an approval question, when one was asked."""
+    ran: bool = False
+    """Whether it reached its tool (or the result cache)."""
+    outcome: CallOutcome | None = None
+    """Set when it ends, however it ends (cancelled: an error result saying so)."""
+    kept: dict[object, Any] = field(default_factory=dict)
+    """What observers keep between a call's start and end (a span), each under a key of its own."""
+
+    @property
+    def result(self) -> ToolResult:
+        assert self.outcome is not None, "read once the call has ended"
+        return self.outcome.result
+
+
+class CallObserver(Protocol):
+    """Told about every call of a pipeline: the call log, spans, metrics. `call_started` runs in the
+    calling task before anything else (a span opened there is the current one while the call runs);
+    `call_ended` when the call ended, also when cancelled (then shielded). Observers must not raise."""
+
+    def call_started(self, record: CallRecord) -> None: ...
+
+    async def call_ended(self, record: CallRecord) -> None: ...
+
+
+class CallDeferred(Exception):
+    """Raised by an approver that answers in a later request (the gateway's `input_required` on
+    2026-07-28): the call does not run now, `reply` goes back to the caller, and nothing is logged."""
+
+    def __init__(self, reply: object) -> None:
+        super().__init__("the approval is asked in a later request")
+        self.reply = reply
+
+
+class ToolPipeline:
+    """Runs calls on the tools of a registry, for any caller; `observers` are told about each one."""
+
+    def __init__(self, registry: ToolRegistry, observers: Sequence[CallObserver] = ()) -> None:
+        self.registry = registry
+        self.observers = observers
+        """Shared with whoever installs them (a `Toolbox`'s list): added later, they still hear every call."""
+
+    async def find(self, name: str, context: CallContext = LIBRARY) -> ToolSpec | None:
+        """The tool a call of `name` would run, if the caller may use it (for a caller that says which
+        tool it is about to call before calling it)."""
+        try:
+            return (await self.registry.resolve(name, allows=context.allows)).spec
+        except ToolError:
+            return None
+
+    async def call(self, call: ToolCall, context: CallContext = LIBRARY) -> CallOutcome:
+        """Run `call` for `context`'s caller. Never raises for what a model can correct (that is an error
+        result); an approver's exception other than a `ToolError` comes out as itself."""
+        if not self.observers:
+            return await self._call(call, context, None)
+        record = CallRecord(call, context)
+        for observer in self.observers:
+            observer.call_started(record)
+        try:
+            record.outcome = await self._call(call, context, record)
+        except CallDeferred:
+            raise
+        except BaseException as error:
+            record.outcome = CallOutcome(_broken_off(call, record, error))
+            with anyio.CancelScope(shield=True):
+                await self._tell_ended(record)
+            raise
+        await self._tell_ended(record)
+        return record.outcome
+
+    async def answered(self, call: ToolCall, result: ToolResult, context: CallContext) -> None:
+        """Tell the observers about a call answered without running (its arguments could not be read)."""
+        if self.observers:
+            record = CallRecord(call, context, outcome=CallOutcome(result))
+            for observer in self.observers:
+                observer.call_started(record)
+            await self._tell_ended(record)
+
+    async def _tell_ended(self, record: CallRecord) -> None:
+        for observer in self.observers:
+            await observer.call_ended(record)
+
+    async def _call(self, call: ToolCall, context: CallContext, record: CallRecord | None) -> CallOutcome:
+        started = time.perf_counter()
+        tool: RegisteredTool | None = None
+        try:
+            tool = await self.registry.resolve(call.name, call.source, allows=context.allows)
+            if record is not None:
+                record.tool = tool.spec
+            if context.approval is not None:
+                await self._approve(call, tool.spec, context, record)
+            arguments, notes = validate_arguments(tool.spec, call.arguments)
+        except ToolError as refused:
+            server = refused.server or (tool.spec.source if tool is not None else None)
+            duration = time.perf_counter() - started
+            return CallOutcome(
+                ToolResult.error(call.id, str(refused), kind=refused.kind, server=server, duration=duration)
+            )
+        if record is not None:
+            record.ran = True
+        routed = call.model_copy(update={"name": tool.original, "arguments": arguments})
+        cache = self.registry.cache
+        if cache is None or not cache.in_play(tool.spec, tool.original):
+            # Never kept, and nothing kept to drop: no cache key to work out.
+            outcome = await tool.source.call(routed, context)
+        else:
+            outcome = await _through_cache(cache, tool, routed, context)
+        if notes:
+            noted = outcome.result.model_copy(update={"notes": [*notes, *outcome.result.notes]})
+            outcome = CallOutcome(noted, outcome.raw)
+        return outcome
+
+    async def _approve(
+        self, call: ToolCall, tool: ToolSpec, context: CallContext, record: CallRecord | None
+    ) -> None:
+        """Returns when the call may run; raises the refusal when it may not."""
+        assert context.approval is not None
+        reason = context.approval.approval_reason(tool)
+        if reason is None:
+            return
+        if context.approve is None:
+            raise refusals.unapproved(tool, reason)
+        approved = bool(await context.approve(ApprovalRequest(call=call, tool=tool, reason=reason)))
+        if record is not None:
+            record.approved = approved
+        if not approved:
+            raise refusals.declined(tool)
+
+
+async def _through_cache(
+    cache: ResultCache, tool: RegisteredTool, call: ToolCall, context: CallContext
+) -> CallOutcome:
+    spec, original, server = tool.spec, tool.original, tool.spec.source
+    if cache.may_write(spec, original):
+        # Before: no read may be served the data this call replaces. After: nor what a read that
+        # overlapped it saw. Also when it fails: it may have written part of its change.
+        cache.forget_server(server)
+        try:
+            return await tool.source.call(call, context)
+        finally:
+            cache.forget_server(server)
+    if cache.ttl(spec, original) <= 0:
+        return await tool.source.call(call, context)
+    started = time.perf_counter()
+    hit = cache.get(spec, original, call.arguments, chat=context.cache_scope)
+    if hit is not None:
+        update = {"call_id": call.id, "cached": True, "duration": time.perf_counter() - started}
+        return CallOutcome(hit.model_copy(update=update))
+    generation = cache.generation(server)
+    outcome = await tool.source.call(call, context)
+    cache.put(spec, original, call.arguments, outcome.result, chat=context.cache_scope, generation=generation)
+    return outcome
+
+
+def _broken_off(call: ToolCall, record: CallRecord, error: BaseException) -> ToolResult:
+    """The result of a call that ended by an exception: cancelled (the caller went away), or failed."""
+    elapsed = (datetime.now(UTC) - record.started_at).total_seconds()
+    server = record.tool.source if record.tool is not None else None
+    if isinstance(error, anyio.get_cancelled_exc_class()):
+        return ToolResult.error(
+            call.id, "The call was cancelled.", kind="cancelled", server=server, duration=elapsed
+        )
+    message = f"The call failed: {type(error).__name__}: {error}"
+    return ToolResult.error(call.id, message, kind="server_error", server=server, duration=elapsed)
