@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from toolbridge._values import MAX_NESTING, value_problem
 from toolbridge.parsing import CallProblem, Event, StreamParser, ToolCallEnd, decode_arguments
-from toolbridge.tools import ToolRegistry, native_tools
+from toolbridge.tools import CallContext, ToolPipeline, ToolRegistry, native_tools
+from toolbridge.tools.observers import TracedCalls
 from toolbridge.types import ToolCall
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -130,11 +131,11 @@ def test_the_registry_answers_any_call_with_a_result(
     calls: list[tuple[str, dict[str, Any], str | None]],
 ) -> None:
     async def run() -> None:
-        registry = ToolRegistry(native=native_tools())
+        # With the observers every toolbox has: a span named after whatever the model wrote.
+        pipeline = ToolPipeline(ToolRegistry(native=native_tools()), [TracedCalls()])
         for index, (name, arguments, source) in enumerate(calls):
-            result = await registry.call(
-                ToolCall(name=name, arguments=arguments, id=f"call_{index}", source=source), timeout=10
-            )
+            call = ToolCall(name=name, arguments=arguments, id=f"call_{index}", source=source)
+            result = (await pipeline.call(call, CallContext(timeout=10))).result
             assert result.call_id == f"call_{index}"
             if result.is_error:
                 assert result.error_kind is not None

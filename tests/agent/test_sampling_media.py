@@ -17,9 +17,16 @@ from toolbridge.config.asks import SamplingConfig
 from toolbridge.config.model import ServerConfig
 from toolbridge.models import AnthropicModel, Model, OpenAIChatModel
 from toolbridge.testing import ScriptedAnthropicModel, ScriptedModel, ToolCallSpec, Turn
-from toolbridge.types import ToolCall
+from toolbridge.tools import ToolPipeline
+from toolbridge.types import ToolCall, ToolResult
 
 pytestmark = pytest.mark.anyio
+
+
+async def run_call(agent: Agent, call: ToolCall) -> ToolResult:
+    """`call` through the pipeline over the agent's tools, as a library program calls."""
+    return (await ToolPipeline(agent.registry).call(call)).result
+
 
 DOT_PNG_START = "iVBORw0KGgo"
 
@@ -34,8 +41,8 @@ def trusted_asker(stdio_server: Callable[..., ServerConfig]) -> Config:
 
 async def describe_media(config: Config, model: Model, *, offer_lookup: bool = False) -> dict[str, Any]:
     async with Agent.from_config(config, model=model) as agent:
-        result = await agent.registry.call(
-            ToolCall(name="describe_media", arguments={"offer_lookup": offer_lookup})
+        result = await run_call(
+            agent, ToolCall(name="describe_media", arguments={"offer_lookup": offer_lookup})
         )
     await model.aclose()
     assert not result.is_error, result.text

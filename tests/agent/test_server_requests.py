@@ -20,9 +20,15 @@ from toolbridge.config.model import ServerConfig
 from toolbridge.config.sections import ModelConfig
 from toolbridge.models import ModelRequest, ModelSettings
 from toolbridge.testing import FunctionModel
-from toolbridge.types import SystemMessage, ToolCall, UserMessage
+from toolbridge.tools import ToolPipeline
+from toolbridge.types import SystemMessage, ToolCall, ToolResult, UserMessage
 
 pytestmark = pytest.mark.anyio
+
+
+async def run_call(agent: Agent, call: ToolCall) -> ToolResult:
+    """`call` through the pipeline over the agent's tools, as a library program calls."""
+    return (await ToolPipeline(agent.registry).call(call)).result
 
 
 class Person:
@@ -58,7 +64,7 @@ def config_with(server: ServerConfig, **models: ModelConfig) -> Config:
 
 
 async def call(agent: Agent, tool: str, arguments: dict[str, Any]) -> str:
-    result = await agent.registry.call(ToolCall(name=tool, arguments=arguments))
+    result = await run_call(agent, ToolCall(name=tool, arguments=arguments))
     return result.text
 
 
@@ -249,7 +255,7 @@ async def test_url_elicitation_of_anything_but_an_http_page_is_refused_before_an
     person = Person()
     config = config_with(stdio_server("asks_client", name="asker"))
     async with Agent.from_config(config, model=FunctionModel(summarizing), asker=person) as agent:
-        result = await agent.registry.call(ToolCall(name="ask_to_open", arguments={"url": url}))
+        result = await run_call(agent, ToolCall(name="ask_to_open", arguments={"url": url}))
     assert person.elicitations == [], "neither shown nor opened"
     assert result.is_error
     assert f"URL elicitation refused: {problem}; toolbridge only shows and opens http and https URLs" in (
@@ -275,10 +281,10 @@ async def test_roots_come_from_the_server_or_the_agent_and_changes_are_announced
     config = Config(servers={"own": own, "shared": shared})
     agent = Agent.from_config(config, model=FunctionModel(summarizing), roots=[str(tmp_path / "a")])
     async with agent:
-        first = await agent.registry.call(ToolCall(name="show_roots", source="shared"))
-        its_own = await agent.registry.call(ToolCall(name="show_roots", source="own"))
+        first = await run_call(agent, ToolCall(name="show_roots", source="shared"))
+        its_own = await run_call(agent, ToolCall(name="show_roots", source="own"))
         await agent.set_roots([str(tmp_path / "b"), str(tmp_path / "c")])
-        after = await agent.registry.call(ToolCall(name="await_roots_change", source="shared"))
+        after = await run_call(agent, ToolCall(name="await_roots_change", source="shared"))
 
     assert first.text == (tmp_path / "a").as_uri()
     assert its_own.text == (tmp_path / "own").as_uri()

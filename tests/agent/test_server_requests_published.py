@@ -15,9 +15,15 @@ from toolbridge.agent.asking import ElicitationRequest, SamplingRequest
 from toolbridge.config import Config
 from toolbridge.models import ModelRequest
 from toolbridge.testing import FunctionModel
-from toolbridge.types import ToolCall
+from toolbridge.tools import ToolPipeline
+from toolbridge.types import ToolCall, ToolResult
 
 pytestmark = [pytest.mark.anyio, pytest.mark.published]
+
+
+async def run_call(agent: Agent, call: ToolCall) -> ToolResult:
+    """`call` through the pipeline over the agent's tools, as a library program calls."""
+    return (await ToolPipeline(agent.registry).call(call)).result
 
 
 class Person:
@@ -45,11 +51,9 @@ async def test_server_everything_samples_elicits_and_lists_roots(
     config = Config(servers={"everything": published_server("server-everything", name="everything")})
     agent = Agent.from_config(config, model=FunctionModel(reply), asker=person, roots=[str(tmp_path)])
     async with agent:
-        sampled = await agent.registry.call(
-            ToolCall(name="trigger-sampling-request", arguments={"prompt": "hi"})
-        )
-        elicited = await agent.registry.call(ToolCall(name="trigger-elicitation-request"))
-        roots = await agent.registry.call(ToolCall(name="get-roots-list"))
+        sampled = await run_call(agent, ToolCall(name="trigger-sampling-request", arguments={"prompt": "hi"}))
+        elicited = await run_call(agent, ToolCall(name="trigger-elicitation-request"))
+        roots = await run_call(agent, ToolCall(name="get-roots-list"))
 
     assert "sampled at temperature 0.7" in sampled.text
     raw = json.loads(elicited.text.split("Raw result:", 1)[1])

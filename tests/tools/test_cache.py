@@ -13,7 +13,7 @@ import pytest
 from toolbridge.config import CacheConfig, Config, parse_config
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConfigError
-from toolbridge.tools import Toolbox
+from toolbridge.tools import CallContext, Toolbox
 from toolbridge.tools.cache import ResultCache, argument_hash, cache_from_config
 from toolbridge.types import TextPart, ToolAnnotations, ToolCall, ToolResult, ToolSpec
 
@@ -233,14 +233,13 @@ async def test_conversations_keep_their_entries_apart_and_writes_reach_them_all(
 ) -> None:
     config = cached_config({"notebook": stdio_server("notebook")}, {"ttl": 300})
     read = ToolCall(name="read_note", arguments={"name": "n"})
+    chat_1, chat_2 = CallContext(cache_scope="chat 1"), CallContext(cache_scope="chat 2")
     async with Toolbox(config, native=False) as box:
-        first = await box.registry.call(read, cache_scope="chat 1")
-        again = await box.registry.call(read, cache_scope="chat 1")
-        other_chat = await box.registry.call(read, cache_scope="chat 2")
-        await box.registry.call(
-            ToolCall(name="write_note", arguments={"name": "n", "text": "new"}), cache_scope="chat 2"
-        )
-        after_the_write = await box.registry.call(read, cache_scope="chat 1")
+        first = (await box.calls.call(read, chat_1)).result
+        again = (await box.calls.call(read, chat_1)).result
+        other_chat = (await box.calls.call(read, chat_2)).result
+        await box.calls.call(ToolCall(name="write_note", arguments={"name": "n", "text": "new"}), chat_2)
+        after_the_write = (await box.calls.call(read, chat_1)).result
 
     assert (first.cached, again.cached) == (False, True)
     assert (other_chat.text, other_chat.cached) == ("n: (empty) (read 2)", False)

@@ -171,11 +171,11 @@ async def test_a_tool_error_from_the_server_is_an_error_result(toolbox: Toolbox)
     assert "disk full" in result.text
 
 
-async def test_registry_call_keeps_the_call_id(toolbox: Toolbox) -> None:
-    result = await toolbox.registry.call(ToolCall(id="call_7", name="add", arguments={"a": 1, "b": 1}))
-    assert result.call_id == "call_7"
-    unknown = await toolbox.registry.call(ToolCall(id="call_8", name="nope"))
-    assert unknown.call_id == "call_8"
+async def test_a_call_keeps_its_call_id(toolbox: Toolbox) -> None:
+    result = await toolbox.calls.call(ToolCall(id="call_7", name="add", arguments={"a": 1, "b": 1}))
+    assert result.result.call_id == "call_7"
+    unknown = await toolbox.calls.call(ToolCall(id="call_8", name="nope"))
+    assert unknown.result.call_id == "call_8"
 
 
 async def test_allow_and_deny_lists_filter_what_is_exposed(stdio_server: StdioServer) -> None:
