@@ -97,9 +97,11 @@ class CallRecord:
 
 
 class CallObserver(Protocol):
-    """Told about every call of a pipeline: the call log, spans, metrics. `call_started` runs in the
-    calling task before anything else (a span opened there is the current one while the call runs);
-    `call_ended` when the call ended, also when cancelled (then shielded). Observers must not raise."""
+    """Told about every call of a pipeline once: the call log, spans, metrics. `call_started` runs in the
+    calling task once approval is settled (a span opened there is the current one while the call runs;
+    the time a person takes to answer is not the call's), `call_ended` in the same task when the call
+    ended, also when cancelled (then shielded). A call whose approval is deferred to a later request
+    (`CallDeferred`) is not told about. Observers must not raise."""
 
     def call_started(self, record: CallRecord) -> None: ...
 
@@ -134,20 +136,28 @@ class ToolPipeline:
     async def call(self, call: ToolCall, context: CallContext = LIBRARY) -> CallOutcome:
         """Run `call` for `context`'s caller. Never raises for what a model can correct (that is an error
         result); an approver's exception other than a `ToolError` comes out as itself."""
-        if not self.observers:
-            return await self._call(call, context, None)
-        record = CallRecord(call, context)
-        for observer in self.observers:
-            observer.call_started(record)
+        record = CallRecord(call, context) if self.observers else None
         try:
-            record.outcome = await self._call(call, context, record)
+            admitted = await self._admit(call, context, record)
         except CallDeferred:
-            raise
+            raise  # asked again in a later request: the observers hear of it then
         except BaseException as error:
-            record.outcome = CallOutcome(_broken_off(call, record, error))
-            with anyio.CancelScope(shield=True):
-                await self._tell_ended(record)
+            if record is not None:  # cancelled (or the approver failed) while approval was asked
+                self._tell_started(record)
+                await self._tell_broken_off(record, error)
             raise
+        if record is None:
+            return admitted if isinstance(admitted, CallOutcome) else await self._dispatch(*admitted, context)
+        self._tell_started(record)
+        if isinstance(admitted, CallOutcome):
+            record.outcome = admitted
+        else:
+            record.ran = True
+            try:
+                record.outcome = await self._dispatch(*admitted, context)
+            except BaseException as error:
+                await self._tell_broken_off(record, error)
+                raise
         await self._tell_ended(record)
         return record.outcome
 
@@ -155,15 +165,27 @@ class ToolPipeline:
         """Tell the observers about a call answered without running (its arguments could not be read)."""
         if self.observers:
             record = CallRecord(call, context, outcome=CallOutcome(result))
-            for observer in self.observers:
-                observer.call_started(record)
+            self._tell_started(record)
             await self._tell_ended(record)
+
+    def _tell_started(self, record: CallRecord) -> None:
+        for observer in self.observers:
+            observer.call_started(record)
 
     async def _tell_ended(self, record: CallRecord) -> None:
         for observer in self.observers:
             await observer.call_ended(record)
 
-    async def _call(self, call: ToolCall, context: CallContext, record: CallRecord | None) -> CallOutcome:
+    async def _tell_broken_off(self, record: CallRecord, error: BaseException) -> None:
+        record.outcome = CallOutcome(_broken_off(record.call, record, error))
+        with anyio.CancelScope(shield=True):
+            await self._tell_ended(record)
+
+    async def _admit(
+        self, call: ToolCall, context: CallContext, record: CallRecord | None
+    ) -> CallOutcome | tuple[RegisteredTool, ToolCall, list[str]]:
+        """Resolve, filter, approve and validate `call`: the refusal's outcome, or what to dispatch (the
+        tool, the call as its source knows it, notes on the arguments)."""
         started = time.perf_counter()
         tool: RegisteredTool | None = None
         try:
@@ -179,9 +201,11 @@ class ToolPipeline:
             return CallOutcome(
                 ToolResult.error(call.id, str(refused), kind=refused.kind, server=server, duration=duration)
             )
-        if record is not None:
-            record.ran = True
-        routed = call.model_copy(update={"name": tool.original, "arguments": arguments})
+        return tool, call.model_copy(update={"name": tool.original, "arguments": arguments}), notes
+
+    async def _dispatch(
+        self, tool: RegisteredTool, routed: ToolCall, notes: list[str], context: CallContext
+    ) -> CallOutcome:
         cache = self.registry.cache
         if cache is None or not cache.in_play(tool.spec, tool.original):
             # Never kept, and nothing kept to drop: no cache key to work out.

@@ -1,0 +1,230 @@
+"""The call pipeline's steps, in order (resolve -> filter -> approval -> validate -> cache -> dispatch),
+and what its observers hear: in-process over Python tools, and one real MCP server over stdio."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import mcp_types as mcp
+import pytest
+
+from toolbridge.config import CacheConfig, Config
+from toolbridge.config.agents import ApprovalPolicy
+from toolbridge.config.model import ServerConfig
+from toolbridge.errors import ToolError
+from toolbridge.tools import (
+    ApprovalRequest,
+    CallContext,
+    CallDeferred,
+    CallRecord,
+    Toolbox,
+    ToolPipeline,
+    ToolRegistry,
+    refusals,
+    tool,
+)
+from toolbridge.tools.cache import ResultCache
+from toolbridge.types import ToolCall, ToolResult
+
+pytestmark = pytest.mark.anyio
+
+ALWAYS = ApprovalPolicy(default="always")
+REASON = "the default approval rule says 'always'"
+
+
+@tool
+def shout(text: str) -> str:
+    """Repeat the text in capitals.
+
+    Args:
+        text: What to shout.
+    """
+    return text.upper()
+
+
+@tool
+async def wait_forever() -> str:
+    """Wait for an event nobody sets."""
+    await anyio.Event().wait()
+    return "unreachable"
+
+
+class Heard:
+    """An observer that writes down what it is told."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.ended: list[ToolResult] = []
+        self.records: list[CallRecord] = []
+
+    def call_started(self, record: CallRecord) -> None:
+        self.started.append(record.call.id)
+
+    async def call_ended(self, record: CallRecord) -> None:
+        self.ended.append(record.result)
+        self.records.append(record)
+
+
+class Approver:
+    """Answers approval questions as told, and writes them down."""
+
+    def __init__(self, answer: bool | BaseException = True) -> None:
+        self.answer = answer
+        self.asked: list[ApprovalRequest] = []
+
+    async def __call__(self, request: ApprovalRequest) -> bool:
+        self.asked.append(request)
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+
+def pipeline_of(*observers: Any) -> ToolPipeline:
+    return ToolPipeline(ToolRegistry(native=[shout, wait_forever]), list(observers))
+
+
+async def test_an_unknown_tool_is_refused_before_anyone_is_asked() -> None:
+    approver = Approver()
+    outcome = await pipeline_of().call(
+        ToolCall(name="shot", arguments={"text": "x"}), CallContext(approval=ALWAYS, approve=approver)
+    )
+    assert (outcome.result.error_kind, outcome.result.server) == ("unknown_tool", None)
+    assert outcome.result.text == str(refusals.unknown_tool("shot", ["shout", "wait_forever"]))
+    assert approver.asked == []
+
+
+async def test_a_tool_the_caller_may_not_use_is_refused_with_the_reason_before_approval() -> None:
+    approver = Approver()
+    why = "the token 'ci' leaves it out"
+    context = CallContext(
+        allows=lambda spec: why if spec.name == "shout" else None, approval=ALWAYS, approve=approver
+    )
+    pipeline = pipeline_of()
+    outcome = await pipeline.call(ToolCall(name="shout", arguments={"text": "x"}), context)
+    spec = await pipeline.registry.find("shout")
+    assert spec is not None
+    assert outcome.result.text == str(refusals.not_allowed(spec, why))
+    assert why in outcome.result.text
+    assert (outcome.result.error_kind, outcome.result.server) == ("not_allowed", "native")
+    assert approver.asked == []
+    assert await pipeline.find("shout", context) is None
+    assert await pipeline.find("wait_forever", context) is not None
+
+
+async def test_approval_outcomes_each_say_why_the_call_did_not_run() -> None:
+    pipeline = pipeline_of()
+    spec = await pipeline.registry.find("shout")
+    assert spec is not None
+    call = ToolCall(name="shout", arguments={"text": "x"})
+
+    nobody = await pipeline.call(call, CallContext(approval=ALWAYS))
+    declined = await pipeline.call(call, CallContext(approval=ALWAYS, approve=Approver(False)))
+    refused = ToolError("Approvals are off for this token, so it did not run.", tool="shout")
+    raised = await pipeline.call(call, CallContext(approval=ALWAYS, approve=Approver(refused)))
+    approved = await pipeline.call(call, CallContext(approval=ALWAYS, approve=Approver(True)))
+
+    assert (nobody.result.text, nobody.result.error_kind) == (
+        str(refusals.unapproved(spec, REASON)),
+        "denied",
+    )
+    assert (declined.result.text, declined.result.error_kind) == (str(refusals.declined(spec)), "denied")
+    assert (raised.result.text, raised.result.server) == (str(refused), "native")
+    assert (approved.result.is_error, approved.result.text) == (False, "X")
+
+
+async def test_a_deferred_approval_propagates_and_the_observers_hear_nothing() -> None:
+    heard = Heard()
+    reply = object()
+    context = CallContext(approval=ALWAYS, approve=Approver(CallDeferred(reply)))
+    with pytest.raises(CallDeferred) as deferred:
+        await pipeline_of(heard).call(ToolCall(name="shout", arguments={"text": "x"}), context)
+    assert deferred.value.reply is reply
+    # Told nothing at all: no span left open, no row, until the call is made again with its answer.
+    assert (heard.started, heard.ended) == ([], [])
+
+
+async def test_arguments_are_validated_after_approval() -> None:
+    approver = Approver(True)
+    outcome = await pipeline_of().call(
+        ToolCall(name="shout", arguments={"text": 3, "extra": True}),
+        CallContext(approval=ALWAYS, approve=approver),
+    )
+    assert [request.call.name for request in approver.asked] == ["shout"]
+    assert outcome.result.error_kind == "invalid_arguments"
+
+
+async def test_observers_hear_of_every_call_once_however_it_ends() -> None:
+    heard = Heard()
+    pipeline = pipeline_of(heard)
+    await pipeline.call(ToolCall(id="ok", name="shout", arguments={"text": "x"}))
+    await pipeline.call(ToolCall(id="unknown", name="nope"))
+    await pipeline.call(ToolCall(id="invalid", name="shout", arguments={}))
+    await pipeline.call(ToolCall(id="declined", name="shout"), CallContext(approval=ALWAYS))
+    assert heard.started == ["ok", "unknown", "invalid", "declined"]
+    assert [(r.call_id, r.error_kind) for r in heard.ended] == [
+        ("ok", None),
+        ("unknown", "unknown_tool"),
+        ("invalid", "invalid_arguments"),
+        ("declined", "denied"),
+    ]
+    assert [record.ran for record in heard.records] == [True, False, False, False]
+
+
+@pytest.mark.parametrize("waiting_for", ["the tool", "approval"])
+async def test_a_cancelled_call_is_told_once_as_cancelled(waiting_for: str) -> None:
+    heard = Heard()
+    pipeline = pipeline_of(heard)
+
+    async def never_answers(request: ApprovalRequest) -> bool:
+        await anyio.Event().wait()
+        return True
+
+    call = (
+        ToolCall(id="c1", name="wait_forever")
+        if waiting_for == "the tool"
+        else ToolCall(id="c1", name="shout")
+    )
+    context = (
+        CallContext(approval=ALWAYS, approve=never_answers) if waiting_for == "approval" else CallContext()
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(pipeline.call, call, context)
+        await anyio.wait_all_tasks_blocked()
+        group.cancel_scope.cancel()
+    assert heard.started == ["c1"]
+    assert [(r.call_id, r.error_kind, r.server) for r in heard.ended] == [("c1", "cancelled", "native")]
+    assert heard.ended[0].text == "The call was cancelled."
+
+
+async def test_answered_tells_the_observers_of_a_call_that_did_not_run() -> None:
+    heard = Heard()
+    call = ToolCall(id="bad", name="shout")
+    result = ToolResult.error("bad", "The arguments were not JSON.", kind="invalid_arguments")
+    await pipeline_of(heard).answered(call, result, CallContext(caller="agent", chat_id=7))
+    assert heard.started == ["bad"]
+    assert heard.ended == [result]
+    assert (heard.records[0].context.chat_id, heard.records[0].ran) == (7, False)
+
+
+async def test_a_cache_that_keeps_nothing_is_not_consulted() -> None:
+    # `shout` may write (it has no readOnlyHint): with a cache on, it drops its source's entries twice.
+    generations = []
+    for cache in (ResultCache(), ResultCache(CacheConfig(ttl=300))):
+        registry = ToolRegistry(native=[shout], cache=cache)
+        await ToolPipeline(registry).call(ToolCall(name="shout", arguments={"text": "x"}))
+        generations.append(cache.generation("native"))
+    assert generations == [0, 2]
+
+
+async def test_the_outcome_carries_the_servers_own_result_and_none_for_a_python_tool(
+    stdio_server: Callable[..., ServerConfig],
+) -> None:
+    async with Toolbox(Config(servers={"basic": stdio_server("basic")}), tools=[shout]) as box:
+        from_server = await box.calls.call(ToolCall(name="add", arguments={"a": 2, "b": 40}))
+        from_python = await box.calls.call(ToolCall(name="shout", arguments={"text": "x"}))
+    assert isinstance(from_server.raw, mcp.CallToolResult)
+    assert from_server.raw.structured_content == {"result": 42}
+    assert from_server.result.text == "42"
+    assert (from_python.raw, from_python.result.text) == (None, "X")
