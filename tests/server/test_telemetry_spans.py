@@ -9,37 +9,15 @@ import sys
 from pathlib import Path
 
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from server_helpers import serve_in_thread
 
-from toolbridge.telemetry._otlp import mcp_request_ids
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from tracing_helpers import by_name, in_memory_spans
 
 NOTEBOOK = {
     "command": sys.executable,
     "args": [str(Path(__file__).parent.parent / "servers" / "notebook.py")],
 }
-
-
-def in_memory_spans() -> InMemorySpanExporter:
-    """The process's tracer provider, set once: OpenTelemetry allows one per process."""
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        provider.add_span_processor(mcp_request_ids())
-        provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
-        trace.set_tracer_provider(provider)
-    processors = provider._active_span_processor._span_processors
-    exporter = next(p.span_exporter for p in processors if isinstance(p, SimpleSpanProcessor))
-    assert isinstance(exporter, InMemorySpanExporter)
-    exporter.clear()
-    return exporter
-
-
-def by_name(spans: tuple[ReadableSpan, ...], name: str) -> list[ReadableSpan]:
-    return [span for span in spans if span.name == name]
 
 
 def test_a_run_is_traced_with_nested_genai_spans(tmp_path: Path) -> None:

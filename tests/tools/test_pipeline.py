@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import mcp_types as mcp
 import pytest
+from opentelemetry import trace
 
 from toolbridge.config import CacheConfig, Config
 from toolbridge.config.agents import ApprovalPolicy
@@ -27,6 +28,7 @@ from toolbridge.tools import (
 )
 from toolbridge.tools.cache import ResultCache
 from toolbridge.types import ToolCall, ToolResult
+from tracing_helpers import by_name, in_memory_spans
 
 pytestmark = pytest.mark.anyio
 
@@ -228,3 +230,31 @@ async def test_the_outcome_carries_the_servers_own_result_and_none_for_a_python_
     assert from_server.raw.structured_content == {"result": 42}
     assert from_server.result.text == "42"
     assert (from_python.raw, from_python.result.text) == (None, "X")
+
+
+async def test_every_call_is_a_span_the_mcp_client_span_nests_under_and_a_deferred_one_leaves_none(
+    stdio_server: Callable[..., ServerConfig],
+) -> None:
+    exporter = in_memory_spans()
+    deferring = CallContext(approval=ALWAYS, approve=Approver(CallDeferred(None)))
+    async with Toolbox(Config(servers={"basic": stdio_server("basic")}), native=False) as box:
+        await box.calls.call(ToolCall(id="c1", name="add", arguments={"a": 1, "b": 2}))
+        await box.calls.call(ToolCall(id="c2", name="nope"))
+        with pytest.raises(CallDeferred):
+            await box.calls.call(ToolCall(id="c3", name="add", arguments={"a": 1, "b": 2}), deferring)
+        assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"
+    spans = exporter.get_finished_spans()
+
+    [add] = by_name(spans, "execute_tool add")
+    assert add.attributes is not None
+    assert (add.attributes["gen_ai.tool.call.id"], add.attributes["toolbridge.tool.server"]) == (
+        "c1",
+        "basic",
+    )
+    [mcp_call] = by_name(spans, "MCP send tools/call add")
+    assert mcp_call.parent is not None
+    assert mcp_call.parent.span_id == add.context.span_id
+    [unknown] = by_name(spans, "execute_tool nope")
+    assert unknown.attributes is not None
+    assert unknown.attributes["error.type"] == "unknown_tool"
+    assert len([span for span in spans if span.name.startswith("execute_tool")]) == 2
