@@ -12,6 +12,7 @@ import subprocess
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 TimeCalls = Callable[[int], Awaitable[list[float]]]
@@ -53,9 +54,10 @@ def child_pids(pid: int | str = "self") -> set[int]:
     return pids
 
 
-def cpu_seconds(pids: Sequence[int | None]) -> float:
-    """User + system CPU time of these processes and their children (toolbridge starts a stdio server
-    through a shell that waits for it) so far; 0 for a None and where /proc cannot tell."""
+def cpu_seconds(pids: Sequence[int | None], *, children: bool = True) -> float:
+    """User + system CPU time of these processes and (unless `children` is False) their children
+    (toolbridge starts a stdio server through a shell that waits for it) so far; 0 for a None and where
+    /proc cannot tell."""
     total = 0.0
     for pid in pids:
         if pid is None:
@@ -65,23 +67,54 @@ def cpu_seconds(pids: Sequence[int | None]) -> float:
         except (OSError, IndexError):
             continue
         total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        total += cpu_seconds(sorted(child_pids(pid)))
+        if children:
+            total += cpu_seconds(sorted(child_pids(pid)))
     return total
 
 
+@dataclass
+class Measured:
+    latencies: dict[str, list[float]]
+    """Each side's call latencies, in seconds."""
+    server_cpu: dict[str, float]
+    """CPU seconds per call its server processes spent, with their children."""
+    client_cpu: dict[str, float]
+    """CPU seconds per call this process (the client making the calls) spent."""
+    proxy_cpu: dict[str, float]
+    """CPU seconds per call its proxy processes spent, without their children (the upstream)."""
+
+
 async def in_alternating_rounds(
-    sides: Mapping[str, TimeCalls], servers: Mapping[str, Sequence[int | None]], calls: int, rounds: int
-) -> tuple[dict[str, list[float]], dict[str, float]]:
+    sides: Mapping[str, TimeCalls],
+    servers: Mapping[str, Sequence[int | None]],
+    calls: int,
+    rounds: int,
+    *,
+    proxies: Mapping[str, Sequence[int | None]] | None = None,
+) -> Measured:
     """`calls` calls per side, `calls // rounds` at a time, side after side: each side's latencies, and
-    the CPU seconds per call its `servers` (process ids) spent."""
+    the CPU time per call its `servers` (process ids), its `proxies` alone and this process spent."""
     latencies: dict[str, list[float]] = {side: [] for side in sides}
-    cpu = dict.fromkeys(sides, 0.0)
+    proxies = proxies or {}
+    server_cpu, client_cpu, proxy_cpu = (
+        dict.fromkeys(sides, 0.0),
+        dict.fromkeys(sides, 0.0),
+        dict.fromkeys(sides, 0.0),
+    )
     for _ in range(rounds):
         for side, time_calls in sides.items():
-            before = cpu_seconds(servers[side])
+            server_before = cpu_seconds(servers[side])
+            proxy_before = cpu_seconds(proxies.get(side, ()), children=False)
+            client_before = time.process_time()
             latencies[side] += await time_calls(calls // rounds)
-            cpu[side] += cpu_seconds(servers[side]) - before
-    return latencies, {side: seconds / len(latencies[side]) for side, seconds in cpu.items()}
+            client_cpu[side] += time.process_time() - client_before
+            server_cpu[side] += cpu_seconds(servers[side]) - server_before
+            proxy_cpu[side] += cpu_seconds(proxies.get(side, ()), children=False) - proxy_before
+
+    def per_call(cpu: dict[str, float]) -> dict[str, float]:
+        return {side: seconds / len(latencies[side]) for side, seconds in cpu.items()}
+
+    return Measured(latencies, per_call(server_cpu), per_call(client_cpu), per_call(proxy_cpu))
 
 
 def p95(values: list[float]) -> float:

@@ -14,7 +14,9 @@ forwarding each call through the SDK's `Client`, in the gateway's place.
 Every side is the SDK's `Client` in its default mode, calling `echo` (near-free) and `sleep` for 10 ms (a
 tool that does some work). Latency is the median and p95 of sequential calls, measured in alternating
 rounds so drift on a busy machine hits every side alike, with the CPU time the serving processes spent
-per call (Linux /proc: the upstream, plus the proxy on its side), which a busy machine does not skew.
+per call (Linux /proc: the upstream, plus the proxy on its side), which a busy machine does not skew,
+and the CPU time the proxy process alone spent per call: the gateway's own cost (toolbridge's call
+pipeline, the SDK's server and client in it) next to the bare SDK proxy's.
 The ratio is through-the-gateway over direct, from this same run; the goal is under 1.3x. A gateway is a
 second hop (one more SDK server and client on the way), so on `echo` the ratio shows that hop whole, as
 the bare proxy's ratio does; work in the tool hides it.
@@ -41,7 +43,7 @@ import mcp_types as mcp
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from _common import child_pids, free_port, in_alternating_rounds, listening, p95
+from _common import Measured, child_pids, free_port, in_alternating_rounds, listening, p95
 
 HERE = Path(__file__).resolve().parent
 BASIC = HERE.parent / "tests" / "servers" / "basic.py"
@@ -91,6 +93,8 @@ class Side:
     """By tool."""
     server_pids: list[int]
     """The processes serving this side's calls (with their children): the upstream, and the gateway."""
+    proxy_pid: int | None
+    """The gateway's or the bare proxy's process (None: direct)."""
 
 
 async def open_sides(stack: AsyncExitStack, directory: Path, *, http: bool) -> dict[str, Side]:
@@ -123,7 +127,8 @@ async def open_sides(stack: AsyncExitStack, directory: Path, *, http: bool) -> d
         await client.list_tools()
         started = child_pids() - known  # over stdio, the process this client started (a proxy's
         known |= started  # upstream is its child, counted with it)
-        sides[side] = Side(_calls(client), pids.get(side, sorted(started)))
+        server_pids = pids.get(side, sorted(started))
+        sides[side] = Side(_calls(client), server_pids, None if side == DIRECT else server_pids[0])
     return sides
 
 
@@ -161,19 +166,25 @@ async def measure(calls: int, *, http: bool) -> None:
                     await timed_calls(side.calls[tool], min(WARM_UP, calls))
                 timers = {name: partial(timed_calls, side.calls[tool]) for name, side in sides.items()}
                 pids = {name: side.server_pids for name, side in sides.items()}
-                latencies, cpu_per_call = await in_alternating_rounds(timers, pids, calls, ROUNDS)
-                report(tool, latencies, cpu_per_call)
+                proxies = {name: [side.proxy_pid] for name, side in sides.items()}
+                measured = await in_alternating_rounds(timers, pids, calls, ROUNDS, proxies=proxies)
+                report(tool, measured)
 
 
-def report(tool: str, latencies: dict[str, list[float]], cpu_per_call: dict[str, float]) -> None:
-    print(f"{tool:22} {'median us':>10} {'p95 us':>10} {'server CPU us':>14}")
+def report(tool: str, measured: Measured) -> None:
+    latencies, cpu_per_call, proxy_cpu = measured.latencies, measured.server_cpu, measured.proxy_cpu
+    print(f"{tool:22} {'median us':>10} {'p95 us':>10} {'server CPU us':>14} {'proxy CPU us':>13}")
     for side, values in latencies.items():
         median, tail = statistics.median(values) * 1e6, p95(values) * 1e6
-        print(f"  {side:20} {median:10.1f} {tail:10.1f} {cpu_per_call[side] * 1e6:14.1f}")
+        proxy = f"{proxy_cpu[side] * 1e6:13.1f}" if side != DIRECT else f"{'-':>13}"
+        print(f"  {side:20} {median:10.1f} {tail:10.1f} {cpu_per_call[side] * 1e6:14.1f} {proxy}")
     ratio = _ratio_line(latencies, cpu_per_call, GATEWAY, DIRECT)
     print(f"  ratio gateway / direct: {ratio}")
     print(f"  ratio bare SDK proxy / direct: {_ratio_line(latencies, cpu_per_call, BARE, DIRECT)}")
     print(f"  ratio gateway / bare SDK proxy: {_ratio_line(latencies, cpu_per_call, GATEWAY, BARE)}")
+    own = proxy_cpu[GATEWAY] / proxy_cpu[BARE] if proxy_cpu[BARE] else float("nan")
+    added = (proxy_cpu[GATEWAY] - proxy_cpu[BARE]) * 1e6
+    print(f"  proxy CPU gateway / bare SDK proxy: {own:.3f}, {added:+.1f} us per call")
     met = statistics.median(latencies[GATEWAY]) / statistics.median(latencies[DIRECT]) < GOAL
     print(f"  goal under {GOAL}x: {'met' if met else 'NOT met'}")
 

@@ -40,9 +40,13 @@ def test_the_call_benchmark_runs_and_prints_ratios_from_its_own_run() -> None:
     assert "== SDK server (tests/servers/basic.py), streamable HTTP" in done.stdout
     assert done.stdout.count("toolbridge speaks 2026-07-28 with it") == 2  # the SDK's server, both transports
     assert done.stdout.count("ratio toolbridge / SDK, same session") == 3
-    # Every target line says whether it is met.
+    # The client's CPU per call, toolbridge's against the bare SDK's, on each server.
+    assert done.stdout.count("ratio toolbridge / bare ClientSession: median ") == 3
+    assert done.stdout.count("ratio bare Client / bare ClientSession: client CPU ") == 3
+    # Every target line says whether it is met: three per server, and the concurrent calls on two.
     targets = [line for line in done.stdout.splitlines() if line.startswith("target:")]
-    assert len(targets) == 5
+    assert len(targets) == 11
+    assert sum("toolbridge's own CPU <= 100 us per call" in line for line in targets) == 3
     assert all(": met (" in line or ": NOT met (" in line for line in targets)
 
 
