@@ -110,6 +110,17 @@ async def test_a_source_means_any_source_only_when_the_config_says_so(stdio_serv
     assert "appflowy" in result.text
 
 
+async def test_a_first_call_from_any_source_lists_the_servers_it_may_be_routed_to(
+    stdio_server: StdioServer,
+) -> None:
+    config = config_of(stdio_server("basic")).model_copy(
+        update={"routing": RoutingConfig(any_source=["appflowy"])}
+    )
+    async with Toolbox(config, native=False) as box:  # nothing listed yet
+        result = await box.call("add", {"a": 2, "b": 40}, source="appflowy")
+    assert (result.is_error, result.text, result.server) == (False, "42", "basic")
+
+
 async def test_native_tool_runs_when_no_server_has_it(toolbox: Toolbox) -> None:
     result = await toolbox.call("shout", {"text": "hey"}, source="appflowy")
     assert (result.text, result.server) == ("HEY", "native")

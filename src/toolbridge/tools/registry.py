@@ -269,9 +269,10 @@ class ToolRegistry:
         raise self._unknown(name, visible, source=source)
 
     def _servers_for(self, name: str, source: str | None) -> set[str] | None:
-        """The servers a call can be routed to: the one it names, or all of them (None)."""
+        """The servers a call can be routed to: the one it names, or all of them (None), also for a
+        source that means "wherever the tool is" (`routing.any_source`)."""
         source = (source or "").strip()
-        if source and source not in _AUTO_SOURCES:
+        if source and source not in self._auto_sources:
             return {source}
         prefix, qualified, _ = name.partition(QUALIFIER)
         if qualified and prefix == NATIVE_SOURCE:
