@@ -70,19 +70,22 @@ def gateway(
     """Serve the configured MCP servers' tools, resources and prompts as one MCP server over
     stdin/stdout (or HTTP with --http)."""
     from toolbridge.agent.definition import load_agent_definition
+    from toolbridge.cli.serve import start_tracing
     from toolbridge.gateway import ApprovalGate, ClientCalls, Gateway, gateway_features
     from toolbridge.store import CallLog
     from toolbridge.telemetry.metrics import install_metrics
     from toolbridge.tools import Toolbox
 
     setup_logging(verbose)  # on stderr: stdout carries the protocol
-    install_metrics()  # the gateway's calls are counted like an agent's
     if not http and (host is not None or port is not None or token is not None):
         fail("--host, --port and --token are for --http; add --http to serve over HTTP")
     loaded = load(config)
     try:
         definition = load_agent_definition(loaded, agent) if agent else None
         policy = (definition or load_agent_definition(loaded)).approval  # the default agent's without --agent
+        # The gateway's calls are traced and counted like an agent's.
+        start_tracing(loaded, command="toolbridge gateway")
+        install_metrics()
     except ToolbridgeError as exc:
         fail(str(exc))
 
