@@ -80,7 +80,7 @@ async def test_a_declined_approval_form_returns_a_tool_error_and_the_call_never_
     user = User(action)
     result, victim = await _wipe(tmp_path, mode, user)
     assert result.is_error
-    assert "The user declined the call to 'wipe'" in _text(result)
+    assert "The user declined this call to 'wipe'" in _text(result)
     assert victim.exists()
     assert len(user.questions) == 1
     with Store(f"sqlite:///{tmp_path / 'calls.db'}") as store:

@@ -124,10 +124,14 @@ async def test_uris_and_prompt_names_two_servers_share_are_told_apart_and_routed
 
 async def test_an_agent_offers_only_its_servers_resources_and_prompts(tmp_path: Path) -> None:
     servers = {"docs": our_server("library"), "notes": our_server("library")}
-    agents: dict[str, Any] = {"agents": {"reader": {"servers": ["docs"]}}}
+    agents: dict[str, Any] = {"agents": {"reader": {"servers": ["docs"], "tools": {"deny": ["calculate"]}}}}
     async with Client(gateway(tmp_path, servers, "--agent", "reader", **agents)) as client:
         # Only one server is offered, so nothing collides: the URIs are the server's own.
         assert "note://readme" in {resource.uri for resource in await _all_resources(client)}
+        # A tool the agent's rules leave out is refused, saying which rules.
+        refused = await client.call_tool("calculate", {"expression": "1 + 1"})
+        assert refused.is_error
+        assert "'calculate' is not allowed here (the agent 'reader'" in str(refused.content)
         assert "review" in {prompt.name for prompt in (await client.list_prompts()).prompts}
         with pytest.raises(MCPError, match="Server 'docs' failed reading 'notes\\+note://todo'"):
             await client.read_resource("notes+note://todo")  # not a way round the agent's choice
@@ -241,7 +245,7 @@ async def test_a_tokens_servers_decide_its_tools_resources_and_prompts(stdio_ser
                 }
                 refused = await client.call_tool("echo", {"text": "hi"})
                 assert refused.is_error
-                assert "not among the tools the token 'notes' may use" in str(refused.content)
+                assert "the token 'notes' may not use it" in str(refused.content)
                 assert len(await _all_resources(client)) == 4
                 assert len((await client.list_prompts()).prompts) == 4
         with holding_token("anyone-else"):  # a token without a rule reaches everything

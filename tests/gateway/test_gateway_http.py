@@ -104,7 +104,7 @@ async def test_a_token_with_a_tool_set_lists_and_calls_only_those_tools(
         refused = await client.call_tool("add", {"a": 1, "b": 2})
     assert refused.is_error
     assert isinstance(refused.content[0], mcp.TextContent)
-    assert "not among the tools the token 'cursor' may use" in refused.content[0].text
+    assert "the token 'cursor' may not use it" in refused.content[0].text
 
 
 @pytest.mark.parametrize("transport", list(TRANSPORTS))

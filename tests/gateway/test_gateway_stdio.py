@@ -66,7 +66,9 @@ async def test_bad_arguments_and_unknown_tools_come_back_as_tool_errors_and_are_
         unknown = await client.call_tool("no_such_tool", {})
         assert unknown.is_error
         assert isinstance(unknown.content[0], mcp.TextContent)
-        assert "tools/list" in unknown.content[0].text
+        # The pipeline's one wording, as every surface says it: what to call instead.
+        assert "Unknown tool 'no_such_tool', so nothing ran" in unknown.content[0].text
+        assert "Call one of the available tools" in unknown.content[0].text
         assert not (await client.call_tool("add", {"a": 1, "b": 2})).is_error
 
     with Store(f"sqlite:///{tmp_path / 'calls.db'}") as store:
@@ -82,6 +84,8 @@ async def test_no_native_hides_toolbridges_own_tools_and_refuses_to_call_them(tm
         assert "calculate" not in names
         refused = await client.call_tool("calculate", {"expression": "1 + 1"})
         assert refused.is_error
+        assert isinstance(refused.content[0], mcp.TextContent)
+        assert "Unknown tool 'calculate'" in refused.content[0].text  # not even loaded
 
 
 async def test_a_result_over_the_gateways_limit_reaches_the_client_cut_with_a_note(

@@ -18,14 +18,12 @@ from toolbridge.errors import ToolbridgeError
 from toolbridge.types import NATIVE_SOURCE, ToolSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from pathlib import Path
 
     from toolbridge.config import Config
+    from toolbridge.config.agents import AgentDefinition
     from toolbridge.gateway import ApprovalGate
-    from toolbridge.gateway._call_log import CallLogWriter, LoggedCall
     from toolbridge.gateway._tools import ToolOffer
-    from toolbridge.store import Store
 
 NoNativeOption = Annotated[
     bool, typer.Option("--no-native", help="Offer only the MCP servers' tools, not toolbridge's own.")
@@ -72,7 +70,10 @@ def gateway(
     """Serve the configured MCP servers' tools, resources and prompts as one MCP server over
     stdin/stdout (or HTTP with --http)."""
     from toolbridge.agent.definition import load_agent_definition
+    from toolbridge.cli.serve import start_tracing
     from toolbridge.gateway import ApprovalGate, ClientCalls, Gateway, gateway_features
+    from toolbridge.store import CallLog
+    from toolbridge.telemetry.metrics import install_metrics
     from toolbridge.tools import Toolbox
 
     setup_logging(verbose)  # on stderr: stdout carries the protocol
@@ -82,6 +83,9 @@ def gateway(
     try:
         definition = load_agent_definition(loaded, agent) if agent else None
         policy = (definition or load_agent_definition(loaded)).approval  # the default agent's without --agent
+        # The gateway's calls are traced and counted like an agent's.
+        start_tracing(loaded, command="toolbridge gateway")
+        install_metrics()
     except ToolbridgeError as exc:
         fail(str(exc))
 
@@ -97,10 +101,12 @@ def gateway(
         kept = {name: server for name, server in loaded.servers.items() if name in definition.servers}
         loaded = loaded.model_copy(update={"servers": kept})
     approval = ApprovalGate(policy, loaded.gateway.approval)
+    left_out = _left_out(definition)
     if http:
         _serve_http(
             loaded,
             offers,
+            left_out,
             definition.servers if definition else None,
             approval=approval,
             timeout=timeout,
@@ -121,8 +127,9 @@ def gateway(
                 gateway = Gateway(
                     toolbox,
                     offers=offers,
+                    left_out=left_out,
                     servers=servers,
-                    record=_call_log(store),
+                    call_log=CallLog(store.log_tool_calls),
                     timeout=timeout,
                     approval=approval,
                     calls=calls,
@@ -135,6 +142,7 @@ def gateway(
 def _serve_http(
     loaded: Config,
     offers: ToolOffer,
+    left_out: str,
     servers: list[str] | None,
     *,
     approval: ApprovalGate,
@@ -149,6 +157,7 @@ def _serve_http(
     from toolbridge.gateway import ClientCalls, Gateway, gateway_features
     from toolbridge.gateway.http import HttpSettings, http_app
     from toolbridge.server import listen, run_server
+    from toolbridge.store import CallLog
     from toolbridge.tools import Toolbox
 
     try:
@@ -163,8 +172,9 @@ def _serve_http(
             # opened by the app's lifespan, on uvicorn's event loop
             Toolbox(loaded, native=native, features=gateway_features(calls)),
             offers=offers,
+            left_out=left_out,
             servers=servers,
-            record=_call_log(store),
+            call_log=CallLog(store.log_tool_calls),
             timeout=timeout,
             token_rules=settings.token_rules,
             approval=approval,
@@ -179,15 +189,10 @@ def _serve_http(
         run_server(http_app(gateway, settings), sock, token=token)
 
 
-def _call_log(store: Store) -> CallLogWriter:
-    from toolbridge.store import ToolCallLogEntry
-
-    def record(calls: Sequence[LoggedCall]) -> None:
-        store.log_tool_calls(
-            [
-                ToolCallLogEntry.from_result(call, result, started_at=started_at, caller="gateway")
-                for call, result, started_at in calls
-            ]
-        )
-
-    return record
+def _left_out(definition: AgentDefinition | None) -> str:
+    """Why a tool the gateway does not offer may not be called (`--no-native` does not load them at all)."""
+    if definition is None:
+        return "this gateway does not offer it"
+    return (
+        f"the agent {definition.name!r}'s tool rules (its servers, tools.allow and tools.deny) leave it out"
+    )

@@ -122,11 +122,11 @@ def serve(
             )
 
 
-def start_tracing(config: Config) -> None:
+def start_tracing(config: Config, *, command: str = "toolbridge serve") -> None:
     """Export traces over OTLP when the config or $OTEL_EXPORTER_OTLP_ENDPOINT names a collector."""
     from toolbridge.telemetry import TracingUnavailable, configure_tracing
 
-    config.check_resolved("telemetry", used_by="toolbridge serve")
+    config.check_resolved("telemetry", used_by=command)
     try:
         configure_tracing(config.telemetry.otlp_endpoint)
     except TracingUnavailable as exc:

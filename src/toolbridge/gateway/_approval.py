@@ -22,22 +22,21 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolbridge.config.agents import ApprovalPolicy
 from toolbridge.config.gateway import GatewayApproval
+from toolbridge.tools import CallDeferred, refusals
+from toolbridge.tools.approval import ApprovalRequest, Approver
 from toolbridge.types import ToolSpec
 
-__all__ = ["ApprovalGate", "Refused"]
+__all__ = ["ApprovalGate"]
 
 _ANSWER_KEY = "toolbridge_approval"
 _KEPT_TICKETS = 256
 """Questions asked on 2026-07-28 and not answered yet; the oldest are forgotten past this."""
 _NO_FIELDS: mcp.ElicitRequestedSchema = {"type": "object", "properties": {}}
 _ELICITATION = mcp.ClientCapabilities(elicitation=mcp.ElicitationCapability())
-
-
-@dataclass(frozen=True)
-class Refused:
-    """The call does not run; `message` tells the client why and what to do."""
-
-    message: str
+_HOW_TO_ALLOW = (
+    'to run such calls unasked, set "gateway": {"approval": "allow"} in the toolbridge config, '
+    "or an approval rule 'never' for this tool"
+)
 
 
 @dataclass(frozen=True)
@@ -47,52 +46,43 @@ class _Ticket:
 
 
 class ApprovalGate:
+    """The gateway's side of the call pipeline's approval step: which calls need approval (`policy`,
+    None when `gateway.approval` is 'allow') and, per request, who is asked (`approver`)."""
+
     def __init__(self, policy: ApprovalPolicy, mode: GatewayApproval = "elicit") -> None:
-        self.policy = policy
         self.mode = mode
+        self.policy = None if mode == "allow" else policy
         self._tickets: OrderedDict[str, _Ticket] = OrderedDict()
 
-    async def check(
-        self, ctx: ServerRequestContext[Any, Any], params: mcp.CallToolRequestParams, tool: ToolSpec
-    ) -> Refused | mcp.InputRequiredResult | None:
-        """None: run the call. `Refused`: do not. `InputRequiredResult`: answer with it (2026-07-28)."""
-        reason = self.policy.approval_reason(tool)
-        if reason is None or self.mode == "allow":
-            return None
-        if self.mode == "refuse":
-            return Refused(
-                f"The call to {tool.name!r} needs approval ({reason}) and this gateway refuses such calls "
-                "(gateway.approval is 'refuse'). Tell the user; they can allow it in the toolbridge config "
-                "(gateway.approval 'elicit' or 'allow', or an approval rule 'never' for this tool)."
-            )
-        if not ctx.session.check_client_capability(_ELICITATION):
-            return Refused(
-                f"The call to {tool.name!r} needs the user's approval ({reason}), but this MCP client "
-                "cannot ask its user (it does not offer elicitation). To allow such calls, set "
-                '"gateway": {"approval": "allow"} in the toolbridge config, or an approval rule "never" '
-                "for this tool in the agent's approval policy."
-            )
-        question = _question(tool, params.arguments or {}, reason)
-        if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            answer = self._answer_given(params, tool)
-            if answer is None:
-                return self._ask_in_result(question, tool, params)
-        else:
-            try:
-                answer = await ctx.session.elicit_form(
-                    question, _NO_FIELDS, related_request_id=ctx.request_id
-                )
-            except MCPError as exc:
-                return Refused(
-                    f"The call to {tool.name!r} needs the user's approval ({reason}), and asking failed: "
-                    f"{exc.error.message}. It did not run."
-                )
-        if answer.action == "accept":
-            return None
-        return Refused(
-            f"The user declined the call to {tool.name!r} ({answer.action}); it did not run. "
-            "Do not call it again unless the user asks for it."
-        )
+    def approver(self, ctx: ServerRequestContext[Any, Any], params: mcp.CallToolRequestParams) -> Approver:
+        """Asks the client of this request about a call that needs approval. It returns the user's answer,
+        raises `CallDeferred` with the `input_required` reply carrying the question (2026-07-28), or
+        refuses (`refusals.unapproved`) when nobody can be asked."""
+
+        async def approve(request: ApprovalRequest) -> bool:
+            tool, reason = request.tool, request.reason
+            if self.mode == "refuse":
+                why = f"{reason}; this gateway refuses such calls: gateway.approval is 'refuse'"
+                raise refusals.unapproved(tool, why)
+            if not ctx.session.check_client_capability(_ELICITATION):
+                why = f"{reason}; this MCP client cannot ask its user (it offers no elicitation); {_HOW_TO_ALLOW}"
+                raise refusals.unapproved(tool, why)
+            question = _question(tool, request.call.arguments, reason)
+            if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                answer = self._answer_given(params, tool)
+                if answer is None:  # the client asks its user and calls again with the answer
+                    raise CallDeferred(self._ask_in_result(question, tool, params))
+            else:
+                try:
+                    answer = await ctx.session.elicit_form(
+                        question, _NO_FIELDS, related_request_id=ctx.request_id
+                    )
+                except MCPError as exc:
+                    why = f"{reason}; asking the client's user failed: {exc.error.message}"
+                    raise refusals.unapproved(tool, why) from exc
+            return answer.action == "accept"
+
+        return approve
 
     def _ask_in_result(
         self, question: str, tool: ToolSpec, params: mcp.CallToolRequestParams

@@ -26,6 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolbridge.gateway._parking import ParkedCall, ParkingLot
 from toolbridge.mcp.calls_in_flight import asking_call
+from toolbridge.tools import CallRecord
 
 __all__ = ["CURRENT_CALL", "ClientCalls", "DownstreamCall"]
 
@@ -46,15 +47,21 @@ _LEVEL_KEY = "toolbridge.gateway.log_level"
 """Where a connection's `logging/setLevel` is kept, in the SDK's per-connection `state`."""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class DownstreamCall:
     """One `tools/call` a downstream client made, running on an upstream server."""
 
     ctx: ServerRequestContext[Any, Any]
-    server: str
-    """The upstream server that runs it (`native` for toolbridge's own tools)."""
     parked: ParkedCall | None = None
     """On 2026-07-28: where the upstream server's questions to the client wait for the client's next round."""
+    record: CallRecord | None = None
+    """The call as the pipeline follows it (`ClientCalls.call_started`): it names the tool once resolved."""
+
+    @property
+    def server(self) -> str | None:
+        """The upstream server that runs it (`native` for toolbridge's own tools; None: not resolved yet)."""
+        tool = self.record.tool if self.record is not None else None
+        return tool.source if tool is not None else None
 
 
 CURRENT_CALL: ContextVar[DownstreamCall | None] = ContextVar("toolbridge_gateway_call", default=None)
@@ -69,7 +76,8 @@ def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:
 
 
 class ClientCalls:
-    """The downstream clients and their calls in flight."""
+    """The downstream clients and their calls in flight. Installed on the toolbox's observers (`Gateway`),
+    it learns which tool each call resolved to, and so which server's messages concern its client."""
 
     def __init__(self) -> None:
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
@@ -83,11 +91,11 @@ class ClientCalls:
 
     @contextmanager
     def calling(
-        self, ctx: ServerRequestContext[Any, Any], server: str, parked: ParkedCall | None = None
+        self, ctx: ServerRequestContext[Any, Any], parked: ParkedCall | None = None
     ) -> Iterator[DownstreamCall]:
-        """Around routing one downstream call to `server`."""
+        """Around running one downstream call through the pipeline."""
         self.seen(ctx)
-        call = DownstreamCall(ctx, server, parked)
+        call = DownstreamCall(ctx, parked)
         token = CURRENT_CALL.set(call)
         self._calls.append(call)
         try:
@@ -95,6 +103,15 @@ class ClientCalls:
         finally:
             self._calls.remove(call)
             CURRENT_CALL.reset(token)
+
+    def call_started(self, record: CallRecord) -> None:
+        """A pipeline call started: when it is the current downstream call, that call follows it."""
+        call = CURRENT_CALL.get()
+        if call is not None and call.record is None and record.context.caller == "gateway":
+            call.record = record
+
+    async def call_ended(self, record: CallRecord) -> None:
+        pass
 
     def calls_on(self, server: str) -> list[DownstreamCall]:
         return [call for call in self._calls if call.server == server]

@@ -15,7 +15,6 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import anyio
@@ -24,9 +23,9 @@ import mcp_types as mcp
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
-from toolbridge.types import ToolCall, ToolResult
+from toolbridge.types import ToolCall
 
-__all__ = ["ANSWER_WAIT", "Answer", "ParkedCall", "ParkingLot"]
+__all__ = ["ANSWER_WAIT", "ParkedCall", "ParkingLot", "Reply"]
 
 ANSWER_WAIT = 600.0
 """Seconds a question waits for the client to call again with its answer before it is given up."""
@@ -39,12 +38,13 @@ InputAnswer = mcp.InputResponse | mcp.ErrorData
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Answer:
-    """How a call ended: its result, and the server's own `CallToolResult` when one came."""
+Reply = mcp.CallToolResult | mcp.InputRequiredResult
+"""How a call ends for its client: its result, or a question of the gateway's own (approval)."""
 
-    result: ToolResult
-    sent: mcp.CallToolResult | None = None
+
+@dataclass(frozen=True)
+class _Ended:
+    reply: Reply
 
 
 @dataclass(eq=False)
@@ -59,12 +59,10 @@ class ParkedCall:
     """One upstream call that may have to wait for its client's answers."""
 
     call: ToolCall
-    server: str
-    started_at: datetime
     ctx: Any
     """The client's request now waiting on the call (a new one each round): progress goes to it."""
-    _events: MemoryObjectSendStream[_Question | Answer]
-    _received: MemoryObjectReceiveStream[_Question | Answer]
+    _events: MemoryObjectSendStream[_Question | _Ended]
+    _received: MemoryObjectReceiveStream[_Question | _Ended]
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     _open: dict[str, _Question] = field(default_factory=dict)
 
@@ -91,18 +89,18 @@ class ParkedCall:
             question.answered.set()
         self._open.clear()
 
-    async def next_step(self) -> Answer | mcp.InputRequests:
-        """The call's result, or the questions it waits on (all those asked so far)."""
+    async def next_step(self) -> Reply | mcp.InputRequests:
+        """The call's reply, or the questions it waits on (all those asked so far)."""
         event = await self._received.receive()
-        if isinstance(event, Answer):
-            return event
+        if isinstance(event, _Ended):
+            return event.reply
         questions = [event]
         while True:  # the others asked meanwhile go in the same round
             try:
                 more = self._received.receive_nowait()
             except anyio.WouldBlock:
                 break
-            if isinstance(more, Answer):  # cannot happen while a question waits; kept for safety
+            if isinstance(more, _Ended):  # cannot happen while a question waits; kept for safety
                 await self._events.send(more)
                 break
             questions.append(more)
@@ -132,27 +130,20 @@ class ParkingLot:
     def is_open(self) -> bool:
         return bool(self._groups)
 
-    def start(
-        self,
-        call: ToolCall,
-        server: str,
-        started_at: datetime,
-        ctx: Any,
-        run: Callable[[ParkedCall], Awaitable[Answer]],
-    ) -> ParkedCall:
-        """Start `run` in the background; its result and questions come from the call's `next_step()`."""
-        send, receive = anyio.create_memory_object_stream[_Question | Answer](16)
-        parked = ParkedCall(call, server, started_at, ctx, send, receive)
+    def start(self, call: ToolCall, ctx: Any, run: Callable[[ParkedCall], Awaitable[Reply]]) -> ParkedCall:
+        """Start `run` in the background; its reply and questions come from the call's `next_step()`."""
+        send, receive = anyio.create_memory_object_stream[_Question | _Ended](16)
+        parked = ParkedCall(call, ctx, send, receive)
 
         async def running() -> None:
             with parked.scope:
                 try:
-                    answer = await run(parked)
+                    reply = await run(parked)
                 except Exception as exc:  # a bug must fail this call, not the task group of every call
                     logger.exception("gateway call %r failed", call.name)
-                    message = f"toolbridge failed to run the call: {exc}"
-                    answer = Answer(ToolResult.error(call.id, message, kind="server_error", server=server))
-                await send.send(answer)
+                    text = mcp.TextContent(type="text", text=f"toolbridge failed to run the call: {exc}")
+                    reply = mcp.CallToolResult(content=[text], is_error=True)
+                await send.send(_Ended(reply))
 
         self._groups[-1].start_soon(running)
         return parked

@@ -4,8 +4,8 @@ HTTP token, what that token's rule allows (`gateway.tokens` in the config, `Toke
 A rule decides everything its clients reach. Tools pass its `tools` filter and come from its servers;
 resources, resource templates, prompts and completions come from its servers only: those it names, or,
 without `servers`, the servers of the tools its `tools.allow` lets it use (every server without either).
-What a client may not reach is not listed, and asking for it directly is answered as for something
-that does not exist.
+What a client may not reach is not listed; a resource or prompt asked for directly is answered as for
+something that does not exist, a tool called anyway is refused as not allowed, naming the token.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from mcp.server.auth.middleware.auth_context import get_access_token
 
 from toolbridge.config.gateway import TokenReach
-from toolbridge.tools import Toolbox
+from toolbridge.tools import Toolbox, ToolFilter
 from toolbridge.types import ToolSpec
 
 __all__ = ["CallerReach", "TokenRule"]
@@ -44,6 +44,26 @@ class CallerReach:
         if token is None or token.client_id not in self._rules:
             return None
         return token.client_id, self._rules[token.client_id]
+
+    def tool_filter(self, left_out: str) -> ToolFilter:
+        """Which tools the client of this request may call, and why not (the call pipeline's `allows`):
+        those the gateway offers (`left_out` says why it leaves the others out) that its token reaches."""
+        offers, rule = self._offers, self.rule()
+        if rule is None:
+            return lambda tool: None if offers(tool) else left_out
+        name = rule[0]
+
+        def allows(tool: ToolSpec) -> str | None:
+            if not offers(tool):
+                return left_out
+            if not self.may_use(rule, tool):
+                return (
+                    f"the token {name!r} may not use it: gateway.tokens.{name} in the gateway's config "
+                    "says which tools it reaches"
+                )
+            return None
+
+        return allows
 
     @staticmethod
     def may_use(rule: TokenRule | None, tool: ToolSpec) -> bool:

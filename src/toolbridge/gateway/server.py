@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as mcp
@@ -33,7 +33,6 @@ from mcp.server.models import InitializationOptions
 from toolbridge import __version__
 from toolbridge.config.gateway import TokenReach
 from toolbridge.gateway._approval import ApprovalGate
-from toolbridge.gateway._call_log import BackgroundCallLog, CallLogWriter
 from toolbridge.gateway._calls import ClientCalls
 from toolbridge.gateway._downstream import (
     Downstream,
@@ -48,10 +47,13 @@ from toolbridge.gateway._reach import CallerReach
 from toolbridge.gateway._resources import GatewayResources
 from toolbridge.gateway._sessions import DownstreamSessions
 from toolbridge.gateway._stdio import stdio_streams
-from toolbridge.gateway._tools import GatewayTools, ToolOffer
+from toolbridge.gateway._tools import LEFT_OUT, GatewayTools, ToolOffer
 from toolbridge.gateway._upstream import Upstream
-from toolbridge.tools import Toolbox
+from toolbridge.tools import CallObserver, Toolbox
 from toolbridge.types import ToolSpec
+
+if TYPE_CHECKING:
+    from toolbridge.store import CallLog
 
 __all__ = ["Gateway"]
 
@@ -68,8 +70,9 @@ class Gateway:
         toolbox: Toolbox,
         *,
         offers: ToolOffer = _offer_all,
+        left_out: str = LEFT_OUT,
         servers: Sequence[str] | None = None,
-        record: CallLogWriter | None = None,
+        call_log: CallLog | None = None,
         timeout: float | None = None,
         page_size: int = PAGE_SIZE,
         token_rules: Mapping[str, TokenReach] | None = None,
@@ -77,25 +80,32 @@ class Gateway:
         calls: ClientCalls | None = None,
         max_result_chars: int | None = None,
     ) -> None:
-        """`offers` picks the tools clients see and may call; `servers` the servers whose resources and
-        prompts they see (None: every enabled one); `record` writes calls to the call log (in batches,
-        off the event loop: see `_call_log`); `timeout` caps each call (None: the server's own timeout); `page_size` is how many resources,
+        """`offers` picks the tools clients see and may call (`left_out` tells a client calling another
+        why it may not); `servers` the servers whose resources and prompts they see (None: every
+        enabled one); `call_log` is installed on the toolbox's observers (the gateway's calls are
+        logged with the caller "gateway"), written in batches while the gateway runs (`running()`);
+        `timeout` caps each call (None: the server's own timeout); `page_size` is how many resources,
         templates or prompts one listing page holds; `token_rules` narrows what the clients of each
         named HTTP token reach: tools, and the servers whose resources and prompts they see (see
-        `_reach` and `gateway.http`); `approval` holds back the calls the policy says
-        need the user's approval (None: every call runs); `calls` follows the clients' calls, and the
-        toolbox was built with its `gateway_features`; `max_result_chars` caps each tool result (None:
-        the config's `gateway.max_result_chars`)."""
+        `_reach` and `gateway.http`); `approval` holds back the calls the policy says need the user's
+        approval (None: every call runs); `calls` follows the clients' calls, and the toolbox was built
+        with its `gateway_features`; `max_result_chars` caps each tool result (None: the config's
+        `gateway.max_result_chars`). Every call goes through the toolbox's call pipeline, so its
+        observers (spans and metrics by default) see the gateway's calls too."""
         self.toolbox = toolbox
         self.sessions = DownstreamSessions(toolbox)
         self.calls = calls or ClientCalls()
         reach = CallerReach(toolbox, offers, token_rules)
-        self._call_log = BackgroundCallLog(record) if record is not None else None
+        # Told of each call as it starts: it follows which upstream server the client's call is on.
+        _install(toolbox, self.calls)
+        self._call_log = call_log
+        if call_log is not None:
+            _install(toolbox, call_log)
         self.tools = GatewayTools(
             toolbox,
             self.sessions,
             offers=offers,
-            record=self._call_log,
+            left_out=left_out,
             timeout=timeout,
             reach=reach,
             approval=approval,
@@ -142,7 +152,7 @@ class Gateway:
     @asynccontextmanager
     async def running(self, *, one_client: bool = False) -> AsyncIterator[None]:
         """What serving needs beside the toolbox: the tasks holding the clients' own upstream sessions
-        and the one writing the call log (what is queued is written on leaving). `one_client`: only
+        and the one writing the call log in batches (what is queued is written on leaving). `one_client`: only
         one client will connect (stdio), so every upstream session is its own."""
         async with AsyncExitStack() as stack:
             await stack.enter_async_context(self.sessions.running(one_client=one_client))
@@ -172,3 +182,8 @@ class Gateway:
         """Serve one client over this process's stdin and stdout until it closes them."""
         async with self.running(one_client=True), stdio_streams() as (read, write):
             await self.server.run(read, write, self.initialization_options())
+
+
+def _install(toolbox: Toolbox, observer: CallObserver) -> None:
+    if not any(installed is observer for installed in toolbox.observers):
+        toolbox.observers.append(observer)
