@@ -138,7 +138,6 @@ class AgentRun:
         external_tools: Sequence[ToolSpec] = (),
     ) -> None:
         self._model = model
-        self._context = context
         self._pipeline = tools
         self._definition = definition
         self._emit = emit
