@@ -132,7 +132,10 @@ async def test_a_denied_tool_is_neither_offered_nor_run() -> None:
 
     assert [tool.name for tool in model.requests[0].tools] == ["get_current_time"]
     assert "Be brief." in str(model.requests[0].messages[0])
-    assert "Unknown tool 'calculate'" in results_sent(model.requests[1])[0].text
+    refusal = results_sent(model.requests[1])[0]
+    # The model is told the tool exists but is not its to use, in the words every surface uses.
+    assert refusal.error_kind == "not_allowed"
+    assert refusal.text.startswith("Tool 'calculate' is not allowed here (the agent 'default''s tool rules")
     assert result.tool_calls[0].ran is False
 
 

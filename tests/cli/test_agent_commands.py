@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -208,6 +209,10 @@ def test_ask_keeps_the_conversation_and_logs_the_calls(tmp_path: Path) -> None:
     assert roles == ["user", "assistant", "tool", "assistant"]
     stats = json.loads(toolbridge(tmp_path, "stats", "--json", "--db", db).stdout)
     assert [(row["tool"], row["calls"], row["success_rate"]) for row in stats] == [("calculate", 1, 1.0)]
+    # Logged by the call pipeline's observer, as the agent's call in this chat.
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT tool, caller, chat_id FROM tool_calls").fetchall()
+    assert rows == [("calculate", "agent", chats[0]["id"])]
 
 
 def test_chat_resume_continues_a_stored_chat_with_its_history(tmp_path: Path) -> None:
@@ -277,8 +282,8 @@ def two_file_servers(tmp_path: Path, stdio_server: StdioServer) -> Callable[...,
     [
         ({"approval": {"tools": {"delete_file": "always"}}}, "declined"),
         ({"approval": {"tools": {"h:delete_*": "always"}}}, "declined"),
-        ({"tools": {"deny": ["delete_file"]}}, "Unknown tool"),
-        ({"tools": {"allow": ["read_file"]}}, "Unknown tool"),
+        ({"tools": {"deny": ["delete_file"]}}, "is not allowed here (the agent 'default''s tool rules"),
+        ({"tools": {"allow": ["read_file"]}}, "is not allowed here (the agent 'default''s tool rules"),
     ],
 )
 def test_agent_rules_for_a_tool_still_apply_when_a_collision_renames_it(

@@ -58,7 +58,7 @@ def test_the_page_asks_before_the_renamed_tool_runs(tmp_path: Path, victim: Path
     ("agents", "told"),
     [
         (ALWAYS_ASK, "needs the user's approval"),
-        ({"default": {"tools": {"deny": ["delete_file"]}}}, "Unknown tool"),
+        ({"default": {"tools": {"deny": ["delete_file"]}}}, "is not allowed here (the agent 'default''s"),
     ],
 )
 def test_v1_does_not_run_the_renamed_tool_against_a_rule(

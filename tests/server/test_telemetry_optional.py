@@ -19,13 +19,15 @@ main()
 """
 
 
-def test_a_run_without_an_endpoint_never_imports_the_sdk(tmp_path: Path) -> None:
+def test_a_run_without_an_endpoint_never_imports_the_sdk_nor_the_metrics_library(tmp_path: Path) -> None:
     script = (
         "import sys, anyio\n"
         "from toolbridge import Agent\n"
         "from toolbridge.config import Config\n"
         "print(Agent.from_config(Config(), model='demo').run_sync('What is 15 + 27?').output)\n"
         "assert not [m for m in sys.modules if m.startswith('opentelemetry.sdk')], 'the SDK was imported'\n"
+        # Nor the metrics library: the run's calls are counted only where metrics were installed.
+        "assert 'prometheus_client' not in sys.modules, 'the metrics library was imported'\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False

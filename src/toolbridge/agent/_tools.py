@@ -1,15 +1,15 @@
-"""Running the calls of one reply: all at once, each with its timeout, approval first where needed.
+"""Running the calls of one reply, all at once, through the call pipeline (`toolbridge.tools.pipeline`).
 
-Every outcome is a result the model can read: an unknown tool, a call the user declined, a tool error,
-a timeout, a server that is down. Results longer than the agent's limit are cut, with a note saying
-how much. Records land in a dict shared with the loop, so a cancelled run still knows what finished.
+The pipeline resolves, filters (the agent's tool rules), asks for approval, validates, caches, runs and
+tells its observers (call log, spans, metrics). This adapter says who calls (`CallContext`), answers
+approval by asking the agent's approver one call at a time, turns progress and approval into the run's
+events, and cuts results longer than the agent's limit. Records land in a dict shared with the loop, so a
+cancelled run still knows what finished.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
-from collections.abc import Iterable
 
 import anyio
 
@@ -27,30 +27,39 @@ from toolbridge.agent.events import (
 )
 from toolbridge.agent.result import ToolCallRecord
 from toolbridge.mcp import ProgressHandler, ToolProgress
-from toolbridge.telemetry import trace_tool_call
-from toolbridge.tools.registry import QUALIFIER, ToolRegistry
-from toolbridge.types import ToolCall, ToolResult, ToolSpec
+from toolbridge.tools import CallContext, ToolPipeline
+from toolbridge.types import ToolCall, ToolErrorKind, ToolResult, ToolSpec
 
 __all__ = ["ToolRunner"]
 
+_NOT_RUN: frozenset[ToolErrorKind | None] = frozenset({"unknown_tool", "not_allowed", "denied"})
+"""The kinds of the pipeline's refusals that stop a call before it reaches its tool."""
+
 
 class ToolRunner:
-    """Runs calls against the tools one agent offers (and only those)."""
+    """Runs calls against the tools one agent offers (and only those), for `context`'s caller."""
 
     def __init__(
         self,
-        registry: ToolRegistry,
-        tools: Iterable[ToolSpec],
+        pipeline: ToolPipeline,
         definition: AgentDefinition,
+        context: CallContext,
         *,
         approve: Approver | None,
         emit: Emit | None,
-        cache_scope: str | None = None,
     ) -> None:
-        self._registry = registry
-        self._cache_scope = cache_scope
-        self._tools = {tool.name: tool for tool in tools}
-        self._definition = definition
+        name = definition.name
+
+        def offers(tool: ToolSpec) -> str | None:
+            if definition.offers(tool):
+                return None
+            return f"the agent {name!r}'s tool rules (its servers, tools.allow and tools.deny) leave it out"
+
+        self._pipeline = pipeline
+        self._context = context.but(
+            allows=offers, approval=definition.approval, timeout=definition.call_timeout, approve=None
+        )
+        self._max_result_chars = definition.max_result_chars
         self._approve = approve
         self._emit = emit
         self._approval_lock = anyio.Lock()  # one question to the user at a time
@@ -64,7 +73,7 @@ class ToolRunner:
     ) -> None:
         """Run `calls` concurrently; `ready_results` are answers already known (unreadable arguments).
 
-        An approver's exception ends the run and comes out as itself."""
+        An approver's exception other than a `ToolError` ends the run and comes out as itself."""
         with unwrapped():
             async with anyio.create_task_group() as group:
                 for call in calls:
@@ -73,17 +82,29 @@ class ToolRunner:
     async def _run_one(
         self, step: int, call: ToolCall, ready: ToolResult | None, records: dict[str, ToolCallRecord]
     ) -> None:
-        tool = self.resolve(call.name)
-        with trace_tool_call(call.name, call.id, server=tool.source if tool else None) as traced:
-            record = await self._call(step, call, tool, ready)
-            result = record.result
-            traced.finish(
-                server=result.server,
-                error_kind=result.error_kind,
-                duration=result.duration,
-                cached=result.cached,
-                ran=record.ran,
+        tool = await self._pipeline.find(call.name, self._context)
+        server = tool.source if tool is not None else None
+        await self._send(ToolCallStartedEvent(step=step, call=call, server=server))
+        approvals: dict[str, bool] = {}
+        if ready is not None:
+            # Unreadable arguments: answered without running, and still logged against their tool.
+            if ready.server is None and server is not None:
+                ready = ready.model_copy(update={"server": server})
+            await self._pipeline.answered(call, ready, self._context)
+            result, ran = ready, False
+        else:
+            context = self._context.but(
+                on_progress=self._progress_reporter(step, call, server),
+                approve=self._asker(step, approvals) if self._approve is not None else None,
             )
+            result = (await self._pipeline.call(call, context)).result
+            ran = not (result.is_error and result.error_kind in _NOT_RUN)
+        # Refused for want of approval without anyone saying no (nobody to ask): not approved either.
+        approved = approvals.get(call.id, False if result.error_kind == "denied" else None)
+        result, cut = result.truncated(self._max_result_chars)
+        record = ToolCallRecord(
+            step=step, call=call, result=result, approved=approved, ran=ran, truncated_chars=cut
+        )
         records[call.id] = record
         await self._send(
             ToolCallFinishedEvent(
@@ -95,49 +116,33 @@ class ToolRunner:
                 result_preview=preview(result.text),
                 duration=result.duration,
                 server=result.server,
-                truncated_chars=record.truncated_chars,
+                truncated_chars=cut,
                 cached=result.cached,
             )
         )
 
-    async def _call(
-        self, step: int, call: ToolCall, tool: ToolSpec | None, ready: ToolResult | None
-    ) -> ToolCallRecord:
-        await self._send(ToolCallStartedEvent(step=step, call=call, server=tool.source if tool else None))
-        approved: bool | None = None
-        if ready is not None:
-            result, ran = ready, False
-        elif tool is None:
-            message = self._unknown_tool_message(call.name)
-            result, ran = ToolResult.error(call.id, message, kind="unknown_tool"), False
-        else:
-            reason = self._definition.approval.approval_reason(tool)
-            if reason is not None:
-                approved = await self._ask(step, call, tool, reason)
-            if approved is False:
-                result, ran = _declined(call, tool, reason or "", asked=self._approve is not None), False
-            else:
-                routed = call.model_copy(update={"name": tool.name, "source": None})
-                timeout = self._definition.call_timeout
-                result = await self._registry.call(
-                    routed,
-                    timeout=timeout,
-                    cache_scope=self._cache_scope,
-                    on_progress=self._progress_reporter(step, call, tool),
-                )
-                ran = True
-        result, cut = result.truncated(self._definition.max_result_chars)
-        return ToolCallRecord(
-            step=step, call=call, result=result, approved=approved, ran=ran, truncated_chars=cut
-        )
+    def _asker(self, step: int, approvals: dict[str, bool]) -> Approver:
+        """The pipeline's approval hook: the run's events around the agent's approver, one at a time."""
+        approve = self._approve
+        assert approve is not None
 
-    def _progress_reporter(self, step: int, call: ToolCall, tool: ToolSpec) -> ProgressHandler:
+        async def ask(request: ApprovalRequest) -> bool:
+            call = request.call
+            async with self._approval_lock:
+                await self._send(ApprovalRequestedEvent(step=step, call=call, reason=request.reason))
+                approved = approvals[call.id] = bool(await approve(request))
+                await self._send(ApprovalDecidedEvent(step=step, call_id=call.id, approved=approved))
+            return approved
+
+        return ask
+
+    def _progress_reporter(self, step: int, call: ToolCall, server: str | None) -> ProgressHandler:
         async def report(progress: ToolProgress) -> None:
             event = ToolCallProgressEvent(
                 step=step,
                 call_id=call.id,
                 name=call.name,
-                server=tool.source,
+                server=server,
                 progress=progress.progress,
                 total=progress.total,
                 message=progress.message,
@@ -149,37 +154,6 @@ class ToolRunner:
 
         return report
 
-    def resolve(self, name: str) -> ToolSpec | None:
-        """The offered tool a model means by `name`, also when it (un)qualified the name: `excel__read`."""
-        if name in self._tools:
-            return self._tools[name]
-        if QUALIFIER in name:
-            source, _, bare = name.partition(QUALIFIER)
-            for tool in self._tools.values():
-                if tool.source == source and bare in (tool.name, tool.name.rpartition(QUALIFIER)[2]):
-                    return tool
-        qualified = [tool for tool in self._tools.values() if tool.name.endswith(QUALIFIER + name)]
-        return qualified[0] if len(qualified) == 1 else None
-
-    async def _ask(self, step: int, call: ToolCall, tool: ToolSpec, reason: str) -> bool:
-        if self._approve is None:
-            return False
-        async with self._approval_lock:
-            await self._send(ApprovalRequestedEvent(step=step, call=call, reason=reason))
-            approved = bool(await self._approve(ApprovalRequest(call=call, tool=tool, reason=reason)))
-            await self._send(ApprovalDecidedEvent(step=step, call_id=call.id, approved=approved))
-        return approved
-
-    def _unknown_tool_message(self, name: str) -> str:
-        names = sorted(self._tools)
-        close = difflib.get_close_matches(name, names, n=5, cutoff=0.5)
-        message = f"Unknown tool {name!r}, so nothing ran."
-        if close:
-            message += f" Did you mean: {', '.join(close)}?"
-        else:
-            message += f" Available tools: {', '.join(names[:30]) or 'none'}."
-        return message + " Call one of the available tools with its exact name."
-
     async def _send(
         self,
         event: ToolCallStartedEvent
@@ -190,17 +164,3 @@ class ToolRunner:
     ) -> None:
         if self._emit is not None:
             await self._emit(event)
-
-
-def _declined(call: ToolCall, tool: ToolSpec, reason: str, *, asked: bool) -> ToolResult:
-    if asked:
-        message = (
-            f"The user declined this call to {tool.name!r}, so it did not run. Do not call it again; "
-            "continue without it, or ask the user what they want instead."
-        )
-    else:
-        message = (
-            f"This call to {tool.name!r} needs the user's approval ({reason}), and no one could be asked, "
-            "so it did not run. Tell the user what you wanted to do, so they can run it with approval."
-        )
-    return ToolResult.error(call.id, message, kind="denied", server=tool.source)

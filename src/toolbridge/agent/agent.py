@@ -36,7 +36,8 @@ from toolbridge.config.model import Config
 from toolbridge.errors import UsageError
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.models import Model, ModelSettings, resolve_model_async
-from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
+from toolbridge.tools import CallContext, FunctionTool, Toolbox, ToolPipeline, ToolRegistry, native_tools
+from toolbridge.tools.observers import TracedCalls
 from toolbridge.types import ContentPart, Message, ToolSpec
 
 __all__ = ["Agent", "AgentStream"]
@@ -51,21 +52,25 @@ class Agent:
     `model` None means the definition's model (or the default one), chosen when the agent opens: with
     `async with agent` or `run_sync()`. Such a model belongs to the agent and is closed with it.
     `tools` is a `Toolbox` (MCP servers and native tools; enter it, or the agent, before running), a
-    bare `ToolRegistry`, or None for the native tools only. `approve` is asked before calls the
-    definition's approval policy marks; with none, such calls are declined and the model is told why.
-    `cache_scope` names the conversation this agent's runs belong to, so the result cache keeps its
-    entries apart from other conversations on the same tools (the server passes the chat).
+    `ToolPipeline` (a registry with the observers its calls are told to: a call log, say), a bare
+    `ToolRegistry` (its calls traced), or None for the native tools only. `approve` is asked before
+    calls the definition's approval policy marks; with none, such calls are refused and the model is
+    told why. `cache_scope` names the conversation this agent's runs belong to, so the result cache
+    keeps its entries apart from other conversations on the same tools (the server passes the chat);
+    `chat_id` and `user_id` say whose calls they are in the call log.
     """
 
     def __init__(
         self,
         model: Model | None,
-        tools: Toolbox | ToolRegistry | None = None,
+        tools: Toolbox | ToolPipeline | ToolRegistry | None = None,
         definition: AgentDefinition | None = None,
         *,
         approve: Approver | None = None,
         settings: ModelSettings | None = None,
         cache_scope: str | None = None,
+        chat_id: int | None = None,
+        user_id: int | None = None,
     ) -> None:
         self._model = model
         self._model_name: str | None = None
@@ -73,14 +78,23 @@ class Agent:
         self._owns_model = False
         """The agent chose its model when it opened: it closes it (its HTTP clients) as it closes."""
         self.cache_scope = cache_scope
+        self.chat_id = chat_id
+        """The stored chat this agent's runs belong to, for the call log (None: none)."""
+        self.user_id = user_id
+        """The user this agent's runs are for, for the call log (None: nobody signed in)."""
         self.definition = definition or AgentDefinition()
         self.approve = approve
         self.settings = settings
         self._toolbox = tools if isinstance(tools, Toolbox) else None
         if isinstance(tools, Toolbox):
-            self.registry = tools.registry
+            self.calls = tools.calls
+        elif isinstance(tools, ToolPipeline):
+            self.calls = tools
         else:
-            self.registry = tools if tools is not None else ToolRegistry(native=native_tools())
+            registry = tools if tools is not None else ToolRegistry(native=native_tools())
+            self.calls = ToolPipeline(registry, [TracedCalls()])
+        """The path the agent's tool calls take, and the observers told about them."""
+        self.registry = self.calls.registry
         self._stack: AsyncExitStack | None = None
         self.server_requests: ServerRequests | None = None
         """What answers the servers' sampling, elicitation and roots requests (`from_config` makes it)."""
@@ -241,9 +255,12 @@ class Agent:
         attachments: Sequence[ContentPart] = (),
         external_tools: Sequence[ToolSpec] = (),
     ) -> AgentRun:
+        context = CallContext(
+            caller="agent", chat_id=self.chat_id, user_id=self.user_id, cache_scope=self.cache_scope
+        )
         return AgentRun(
             self.model,
-            self.registry,
+            self.calls,
             self.definition,
             prompt,
             history=history,
@@ -251,7 +268,7 @@ class Agent:
             approve=self.approve,
             emit=emit,
             settings=self.settings,
-            cache_scope=self.cache_scope,
+            context=context,
             external_tools=external_tools,
         )
 

@@ -47,7 +47,7 @@ from toolbridge.errors import ModelError, UsageError
 from toolbridge.models import Model, ModelRequest, ModelSettings, ToolCallingModel, tool_calling_model
 from toolbridge.prompting import Persona, build_system_prompt
 from toolbridge.telemetry import RunTrace, trace_model_request, trace_run
-from toolbridge.tools.registry import ToolRegistry
+from toolbridge.tools import CallContext, ToolPipeline
 from toolbridge.types import (
     AssistantMessage,
     ContentPart,
@@ -67,6 +67,9 @@ REPEAT_LIMIT = 3
 """A step asking for exactly the calls of the previous steps this many times in a row stops the run."""
 
 ActiveMode = Literal["native", "prompt", "none"]
+
+AGENT_CALLS = CallContext(caller="agent")
+"""The calls of a run that belongs to no chat or user."""
 
 
 # -- the outcomes of a step -------------------------------------------------------------------------
@@ -116,12 +119,13 @@ class AgentRun:
     """One run of the loop: from a prompt to a `RunResult`. Not reusable; make one per run.
 
     `prompt` None continues `history` as it is: after a run that stopped for external calls, with
-    their results appended. `external_tools` are offered to the model but run by the caller."""
+    their results appended. `external_tools` are offered to the model but run by the caller. The
+    agent's own calls go through `tools` for `context` (the chat, user and cache scope they are for)."""
 
     def __init__(
         self,
         model: Model,
-        registry: ToolRegistry,
+        tools: ToolPipeline,
         definition: AgentDefinition,
         prompt: str | None,
         *,
@@ -130,14 +134,12 @@ class AgentRun:
         approve: Approver | None = None,
         emit: Emit | None = None,
         settings: ModelSettings | None = None,
-        cache_scope: str | None = None,
+        context: CallContext = AGENT_CALLS,
         external_tools: Sequence[ToolSpec] = (),
     ) -> None:
         self._model = model
-        self._cache_scope = cache_scope
-        self._registry = registry
+        self._pipeline = tools
         self._definition = definition
-        self._approve = approve
         self._emit = emit
         self._settings = settings or ModelSettings()
         self._messages: list[Message] = well_formed(m for m in history if not isinstance(m, SystemMessage))
@@ -152,9 +154,7 @@ class AgentRun:
         self._tools: list[ToolSpec] = []
         self._external_specs = list(external_tools)
         self._external = ExternalTools((), set())
-        self._runner = ToolRunner(
-            registry, (), definition, approve=approve, emit=emit, cache_scope=cache_scope
-        )
+        self._runner = ToolRunner(tools, definition, context, approve=approve, emit=emit)
         self._mode: ActiveMode = "none"
         self._tools_model: ToolCallingModel | None = None
         self._system_prompt = ""
@@ -211,7 +211,7 @@ class AgentRun:
 
     async def _prepare(self) -> None:
         if self._definition.tool_calling:
-            listed = await self._registry.list_tools(servers=self._servers())
+            listed = await self._pipeline.registry.list_tools(servers=self._servers())
             self._tools = self._definition.select_tools(listed)
         own = self._tools
         self._external = ExternalTools(self._external_specs, {tool.name for tool in own})
@@ -221,14 +221,6 @@ class AgentRun:
             await self._tools_model.prepare()
             self._mode = self._tools_model.active_tool_mode
         self._system_prompt = build_system_prompt(self._persona(), ())
-        self._runner = ToolRunner(
-            self._registry,
-            own,
-            self._definition,
-            approve=self._approve,
-            emit=self._emit,
-            cache_scope=self._cache_scope,
-        )
 
     def _servers(self) -> list[str] | None:
         if self._definition.servers is None:

@@ -23,7 +23,7 @@ from toolbridge.errors import ToolbridgeError, UsageError
 from toolbridge.mcp.client_features import ClientFeatures
 from toolbridge.mcp.oauth import OAuth
 from toolbridge.models import resolve_model
-from toolbridge.store import RunRecorder, Store, find_agent, resolve_agent_model
+from toolbridge.store import CallLog, RunRecorder, Store, find_agent, resolve_agent_model
 from toolbridge.tools import ContentCatalog
 from toolbridge.types import NATIVE_SOURCE, ContentPart, Message, ToolSpec
 
@@ -117,6 +117,9 @@ class TerminalSession:
             roots=roots,
             features=_chat_features(),
         ) as agent:
+            if self.store is not None and agent.toolbox is not None:
+                # Every call of the chat's runs, with the chat it belongs to (`toolbridge stats`).
+                agent.toolbox.observers.append(CallLog(self.store.log_tool_calls))
             try:
                 yield agent
             finally:
@@ -235,6 +238,7 @@ class TerminalSession:
         self, prompt: str, attachments: Sequence[ContentPart] = (), opening: Sequence[Message] = ()
     ) -> RunResult | None:
         recorder = await self._recorder()
+        self.agent.chat_id = self.chat_id  # the calls' chat in the call log: a new one after /clear
         if opening:
             self.history = [*self.history, *opening]
             if recorder is not None:

@@ -25,16 +25,17 @@ from toolbridge.store import (
     find_agent,
     resolve_agent_model,
 )
-from toolbridge.tools import ToolRegistry
+from toolbridge.tools import ToolPipeline
 
 __all__ = ["AgentCatalog"]
 
 
 class AgentCatalog:
-    def __init__(self, config: Config, store: Store, registry: ToolRegistry) -> None:
+    def __init__(self, config: Config, store: Store, calls: ToolPipeline) -> None:
         self.config = config
         self.store = store
-        self.registry = registry
+        self.calls = calls
+        """The path every run's tool calls take (with the toolbox's call log, spans and metrics)."""
         self._models: dict[str | None, Model] = {}
         self._resolving = anyio.Lock()
         self._found: dict[str, CatalogAgent] = {}
@@ -108,13 +109,24 @@ class AgentCatalog:
         approve: Approver | None,
         settings: ModelSettings | None = None,
         cache_scope: str,
+        chat_id: int | None = None,
+        user_id: int | None = None,
     ) -> Agent:
-        """An agent over the shared tools for one run, with that run's approver (None: decline).
+        """An agent over the shared tools for one run, with that run's approver (None: nobody can be
+        asked, so calls needing approval are refused).
 
-        `cache_scope` names its conversation, whose cached tool results no other conversation sees.
+        `cache_scope` names its conversation, whose cached tool results no other conversation sees;
+        `chat_id` and `user_id` say whose its calls are in the call log.
         """
         return Agent(
-            model, self.registry, definition, approve=approve, settings=settings, cache_scope=cache_scope
+            model,
+            self.calls,
+            definition,
+            approve=approve,
+            settings=settings,
+            cache_scope=cache_scope,
+            chat_id=chat_id,
+            user_id=user_id,
         )
 
     async def aclose(self) -> None:

@@ -261,12 +261,19 @@ class ChatHub:
             return await self._wait_for_answer(channel, request)
 
         metered = MeteredModel(model, meter)
-        agent = self._catalog.agent(metered, definition, approve=approve, cache_scope=f"chat {chat_id}")
+        agent = self._catalog.agent(
+            metered,
+            definition,
+            approve=approve,
+            cache_scope=f"chat {chat_id}",
+            chat_id=chat_id,
+            user_id=chat.user_id,
+        )
         events = agent.stream(content, history=history, attachments=opening.attachments)
         channel.stream = events
         if channel.cancel_pending:
             events.cancel()  # cancelled while it was being set up: ends at once, `cancelled`
-        recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1, user_id=chat.user_id)
+        recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1)
         channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver)
         channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
         self._runs.start_soon(

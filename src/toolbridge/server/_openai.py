@@ -61,7 +61,6 @@ from toolbridge.server._openai_wire import (
 )
 from toolbridge.server._passthrough import pass_through
 from toolbridge.server._state import ServerState
-from toolbridge.store import RunRecorder
 from toolbridge.telemetry import active_event_stream, bind_log_context
 
 __all__ = ["router"]
@@ -137,8 +136,8 @@ async def _answer(
     except ToolbridgeError as error:
         raise ApiError(503, f"agent {definition.name!r} has no usable model: {error}") from error
 
-    # Nobody can be asked here. Without an approver the agent declines such calls and tells the model
-    # the call needs approval (rather than that the user said no).
+    # Nobody can be asked here: without an approver, calls that need approval are refused, and the
+    # model is told so (rather than that the user said no).
     approve = approve_all if state.settings.auto_approve else None
     settings = ModelSettings(
         temperature=body.temperature, max_tokens=body.max_completion_tokens or body.max_tokens
@@ -150,14 +149,11 @@ async def _answer(
         approve=approve,
         settings=settings,
         cache_scope=f"request {uuid.uuid4().hex}",
+        user_id=caller.user_id,
     )
     external_tools = await client_tool_specs(body)
     events = agent.stream(conversation.prompt, history=history, external_tools=external_tools)
-    written = len(history) + (conversation.prompt is not None)
-    recorder = RunRecorder(state.store, chat_id=None, written=written, user_id=caller.user_id)
-    return _Reply(
-        events, recorder, CompletionIds(definition.name), show_activity=state.settings.tool_activity
-    )
+    return _Reply(events, CompletionIds(definition.name), show_activity=state.settings.tool_activity)
 
 
 class _Answer(Protocol):
@@ -203,11 +199,8 @@ async def _respond(answer: _Answer, body: ChatCompletionRequest) -> Response:
 class _Reply:
     """One run, told as chunks (`stream`) or as one completion (`whole`)."""
 
-    def __init__(
-        self, stream: AgentStream, recorder: RunRecorder, ids: CompletionIds, *, show_activity: bool
-    ) -> None:
+    def __init__(self, stream: AgentStream, ids: CompletionIds, *, show_activity: bool) -> None:
         self._stream = stream
-        self._recorder = recorder
         self._ids = ids
         self._show_activity = show_activity
         self._text_so_far = False
@@ -220,7 +213,6 @@ class _Reply:
         with bind_log_context(run_id=self._ids.id):
             async with self._stream as events:
                 async for event in events:
-                    await self._recorder.observe(event)
                     if isinstance(event, FinalEvent):
                         result = event.result
                     elif delta := self._delta(event):

@@ -61,9 +61,11 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
             config, asker=asker, non_interactive=NOBODY_TO_ASK, sampling_model=metered_sampling(limits)
         )
         toolbox = Toolbox(config, features=requests.features())
-        toolbox.observers.append(CallLog(store.log_tool_calls))  # every call: agent runs, /v1, tools over HTTP
+        toolbox.observers.append(
+            CallLog(store.log_tool_calls)
+        )  # every call: agent runs, /v1, tools over HTTP
         async with toolbox, anyio.create_task_group() as runs:
-            catalog = AgentCatalog(config, store, toolbox.registry)
+            catalog = AgentCatalog(config, store, toolbox.calls)
             chats = asker.hub = ChatHub(catalog, store, settings, runs, limits=limits)
             await chats.start()
             app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats, asker)
