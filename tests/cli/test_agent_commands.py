@@ -186,7 +186,8 @@ def test_the_demo_model_reads_a_named_workbook_through_excel_mcp_server(
             {"path": book, "sheet": "Sheet1", "at": "A1", "rows": [["fruit", "qty"], ["apple", 3]]},
         ),
     ]:
-        made = toolbridge(tmp_path, "call", tool, json.dumps(arguments), "--config", str(config))
+        # Destructive tools: `call` asks first, and --yes approves them where there is no terminal.
+        made = toolbridge(tmp_path, "call", tool, json.dumps(arguments), "--yes", "--config", str(config))
         assert made.returncode == 0, made.stderr
 
     done = toolbridge(tmp_path, "ask", "--model", "demo", "--config", str(config), "what is in myfile.xlsx?")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from cli.cli_helpers import TOOLBRIDGE
+from cli.terminal import Terminal
 from toolbridge.config.model import ServerConfig
 
 StdioServer = Callable[..., ServerConfig]
@@ -211,7 +212,8 @@ def test_ctrl_c_stops_the_call_and_leaves_no_server_process(
         assert "interrupted" in process.stderr.read().decode()
         for pid in servers:
             assert wait_until_gone(pid), f"server process {pid} outlived toolbridge"
-        sleep = logged_stats()["sleep", ""]
+        # Against its tool's server once it was resolved; Ctrl-C may come while the server still starts.
+        (sleep,) = [row for (tool, _), row in logged_stats().items() if tool == "sleep"]
         assert (sleep["calls"], sleep["cancelled"], sleep["failed"], sleep["success_rate"]) == (1, 1, 0, None)
     finally:
         if process.poll() is None:
@@ -237,3 +239,67 @@ def test_call_honours_a_server_deny_rule_when_a_collision_renames_the_tool(
     )
     assert done.returncode == 1
     assert victim.exists()
+
+
+def careful_config(tmp_path: Path, stdio_server: StdioServer) -> Path:
+    """A `files` server whose `delete_file` the default agent's approval rules hold back and whose
+    `read_file` its tool rules leave out."""
+    path = tmp_path / "toolbridge.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"files": stdio_entry(stdio_server("files"))},
+                "agents": {
+                    "default": {
+                        "approval": {"tools": {"delete_file": "always"}},
+                        "tools": {"deny": ["read_file"]},
+                    }
+                },
+            }
+        )
+    )
+    return path
+
+
+def test_call_asks_on_the_terminal_before_a_call_that_needs_approval(
+    tmp_path: Path, stdio_server: StdioServer
+) -> None:
+    config = careful_config(tmp_path, stdio_server)
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    command = [*TOOLBRIDGE, "call", "delete_file", json.dumps({"path": str(victim)}), "--config", str(config)]
+    with Terminal(command, env={**os.environ, "NO_COLOR": "1"}, cwd=tmp_path) as terminal:
+        terminal.expect("(the approval rule for tool 'delete_file' says 'always')")
+        terminal.type("n")
+        terminal.expect("The user declined this call to 'delete_file', so it did not run.")
+        assert terminal.wait() == 1
+    assert victim.exists()
+    assert logged_stats()["delete_file", "files"]["denied"] == 1
+
+
+def test_call_without_a_terminal_refuses_what_needs_approval_unless_yes(
+    tmp_path: Path, stdio_server: StdioServer
+) -> None:
+    config = careful_config(tmp_path, stdio_server)
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    delete = ["call", "delete_file", json.dumps({"path": str(victim)}), "--config", str(config)]
+
+    refused = toolbridge(*delete)  # stdin is not a terminal: nobody can be asked
+    assert refused.returncode == 1
+    assert (
+        "This call to 'delete_file' needs the user's approval (the approval rule for tool 'delete_file' "
+        "says 'always'), and no one could be asked here, so it did not run."
+    ) in " ".join(refused.stderr.split())
+    assert victim.exists()
+    left_out = toolbridge("call", "read_file", json.dumps({"path": str(victim)}), "--config", str(config))
+    assert left_out.returncode == 1
+    assert "Tool 'read_file' is not allowed here (the agent 'default''s tool rules" in left_out.stderr
+    approved = toolbridge(*delete, "--yes")
+    assert approved.returncode == 0, approved.stderr
+    assert not victim.exists()
+
+    stats = logged_stats()
+    delete_file, read_file = stats["delete_file", "files"], stats["read_file", "files"]
+    assert (delete_file["calls"], delete_file["denied"], delete_file["succeeded"]) == (2, 1, 1)
+    assert (delete_file["callers"], read_file["callers"]) == ({"cli": 2}, {"cli": 1})

@@ -94,9 +94,12 @@ def test_tools_over_http_keep_the_default_agents_tool_rules(
         http = server.http()
         refused = http.post("/tools/h__delete_file", json={"path": str(victim)})
         listed = http.get("/openapi.json").json()["paths"]
-    assert refused.status_code == 404, refused.text
+    assert refused.status_code == 403, refused.text
     error = refused.json()["error"]
-    assert error["code"] == "unknown_tool"
-    assert "`default` agent's tool rules" in error["message"]
+    assert error["code"] == "not_allowed"
+    assert (
+        "delete_file' is not allowed here (the agent 'default''s tool rules (its servers, "
+        "tools.allow and tools.deny) leave it out), so nothing ran." in error["message"]
+    )
     assert victim.exists()
     assert "/tools/h__delete_file" not in listed

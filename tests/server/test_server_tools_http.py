@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from openapi_client import OpenApiClient
 from openapi_spec_validator import validate
 from server_helpers import serve_in_thread
+from users_helpers import add_user, bearer, cli_json
 
 from server_paths import test_server_path
 
@@ -102,9 +103,8 @@ def test_failed_calls_answer_with_an_error_status_and_what_to_do(tmp_path: Path)
 
     assert unknown.status_code == 404
     assert unknown.json()["error"]["code"] == "unknown_tool"
-    assert "did you mean" in unknown.json()["error"]["message"]
-    assert "echo" in unknown.json()["error"]["message"]
-    assert "servers unavailable, whose tools are not listed: broken" in unknown.json()["error"]["message"]
+    assert "Did you mean: echo" in unknown.json()["error"]["message"]
+    assert "unavailable, whose tools are not listed: broken" in unknown.json()["error"]["message"]
     assert invalid.status_code == 422
     assert invalid.json()["error"]["code"] == "invalid_arguments"
     assert "'two'" in invalid.json()["error"]["message"]
@@ -158,7 +158,12 @@ def test_a_call_that_needs_approval_is_refused_unless_auto_approve(tmp_path: Pat
         stats = server.http().get("/api/stats").json()
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "approval_required"
-    assert "auto_approve" in refused.json()["error"]["message"]
+    # The refusal's one wording, as every surface gives it.
+    assert refused.json()["error"]["message"] == (
+        "This call to 'delete_file' needs the user's approval (the approval rule for tool 'delete_file' says "
+        "'always'), and no one could be asked here, so it did not run. Tell the user what you wanted to "
+        "do: they can run it where they can approve it, or allow it in the config's approval rules."
+    )
     assert doomed.exists()
     (delete,) = stats
     assert (delete["tool"], delete["calls"], delete["denied"]) == ("delete_file", 1, 1)
@@ -171,6 +176,23 @@ def test_a_call_that_needs_approval_is_refused_unless_auto_approve(tmp_path: Pat
         deleted = server.http().post("/tools/delete_file", json={"path": str(doomed)})
     assert deleted.status_code == 200, deleted.text
     assert not doomed.exists()
+
+
+def test_each_call_is_logged_as_an_openapi_call_of_the_keys_user(tmp_path: Path) -> None:
+    # Refused or run, every call is in the call log once, as the caller made it.
+    db = f"sqlite:///{tmp_path / 'toolbridge.db'}"
+    agents = {"default": {"tools": {"deny": ["get_current_time"]}}}
+    with serve_in_thread(tmp_path, None, agents=agents) as server:
+        key = add_user(db, "reports-app")
+        for tool in ("calculate", "get_current_time", "nope"):
+            httpx.post(f"{server.url}/tools/{tool}", json={"expression": "2 + 2"}, headers=bearer(key))
+        rows = {row["tool"]: row for row in cli_json(db, "stats", "--user", "reports-app")}
+    assert {tool: row["callers"] for tool, row in rows.items()} == {
+        "calculate": {"openapi": 1},
+        "get_current_time": {"openapi": 1},
+        "nope": {"openapi": 1},
+    }
+    assert (rows["calculate"]["succeeded"], rows["get_current_time"]["failed"]) == (1, 1)
 
 
 def test_the_readmes_curl_examples_work_as_written(tmp_path: Path) -> None:

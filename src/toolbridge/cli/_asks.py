@@ -19,8 +19,9 @@ from toolbridge.cli._common import stderr, stdout
 from toolbridge.cli._render import EventPrinter, JsonEventPrinter, TerminalRenderer
 from toolbridge.config import Config
 from toolbridge.mcp.elicitation_form import ElicitationForm, FormError, FormValue
+from toolbridge.tools.approval import Approver, approve_all
 
-__all__ = ["TerminalAsker", "answering_in_the_terminal"]
+__all__ = ["TerminalAnswers", "TerminalAsker"]
 
 Action = Literal["accept", "decline", "cancel"]
 _ACTIONS: dict[str, Action] = {
@@ -63,12 +64,27 @@ class TerminalAsker:
         self.printer.note(f"✓ server {server!r}: the step in the browser is complete")
 
 
-def answering_in_the_terminal(config: Config, *, json_output: bool) -> ServerRequests:
-    """Servers' requests answered here, outside an agent (`toolbridge call`): sampling by the default
-    model (or the server's), questions on this terminal, roots the current folder."""
-    printer = JsonEventPrinter(stdout, stderr) if json_output else TerminalRenderer(stderr)
-    asker = TerminalAsker(printer, approve_everything=False, json_output=json_output)
-    return ServerRequests(config, asker=asker, roots=[os.getcwd()])
+class TerminalAnswers:
+    """Questions answered here, outside an agent (`toolbridge call`): servers' requests (sampling by the
+    default model or the server's, forms on this terminal, roots the current folder) and tool approvals
+    (`approver`). `approve_everything` (`--yes`) approves tool calls and sampling unasked."""
+
+    def __init__(self, config: Config, *, approve_everything: bool, json_output: bool) -> None:
+        self.printer = JsonEventPrinter(stdout, stderr) if json_output else TerminalRenderer(stderr)
+        self.approve_everything = approve_everything
+        asker = TerminalAsker(self.printer, approve_everything=approve_everything, json_output=json_output)
+        self.requests = ServerRequests(config, asker=asker, roots=[os.getcwd()])
+
+    def approver(self) -> Approver | None:
+        """Who approves a tool call: everyone (`--yes`), the user on this terminal, or, with no terminal
+        on stdin, nobody (calls that need approval are refused as unapproved)."""
+        if self.approve_everything:
+            return approve_all
+        return self.printer.ask_approval if sys.stdin.isatty() else None
+
+    async def aclose(self) -> None:
+        self.printer.close()
+        await self.requests.aclose()
 
 
 def _approve_sampling(console: Console, request: SamplingRequest) -> bool:

@@ -1,14 +1,12 @@
-"""`toolbridge call`: run one tool by hand and print its result. The call is logged for `stats` like the
-calls of `ask` and `chat` (also when Ctrl-C cancels it)."""
+"""`toolbridge call`: run one tool by hand and print its result, through the call pipeline as the
+`default` agent's model would (its tool rules and approval policy; the terminal is asked). The call is
+logged for `stats` with `caller: "cli"`, also when Ctrl-C cancels it."""
 
 from __future__ import annotations
 
 import json as jsonlib
-import time
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 import typer
 
 from toolbridge.cli._common import (
@@ -29,7 +27,6 @@ from toolbridge.types import ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from toolbridge.mcp import ProgressHandler, ToolProgress
-    from toolbridge.store import Store
 
 
 @app.command()
@@ -40,44 +37,48 @@ def call(
     timeout: Annotated[
         float | None, typer.Option("--timeout", "-t", help="Seconds before giving up.")
     ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve the call (and servers' sampling) without asking.")
+    ] = False,
     config: ConfigOption = None,
     db: DbOption = None,
     json: JsonOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Call TOOL with ARGUMENTS and print the result. Exits 1 if the call failed."""
+    """Call TOOL with ARGUMENTS and print the result. Exits 1 if the call failed.
+
+    A call the `default` agent's approval rules hold back is asked about on the terminal (--yes approves
+    it; with no terminal it is refused)."""
     setup_logging(verbose)
     parsed = parse_arguments(arguments)
     loaded = load(config)
     store = open_store(db, config)
 
-    from toolbridge.cli._asks import answering_in_the_terminal  # the MCP SDK: imported when needed
-    from toolbridge.tools import Toolbox
+    from toolbridge.cli._asks import TerminalAnswers  # the MCP SDK: imported when needed
+    from toolbridge.store import CallLog, find_agent
+    from toolbridge.tools import CallContext, Toolbox
 
+    default = find_agent(loaded, store, None).definition
     request = ToolCall(name=tool, arguments=parsed, source=server)
 
     async def main() -> ToolResult:
-        started_at, started = datetime.now(UTC), time.perf_counter()
-        requests = answering_in_the_terminal(loaded, json_output=json)
-        async with Toolbox(loaded, features=requests.features()) as toolbox:
+        answers = TerminalAnswers(loaded, approve_everything=yes, json_output=json)
+        context = CallContext(
+            caller="cli",
+            timeout=timeout,
+            on_progress=None if json else _report_progress(tool, server),
+            allows=default.why_not_offered,
+            approval=default.approval,
+            approve=answers.approver(),
+        )
+        async with Toolbox(loaded, features=answers.requests.features()) as toolbox:
+            # Ctrl-C cancels the call: the pipeline logs it as cancelled before `main` ends.
+            toolbox.observers.append(CallLog(store.log_tool_calls))
             try:
-                on_progress = None if json else _report_progress(tool, server)
-                result = await toolbox.call(
-                    tool, parsed, source=server, timeout=timeout, on_progress=on_progress
-                )
-            except anyio.get_cancelled_exc_class():
-                # Ctrl-C: no awaiting any more, but a cancelled call still counts in `stats`.
-                message = "The call was interrupted (Ctrl-C) before the tool answered."
-                elapsed = time.perf_counter() - started
-                interrupted = ToolResult.error(
-                    request.id, message, kind="cancelled", server=server, duration=elapsed
-                )
-                _log(store, request, interrupted, started_at)
-                raise
+                outcome = await toolbox.calls.call(request, context)
+                return outcome.result
             finally:
-                await requests.aclose()
-        _log(store, request, result.model_copy(update={"call_id": request.id}), started_at)
-        return result
+                await answers.aclose()
 
     with store:
         result = run(main)
@@ -113,9 +114,3 @@ def parse_arguments(text: str) -> dict[str, Any]:
             f"ARGUMENTS must be a JSON object, got {type(value).__name__}. Pass an object like '{{\"a\": 1}}'."
         )
     return value
-
-
-def _log(store: Store, request: ToolCall, result: ToolResult, started_at: datetime) -> None:
-    from toolbridge.store import ToolCallLogEntry
-
-    store.log_tool_call(ToolCallLogEntry.from_result(request, result, started_at=started_at, caller="cli"))
