@@ -201,7 +201,12 @@ class ToolPipeline:
             return CallOutcome(
                 ToolResult.error(call.id, str(refused), kind=refused.kind, server=server, duration=duration)
             )
-        return tool, call.model_copy(update={"name": tool.original, "arguments": arguments}), notes
+        changes: dict[str, Any] = {}  # usually none: then the call goes on as it is
+        if tool.original != call.name:
+            changes["name"] = tool.original
+        if arguments is not call.arguments:
+            changes["arguments"] = arguments
+        return tool, call.model_copy(update=changes) if changes else call, notes
 
     async def _dispatch(
         self, tool: RegisteredTool, routed: ToolCall, notes: list[str], context: CallContext
