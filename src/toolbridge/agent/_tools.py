@@ -26,9 +26,10 @@ from toolbridge.agent.events import (
     preview,
 )
 from toolbridge.agent.result import ToolCallRecord
+from toolbridge.errors import ToolError
 from toolbridge.mcp import ProgressHandler, ToolProgress
 from toolbridge.tools import CallContext, ToolPipeline
-from toolbridge.types import ToolCall, ToolErrorKind, ToolResult, ToolSpec
+from toolbridge.types import ToolCall, ToolErrorKind, ToolResult
 
 __all__ = ["ToolRunner"]
 
@@ -48,16 +49,12 @@ class ToolRunner:
         approve: Approver | None,
         emit: Emit | None,
     ) -> None:
-        name = definition.name
-
-        def offers(tool: ToolSpec) -> str | None:
-            if definition.offers(tool):
-                return None
-            return f"the agent {name!r}'s tool rules (its servers, tools.allow and tools.deny) leave it out"
-
         self._pipeline = pipeline
         self._context = context.but(
-            allows=offers, approval=definition.approval, timeout=definition.call_timeout, approve=None
+            allows=definition.why_not_offered,
+            approval=definition.approval,
+            timeout=definition.call_timeout,
+            approve=None,
         )
         self._max_result_chars = definition.max_result_chars
         self._approve = approve
@@ -130,7 +127,11 @@ class ToolRunner:
             call = request.call
             async with self._approval_lock:
                 await self._send(ApprovalRequestedEvent(step=step, call=call, reason=request.reason))
-                approved = approvals[call.id] = bool(await approve(request))
+                try:
+                    approved = approvals[call.id] = bool(await approve(request))
+                except ToolError:  # the approver refused it (nobody could be asked, say)
+                    await self._send(ApprovalDecidedEvent(step=step, call_id=call.id, approved=False))
+                    raise
                 await self._send(ApprovalDecidedEvent(step=step, call_id=call.id, approved=approved))
             return approved
 

@@ -113,3 +113,16 @@ def interrupted() -> NoReturn:
 
 def print_json(data: Any) -> None:
     stdout.out(json.dumps(data, indent=2, ensure_ascii=False), highlight=False)
+
+
+def start_tracing(config: Config, *, command: str) -> None:
+    """Export traces over OTLP when the config or $OTEL_EXPORTER_OTLP_ENDPOINT names a collector (every
+    command that makes tool calls: `serve`, `gateway`, `ask`, `chat`, `call`). Fails with a clear error
+    when export is asked for and cannot be done."""
+    from toolbridge.telemetry import TracingUnavailable, configure_tracing
+
+    config.check_resolved("telemetry", used_by=command)
+    try:
+        configure_tracing(config.telemetry.otlp_endpoint)
+    except (TracingUnavailable, ToolbridgeError) as exc:
+        fail(str(exc))

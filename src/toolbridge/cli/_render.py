@@ -82,10 +82,12 @@ class EventPrinter:
 async def _confirm(console: Console, request: ApprovalRequest) -> bool:
     if not sys.stdin.isatty():
         stderr.print(
-            f"[yellow]declined[/] {escape(describe_call(request.call))}: it needs approval and stdin is not "
+            f"[yellow]not run[/] {escape(describe_call(request.call))}: it needs approval and stdin is not "
             "a terminal to ask on. Pass --yes to approve every call."
         )
-        return False
+        from toolbridge.tools import refusals  # the tools stack: imported when a call needs it
+
+        raise refusals.unapproved(request.tool, request.reason)  # nobody could be asked
     question = f"Run [bold]{escape(describe_call(request.call))}[/]? ({escape(request.reason)})"
     # Abandoned on cancel: Ctrl-C during the question stops the turn at once.
     ask = lambda: Confirm.ask(question, console=console, default=False)  # noqa: E731

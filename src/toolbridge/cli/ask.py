@@ -16,6 +16,7 @@ from toolbridge.cli._common import (
     interrupted,
     load,
     setup_logging,
+    start_tracing,
     stderr,
     stdout,
     warn_unavailable,
@@ -51,6 +52,7 @@ def ask(
     setup_logging(verbose)
     prompt = read_question(question)
     loaded = load(config)
+    start_tracing(loaded, command="toolbridge ask")
     store = open_store(db, config)
     from toolbridge.cli._session import TerminalSession  # the agent stack: only when asking
 

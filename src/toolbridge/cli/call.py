@@ -18,6 +18,7 @@ from toolbridge.cli._common import (
     print_json,
     run,
     setup_logging,
+    start_tracing,
     stderr,
     stdout,
 )
@@ -52,6 +53,7 @@ def call(
     setup_logging(verbose)
     parsed = parse_arguments(arguments)
     loaded = load(config)
+    start_tracing(loaded, command="toolbridge call")
     store = open_store(db, config)
 
     from toolbridge.cli._asks import TerminalAnswers  # the MCP SDK: imported when needed

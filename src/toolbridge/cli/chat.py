@@ -19,6 +19,7 @@ from toolbridge.cli._common import (
     interrupted,
     load,
     setup_logging,
+    start_tracing,
     stdout,
     warn_unavailable,
 )
@@ -57,6 +58,7 @@ def chat(
     if chat_id is not None and not resume:
         fail(f"to continue chat {chat_id}, write `toolbridge chat --resume {chat_id}`.")
     loaded = load(config)
+    start_tracing(loaded, command="toolbridge chat")
     store = open_store(db, config)
     from toolbridge.cli._session import TerminalSession  # the agent stack: only when chatting
 

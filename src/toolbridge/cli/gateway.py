@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolbridge.cli._agent_options import AgentOption
-from toolbridge.cli._common import ConfigOption, VerboseOption, fail, load, run, setup_logging, stderr
+from toolbridge.cli._common import (
+    ConfigOption,
+    VerboseOption,
+    fail,
+    load,
+    run,
+    setup_logging,
+    start_tracing,
+    stderr,
+)
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
 from toolbridge.errors import ToolbridgeError
@@ -21,7 +30,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from toolbridge.config import Config
-    from toolbridge.config.agents import AgentDefinition
     from toolbridge.gateway import ApprovalGate
     from toolbridge.gateway._tools import ToolOffer
 
@@ -70,7 +78,6 @@ def gateway(
     """Serve the configured MCP servers' tools, resources and prompts as one MCP server over
     stdin/stdout (or HTTP with --http)."""
     from toolbridge.agent.definition import load_agent_definition
-    from toolbridge.cli.serve import start_tracing
     from toolbridge.gateway import ApprovalGate, ClientCalls, Gateway, gateway_features
     from toolbridge.store import CallLog
     from toolbridge.telemetry.metrics import install_metrics
@@ -81,8 +88,8 @@ def gateway(
         fail("--host, --port and --token are for --http; add --http to serve over HTTP")
     loaded = load(config)
     try:
-        definition = load_agent_definition(loaded, agent) if agent else None
-        policy = (definition or load_agent_definition(loaded)).approval  # the default agent's without --agent
+        # Without --agent, the default agent's tool rules and approval policy, as on every surface.
+        definition = load_agent_definition(loaded, agent)
         # The gateway's calls are traced and counted like an agent's.
         start_tracing(loaded, command="toolbridge gateway")
         install_metrics()
@@ -92,22 +99,22 @@ def gateway(
     def offers(tool: ToolSpec) -> bool:
         if no_native and tool.source == NATIVE_SOURCE:
             return False
-        return definition is None or definition.offers(tool)
+        return definition.offers(tool)
 
-    timeout = definition.call_timeout if definition else None
-    if definition is not None and definition.servers is not None:
+    timeout = definition.call_timeout
+    if definition.servers is not None:
         # Only the agent's servers: the others would be started (once per client, if unshared) for
         # tools no client may see.
         kept = {name: server for name, server in loaded.servers.items() if name in definition.servers}
         loaded = loaded.model_copy(update={"servers": kept})
-    approval = ApprovalGate(policy, loaded.gateway.approval)
-    left_out = _left_out(definition)
+    approval = ApprovalGate(definition.approval, loaded.gateway.approval)
+    left_out = definition.left_out_reason
     if http:
         _serve_http(
             loaded,
             offers,
             left_out,
-            definition.servers if definition else None,
+            definition.servers,
             approval=approval,
             timeout=timeout,
             native=not no_native,
@@ -123,7 +130,7 @@ def gateway(
         async def main() -> None:
             calls = ClientCalls()  # the servers' requests and logs go to the client whose call caused them
             async with Toolbox(loaded, native=not no_native, features=gateway_features(calls)) as toolbox:
-                servers = definition.servers if definition else None
+                servers = definition.servers
                 gateway = Gateway(
                     toolbox,
                     offers=offers,
@@ -187,12 +194,3 @@ def _serve_http(
             markup=False,
         )
         run_server(http_app(gateway, settings), sock, token=token)
-
-
-def _left_out(definition: AgentDefinition | None) -> str:
-    """Why a tool the gateway does not offer may not be called (`--no-native` does not load them at all)."""
-    if definition is None:
-        return "this gateway does not offer it"
-    return (
-        f"the agent {definition.name!r}'s tool rules (its servers, tools.allow and tools.deny) leave it out"
-    )

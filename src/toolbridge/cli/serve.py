@@ -9,10 +9,17 @@ from typing import Annotated
 
 import typer
 
-from toolbridge.cli._common import ConfigOption, VerboseOption, fail, load, setup_logging, stderr
+from toolbridge.cli._common import (
+    ConfigOption,
+    VerboseOption,
+    fail,
+    load,
+    setup_logging,
+    start_tracing,
+    stderr,
+)
 from toolbridge.cli._store import DbOption, open_store
 from toolbridge.cli.app import app
-from toolbridge.config import Config
 from toolbridge.errors import ToolbridgeError
 from toolbridge.telemetry import logging_config
 
@@ -86,7 +93,7 @@ def serve(
         )
         if settings.log_format == "json":
             logging.config.dictConfig(logging_config("json", log_level))
-        start_tracing(loaded)
+        start_tracing(loaded, command="toolbridge serve")
     except ToolbridgeError as exc:
         fail(str(exc))
     with open_store(db, config) as store, ExitStack() as held:
@@ -120,14 +127,3 @@ def serve(
                 shutdown_grace=settings.shutdown_grace,
                 log_format=settings.log_format,
             )
-
-
-def start_tracing(config: Config, *, command: str = "toolbridge serve") -> None:
-    """Export traces over OTLP when the config or $OTEL_EXPORTER_OTLP_ENDPOINT names a collector."""
-    from toolbridge.telemetry import TracingUnavailable, configure_tracing
-
-    config.check_resolved("telemetry", used_by=command)
-    try:
-        configure_tracing(config.telemetry.otlp_endpoint)
-    except TracingUnavailable as exc:
-        raise ToolbridgeError(str(exc)) from exc

@@ -154,12 +154,15 @@ class AgentDefinition(_Section):
             return False
         return self.tools.allows(tool)
 
+    @property
+    def left_out_reason(self) -> str:
+        """Why a caller of this agent may not use a tool it does not offer (the same words everywhere)."""
+        return f"the agent {self.name!r}'s tool rules (its servers, tools.allow and tools.deny) leave it out"
+
     def why_not_offered(self, tool: ToolSpec) -> str | None:
         """Why this agent does not let its caller use `tool` (a `toolbridge.tools.ToolFilter` for the
         call pipeline's `CallContext.allows`); None when it offers it."""
-        if self.offers(tool):
-            return None
-        return f"the agent {self.name!r}'s tool rules (its servers, tools.allow and tools.deny) leave it out"
+        return None if self.offers(tool) else self.left_out_reason
 
     def select_tools(self, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
         return [tool for tool in tools if self.offers(tool)]

@@ -33,10 +33,6 @@ _KEPT_TICKETS = 256
 """Questions asked on 2026-07-28 and not answered yet; the oldest are forgotten past this."""
 _NO_FIELDS: mcp.ElicitRequestedSchema = {"type": "object", "properties": {}}
 _ELICITATION = mcp.ClientCapabilities(elicitation=mcp.ElicitationCapability())
-_HOW_TO_ALLOW = (
-    'to run such calls unasked, set "gateway": {"approval": "allow"} in the toolbridge config, '
-    "or an approval rule 'never' for this tool"
-)
 
 
 @dataclass(frozen=True)
@@ -61,12 +57,10 @@ class ApprovalGate:
 
         async def approve(request: ApprovalRequest) -> bool:
             tool, reason = request.tool, request.reason
-            if self.mode == "refuse":
-                why = f"{reason}; this gateway refuses such calls: gateway.approval is 'refuse'"
-                raise refusals.unapproved(tool, why)
-            if not ctx.session.check_client_capability(_ELICITATION):
-                why = f"{reason}; this MCP client cannot ask its user (it offers no elicitation); {_HOW_TO_ALLOW}"
-                raise refusals.unapproved(tool, why)
+            # Refused in the same words as on every surface; the README says how to allow such calls
+            # here (`gateway.approval`).
+            if self.mode == "refuse" or not ctx.session.check_client_capability(_ELICITATION):
+                raise refusals.unapproved(tool, reason)
             question = _question(tool, request.call.arguments, reason)
             if ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 answer = self._answer_given(params, tool)

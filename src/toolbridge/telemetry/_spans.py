@@ -127,9 +127,10 @@ def trace_model_request(
 class ToolCallTrace:
     """An open `execute_tool {tool}` span, current until `end()`: the MCP SDK's client span nests under it."""
 
-    def __init__(self, tool: str, call_id: str) -> None:
+    def __init__(self, tool: str, call_id: str, caller: str) -> None:
         self.tool = tool
         attributes = {
+            "toolbridge.caller": caller,
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": tool,
             "gen_ai.tool.call.id": call_id,
@@ -159,9 +160,10 @@ class ToolCallTrace:
         current_meter().tool_call(self.tool, server, error_kind or "ok", seconds=seconds, cached=cached)
 
 
-def start_tool_span(tool: str, call_id: str) -> ToolCallTrace:
-    """Open the `execute_tool {tool}` span of one call, from the request to its result."""
-    return ToolCallTrace(tool, call_id)
+def start_tool_span(tool: str, call_id: str, *, caller: str) -> ToolCallTrace:
+    """Open the `execute_tool {tool}` span of one call, from the request to its result; `caller` says
+    who made it (agent, gateway, openapi, cli, library)."""
+    return ToolCallTrace(tool, call_id, caller)
 
 
 @contextmanager

@@ -27,4 +27,4 @@ class TracedCalls:
         )
 
     def call_started(self, record: CallRecord) -> None:
-        record.kept[self] = start_tool_span(record.call.name, record.call.id)
+        record.kept[self] = start_tool_span(record.call.name, record.call.id, caller=record.context.caller)
