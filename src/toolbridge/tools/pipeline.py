@@ -201,7 +201,13 @@ class ToolPipeline:
             return CallOutcome(
                 ToolResult.error(call.id, str(refused), kind=refused.kind, server=server, duration=duration)
             )
-        return tool, call.model_copy(update={"name": tool.original, "arguments": arguments}), notes
+        # The usual call is sent as it came: a copy costs microseconds per call.
+        changed: dict[str, Any] = {}
+        if tool.original != call.name:
+            changed["name"] = tool.original
+        if arguments is not call.arguments:
+            changed["arguments"] = arguments
+        return tool, call.model_copy(update=changed) if changed else call, notes
 
     async def _dispatch(
         self, tool: RegisteredTool, routed: ToolCall, notes: list[str], context: CallContext
