@@ -137,24 +137,28 @@ class ToolCallTrace:
             "gen_ai.tool.type": "function",
         }
         self.span = _tracer.start_span(f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=attributes)
-        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+        # No tracer provider installed: a span of no trace, which nothing would see made current.
+        traced = self.span.get_span_context().is_valid
+        self._token = otel_context.attach(trace.set_span_in_context(self.span)) if traced else None
 
     def end(
         self, *, server: str | None, error_kind: str | None, duration: float, cached: bool, ran: bool
     ) -> None:
         """Close the span (in the task that opened it) with what came of the call, and count the call."""
         server = server or ""
-        self.span.set_attributes(
-            {
-                "toolbridge.tool.server": server,
-                "toolbridge.tool.cached": cached,
-                "toolbridge.tool.duration": duration,
-            }
-        )
-        if error_kind is not None:
-            self.span.set_attribute("error.type", error_kind)
-            self.span.set_status(StatusCode.ERROR, error_kind)
-        otel_context.detach(self._token)
+        if self.span.is_recording():
+            self.span.set_attributes(
+                {
+                    "toolbridge.tool.server": server,
+                    "toolbridge.tool.cached": cached,
+                    "toolbridge.tool.duration": duration,
+                }
+            )
+            if error_kind is not None:
+                self.span.set_attribute("error.type", error_kind)
+                self.span.set_status(StatusCode.ERROR, error_kind)
+        if self._token is not None:
+            otel_context.detach(self._token)
         self.span.end()
         seconds = duration if ran and not cached else None
         current_meter().tool_call(self.tool, server, error_kind or "ok", seconds=seconds, cached=cached)

@@ -18,7 +18,7 @@ from toolbridge.tools.content import ContentCatalog
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.native import native_tools
 from toolbridge.tools.observers import TracedCalls
-from toolbridge.tools.pipeline import CallContext, CallObserver, ToolPipeline
+from toolbridge.tools.pipeline import LIBRARY, CallContext, CallObserver, ToolPipeline
 from toolbridge.tools.registry import ToolRegistry
 from toolbridge.types import ToolCall, ToolResult, ToolSpec
 
@@ -166,7 +166,8 @@ class Toolbox:
     ) -> ToolResult:
         """Run one tool; `on_progress` is told the progress its server reports (a `ToolProgress`)."""
         call = ToolCall(name=name, arguments=arguments or {}, source=source)
-        context = CallContext(timeout=timeout, on_progress=on_progress)
+        plain = timeout is None and on_progress is None
+        context = LIBRARY if plain else CallContext(timeout=timeout, on_progress=on_progress)
         return (await self.calls.call(call, context)).result
 
     async def server_logs(self, server: str) -> list[LogEntry]:
