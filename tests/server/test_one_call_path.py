@@ -30,8 +30,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from otlp_receiver import Receiver, attributes, receiver
 from server_helpers import free_port, start_process, toolbridge_command, write_config
-from server_paths import test_server_path
 
+from server_paths import test_server_path
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 pytestmark = pytest.mark.timeout(180)
@@ -204,7 +204,8 @@ def test_four_refusals_read_log_and_trace_the_same_on_all_five_surfaces(tmp_path
         assert len(set(messages.values())) == 1, json.dumps(messages, indent=1)
     words = seen["ask"]
     assert "Unknown tool 'no_such_tool'" in words["unknown"]
-    assert "not allowed here" in words["left out"] and "'default'" in words["left out"]
+    assert "not allowed here" in words["left out"]
+    assert "'default'" in words["left out"]
     assert "needs the user's approval" in words["unapproved"]
     assert "'a'" in words["invalid"]
 
