@@ -17,6 +17,8 @@ from mcp import Client
 from mcp.client.context import ClientRequestContext
 
 from toolbridge.store import Store
+from toolbridge.tools import refusals
+from toolbridge.types import ToolSpec
 
 pytestmark = pytest.mark.anyio
 
@@ -46,6 +48,9 @@ def _victim(tmp_path: Path) -> Path:
 def _text(result: mcp.CallToolResult) -> str:
     assert isinstance(result.content[0], mcp.TextContent)
     return result.content[0].text
+
+
+WIPE = ToolSpec(name="wipe")
 
 
 async def _wipe(
@@ -89,15 +94,13 @@ async def test_a_declined_approval_form_returns_a_tool_error_and_the_call_never_
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_a_client_without_elicitation_is_refused_and_told_how_to_allow_the_call(
+async def test_a_client_without_elicitation_is_refused_as_nobody_could_be_asked(
     tmp_path: Path, mode: str
 ) -> None:
     result, victim = await _wipe(tmp_path, mode, None)
     assert result.is_error
-    message = _text(result)
-    assert "cannot ask its user" in message
-    assert '"approval": "allow"' in message
-    assert "'never'" in message or '"never"' in message
+    # The words every surface uses (toolbridge.tools.refusals), naming the reason and what to do.
+    assert _text(result) == str(refusals.unapproved(WIPE, "the tool is marked as destructive"))
     assert victim.exists()
 
 
@@ -106,7 +109,7 @@ async def test_approval_refuse_refuses_without_asking(tmp_path: Path, mode: str)
     user = User("accept")
     result, victim = await _wipe(tmp_path, mode, user, gateway={"approval": "refuse"})
     assert result.is_error
-    assert "gateway.approval is 'refuse'" in _text(result)
+    assert _text(result) == str(refusals.unapproved(WIPE, "the tool is marked as destructive"))
     assert victim.exists()
     assert user.questions == []
 

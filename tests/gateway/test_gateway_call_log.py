@@ -12,10 +12,6 @@ import anyio
 import anyio.lowlevel
 import pytest
 from mcp import Client
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -26,6 +22,7 @@ from toolbridge.store.call_log import BackgroundCallLog
 from toolbridge.telemetry.metrics import METRICS, install_metrics
 from toolbridge.tools import Toolbox, ToolRegistry
 from toolbridge.types import ToolCall, ToolResult
+from tracing_helpers import in_memory_spans
 
 pytestmark = pytest.mark.anyio
 
@@ -88,20 +85,6 @@ async def test_the_gateways_calls_are_logged_in_a_batch_with_their_caller(stdio_
     assert logged[1].error_kind == "unknown_tool"
 
 
-def _in_memory_spans() -> InMemorySpanExporter:
-    """The process's tracer provider, set once (OpenTelemetry allows one per process), emptied."""
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
-        trace.set_tracer_provider(provider)
-    processors = provider._active_span_processor._span_processors
-    exporter = next(p.span_exporter for p in processors if isinstance(p, SimpleSpanProcessor))
-    assert isinstance(exporter, InMemorySpanExporter)
-    exporter.clear()
-    return exporter
-
-
 def _tool_calls(tool: str, server: str, outcome: str) -> float:
     """The `toolbridge_tool_calls` counter as Prometheus reads it (cumulative in this process)."""
     for family in text_string_to_metric_families(generate_latest(METRICS).decode()):
@@ -113,7 +96,7 @@ def _tool_calls(tool: str, server: str, outcome: str) -> float:
 
 
 async def test_a_gateway_call_gets_an_execute_tool_span_and_is_counted(stdio_server: Any) -> None:
-    exporter = _in_memory_spans()
+    exporter = in_memory_spans()
     install_metrics()  # as `toolbridge gateway` does
     before = _tool_calls("echo", "basic", "ok")
     async with Toolbox(Config(servers={"basic": stdio_server("basic")}), native=False) as toolbox:

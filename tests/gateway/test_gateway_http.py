@@ -26,6 +26,7 @@ from gateway_helpers import (
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from prometheus_client.parser import text_string_to_metric_families
 
 from server_paths import test_server_path
 from toolbridge.store import Store
@@ -264,3 +265,22 @@ async def test_a_session_opened_with_one_token_cannot_be_used_with_another(guard
                     await hijacked.list_tools()
         assert refused.group_contains(MCPError, match="Session not found")
         assert (await client.list_tools()).tools, "the owner's session is untouched"
+
+
+async def test_metrics_are_for_a_token_that_reaches_every_tool(guarded: HttpGateway) -> None:
+    async with streamable_client(guarded.mcp_url, token=FULL) as client:
+        assert not (await client.call_tool("echo", {"text": "counted"})).is_error
+    with guarded.http(FULL) as full, guarded.http(NARROW) as narrow, guarded.http() as anonymous:
+        counted = full.get("/metrics")
+        refused, unknown = narrow.get("/metrics"), anonymous.get("/metrics")
+    assert counted.status_code == 200
+    calls = [
+        sample
+        for family in text_string_to_metric_families(counted.text)
+        for sample in family.samples
+        if sample.name == "toolbridge_tool_calls_total"
+    ]
+    assert {"tool": "echo", "server": "basic", "outcome": "ok"} in [sample.labels for sample in calls]
+    # Its labels name every tool: not for a token that reaches only echo, nor for no token at all.
+    assert (refused.status_code, unknown.status_code) == (403, 401)
+    assert "reaches every tool" in refused.text

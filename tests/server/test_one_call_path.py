@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from otlp_receiver import Receiver, attributes, receiver
+from prometheus_client.parser import text_string_to_metric_families
 from server_helpers import free_port, start_process, toolbridge_command, write_config
 
 from server_paths import test_server_path
@@ -146,7 +148,7 @@ def _http_gateway(config: Path, db: Path) -> Iterator[str]:
             except OSError:
                 assert time.monotonic() < deadline, "the gateway did not start listening"
                 time.sleep(0.02)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}"
     finally:
         process.send_signal(signal.SIGTERM)  # it writes its call log and flushes its spans on the way out
         assert process.wait(TIMEOUT) == 0
@@ -179,7 +181,8 @@ def test_four_refusals_read_log_and_trace_the_same_on_all_five_surfaces(tmp_path
         seen["call"] = through_call(config, db)
         seen["gateway stdio"] = through_gateway_stdio(config, db)
         with _http_gateway(config, db) as url:
-            seen["gateway http"] = through_gateway_http(url)
+            seen["gateway http"] = through_gateway_http(url + "/mcp")
+            gateway_metrics = httpx.get(url + "/metrics", timeout=TIMEOUT).text
 
         served = start_process(config, f"sqlite:///{db}")
         try:
@@ -195,6 +198,7 @@ def test_four_refusals_read_log_and_trace_the_same_on_all_five_surfaces(tmp_path
                 model="default", messages=[{"role": "user", "content": "Try the tools."}]
             )
             seen["/v1"] = _by_tool(_tool_messages(model))
+            metrics = http.get("/metrics").text
         finally:
             served.stop()  # flushes its spans
 
@@ -231,3 +235,13 @@ def test_four_refusals_read_log_and_trace_the_same_on_all_five_surfaces(tmp_path
     for span in spans:
         per_caller[span["toolbridge.caller"]] = per_caller.get(span["toolbridge.caller"], 0) + 1
     assert per_caller == callers
+
+    # And counted: serve's metrics hold its HTTP-tool and /v1 calls alike, the gateway's its own.
+    for text, each in ((metrics, 2), (gateway_metrics, 1)):
+        counted = {
+            (sample.labels["tool"], sample.labels["outcome"]): sample.value
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+            if sample.name == "toolbridge_tool_calls_total"
+        }
+        assert counted == {(tool, kind): each for tool, _, kind in SITUATIONS.values()}

@@ -64,6 +64,11 @@ class TokenReach(_Section):
         """Whether the clients reach fewer servers than the gateway offers."""
         return self.servers is not None or self.tools.allow is not None
 
+    @property
+    def reaches_everything(self) -> bool:
+        """Whether the clients reach every tool the gateway offers (no rule narrows what they reach)."""
+        return not self.limits_servers and not self.tools.deny
+
 
 class GatewayToken(TokenReach):
     token: str = Field(repr=False, min_length=1)

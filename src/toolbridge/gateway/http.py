@@ -1,5 +1,6 @@
 """The gateway over HTTP: streamable HTTP at `/mcp`, and the older SSE transport at `/sse` (its
-messages posted to `/messages/`) for clients that predate it.
+messages posted to `/messages/`) for clients that predate it; `/metrics` in Prometheus' text format,
+for whoever holds a token that reaches every tool (or anyone, without tokens).
 
 ```python
 settings = HttpSettings.from_config(config, port=8766)
@@ -16,11 +17,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
@@ -122,7 +126,26 @@ def http_app(gateway: Gateway, settings: HttpSettings) -> Starlette:
         max_body_bytes=settings.max_body_bytes,
         port=settings.port,
     )
+
+    async def metrics(request: Request) -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        from toolbridge.telemetry.metrics import METRICS
+
+        user = request.scope.get("user")
+        token = user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
+        rule = settings.token_rules.get(token) if token is not None else None
+        if settings.tokens and (token is None or (rule is not None and not rule.reaches_everything)):
+            # Its labels name every server and tool: not for a token that reaches only some.
+            message = (
+                "/metrics needs a token that reaches every tool (--token, or a gateway.tokens entry "
+                "without tools or servers)"
+            )
+            return PlainTextResponse(message, status_code=403)
+        return Response(generate_latest(METRICS), media_type=CONTENT_TYPE_LATEST)
+
     routes = [
+        Route("/metrics", endpoint=metrics, methods=["GET"]),
         Route("/mcp", endpoint=StreamableHTTPASGIApp(manager)),
         Route("/sse", endpoint=_SseEndpoint(gateway, sse), methods=["GET"]),
         Mount(MESSAGES_PATH, app=sse.handle_post_message),
