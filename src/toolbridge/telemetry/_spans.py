@@ -142,9 +142,17 @@ class ToolCallTrace:
         self._token = otel_context.attach(trace.set_span_in_context(self.span)) if traced else None
 
     def end(
-        self, *, server: str | None, error_kind: str | None, duration: float, cached: bool, ran: bool
+        self,
+        *,
+        server: str | None,
+        error_kind: str | None,
+        duration: float,
+        cached: bool,
+        ran: bool,
+        counted_as: str | None = None,
     ) -> None:
-        """Close the span (in the task that opened it) with what came of the call, and count the call."""
+        """Close the span (in the task that opened it) with what came of the call, and count the call
+        under `counted_as` (the tool it resolved to; default: the name it was called by)."""
         server = server or ""
         if self.span.is_recording():
             self.span.set_attributes(
@@ -161,7 +169,8 @@ class ToolCallTrace:
             otel_context.detach(self._token)
         self.span.end()
         seconds = duration if ran and not cached else None
-        current_meter().tool_call(self.tool, server, error_kind or "ok", seconds=seconds, cached=cached)
+        tool = counted_as or self.tool
+        current_meter().tool_call(tool, server, error_kind or "ok", seconds=seconds, cached=cached)
 
 
 def start_tool_span(tool: str, call_id: str, *, caller: str) -> ToolCallTrace:

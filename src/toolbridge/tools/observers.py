@@ -9,7 +9,10 @@ from __future__ import annotations
 from toolbridge.telemetry import ToolCallTrace, start_tool_span
 from toolbridge.tools.pipeline import CallRecord
 
-__all__ = ["TracedCalls"]
+__all__ = ["UNKNOWN_TOOL", "TracedCalls"]
+
+UNKNOWN_TOOL = "(unknown)"
+"""The metrics' `tool` label of calls that named no tool there is."""
 
 
 class TracedCalls:
@@ -24,6 +27,8 @@ class TracedCalls:
             duration=result.duration,
             cached=result.cached,
             ran=record.ran,
+            # Counted under the tool it resolved to: names a client makes up must not each add a series.
+            counted_as=record.tool.name if record.tool is not None else UNKNOWN_TOOL,
         )
 
     def call_started(self, record: CallRecord) -> None:
