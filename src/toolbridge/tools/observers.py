@@ -28,8 +28,16 @@ class TracedCalls:
             cached=result.cached,
             ran=record.ran,
             # Counted under the tool it resolved to: names a client makes up must not each add a series.
-            counted_as=record.tool.name if record.tool is not None else UNKNOWN_TOOL,
+            counted_as=_counted_as(record),
         )
 
     def call_started(self, record: CallRecord) -> None:
         record.kept[self] = start_tool_span(record.call.name, record.call.id, caller=record.context.caller)
+
+
+def _counted_as(record: CallRecord) -> str:
+    """The metrics' name of a call: the tool it resolved to; the name it used for a tool that exists but
+    was refused before it resolved (not allowed here); `(unknown)` for a name no tool has."""
+    if record.tool is not None:
+        return record.tool.name
+    return UNKNOWN_TOOL if record.result.error_kind == "unknown_tool" else record.call.name
