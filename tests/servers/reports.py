@@ -79,6 +79,13 @@ class Weather(BaseModel):
 
 
 @server.tool()
+def trace_context(ctx: Context) -> str:
+    """The W3C `traceparent` the call's `_meta` carried (empty when none)."""
+    meta = ctx.request_context.meta or {}
+    return str(meta.get("traceparent", ""))
+
+
+@server.tool()
 def weather(city: str) -> Weather:
     """The weather in `city`, as structured output."""
     return Weather(city=city, celsius=21.5)

@@ -258,3 +258,22 @@ async def test_every_call_is_a_span_the_mcp_client_span_nests_under_and_a_deferr
     assert unknown.attributes is not None
     assert unknown.attributes["error.type"] == "unknown_tool"
     assert len([span for span in spans if span.name.startswith("execute_tool")]) == 2
+
+
+@pytest.mark.parametrize("revisions", [[], ["--both-revisions"]], ids=["2025-11-25", "2026-07-28"])
+async def test_the_call_carries_its_trace_to_the_server_in_meta(
+    stdio_server: Callable[..., ServerConfig], revisions: list[str]
+) -> None:
+    exporter = in_memory_spans()
+    reports = stdio_server("reports")
+    reports = reports.model_copy(update={"args": [*reports.args, *revisions]})
+    async with Toolbox(Config(servers={"reports": reports}), native=False) as box:
+        result = await box.call("trace_context")
+    [mcp_call] = by_name(exporter.get_finished_spans(), "MCP send tools/call trace_context")
+    [ours] = by_name(exporter.get_finished_spans(), "execute_tool trace_context")
+    version, trace_id, parent_id, _ = result.text.split("-")
+    # The server's request names our trace, under the SDK's span of the request, under ours.
+    assert (version, int(trace_id, 16)) == ("00", ours.context.trace_id)
+    assert int(parent_id, 16) == mcp_call.context.span_id
+    assert mcp_call.parent is not None
+    assert mcp_call.parent.span_id == ours.context.span_id
