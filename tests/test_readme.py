@@ -26,7 +26,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from toolbridge.cli import app
+from toolbridge.cli.commands import app
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 _FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.MULTILINE | re.DOTALL)

@@ -10,6 +10,7 @@ import json
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 import typer
 
 from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, stdio_entry, toolbridge, write_config
-from toolbridge.cli import app
+from toolbridge.cli.commands import app
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModel, Turn
 
@@ -388,3 +389,27 @@ def test_a_run_that_ends_without_an_answer_says_why_on_stderr(tmp_path: Path) ->
     assert "stopped:" in done.stderr
     assert "Incorrect API key provided." in done.stderr
     assert "stopped" not in done.stdout
+
+
+def test_the_command_line_imports_only_what_the_command_it_runs_needs() -> None:
+    probe = (
+        "import sys\n"
+        "sys.argv = ['toolbridge', '--version']\n"
+        "import toolbridge.cli\n"
+        "heavy = ['fastapi', 'sqlalchemy', 'openai', 'anthropic', 'uvicorn', 'mcp', 'prometheus_client']\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "try:\n"
+        "    toolbridge.cli.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('toolbridge.cli.') and m != 'toolbridge.cli.app'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    imported, after_version, commands, *_ = [
+        line for line in done.stdout.splitlines() if line.startswith("[")
+    ]
+    assert imported == after_version == "[]"
+    assert commands == "[]", "--version loads no command"

@@ -8,7 +8,7 @@ from pathlib import Path
 from parsing_cases import SEED_001_CALCULATE, SEED_002_OUTPUT
 from typer.testing import CliRunner
 
-from toolbridge.cli import app
+from toolbridge.cli.commands import app
 from toolbridge.parsing import available_formats, parse
 
 runner = CliRunner()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from toolbridge.cli import app
+from toolbridge.cli.commands import app
 from toolbridge.telemetry import JsonLogFormatter, bind_log_context
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from toolbridge.cli import app
+from toolbridge.cli.commands import app
 
 
 def cli(db_url: str, *args: str) -> str:

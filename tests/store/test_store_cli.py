@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from toolbridge.cli import app
+from toolbridge.cli.commands import app
 from toolbridge.store import Store, ToolCaller, ToolCallLogEntry
 from toolbridge.tools.cache import argument_hash
 from toolbridge.types import AssistantMessage, ToolCall, ToolMessage, ToolResult, UserMessage

@@ -1,7 +1,11 @@
-"""The Typer application. Each command module registers its commands on `app` when imported."""
+"""The Typer application. Each command module registers its commands on `app` when imported; `load_for`
+imports only the one a command line names, so `toolbridge ask` pays for no web server, `toolbridge --help`
+for every command (`toolbridge.cli.commands` has them all, for programs and tests)."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
@@ -36,5 +40,42 @@ def _main(
     """Let any LLM use tools through MCP."""
 
 
-# Importing the command modules registers their commands.
-from toolbridge.cli import commands as _commands  # noqa: E402, F401
+COMMANDS: dict[str, str] = {
+    "agents": "agents",
+    "ask": "ask",
+    "auth": "auth",
+    "call": "call",
+    "chat": "chat",
+    "gateway": "gateway",
+    "history": "history",
+    "keys": "users",
+    "models": "models",
+    "parse": "parse",
+    "prompts": "prompts",
+    "read": "resources",
+    "resources": "resources",
+    "serve": "serve",
+    "servers": "servers",
+    "stats": "stats",
+    "tools": "tools",
+    "users": "users",
+}
+"""Command (or command group) name -> the module under `toolbridge.cli` that registers it."""
+
+
+def load_for(arguments: Sequence[str]) -> None:
+    """Register the command `arguments` name (the first that is not an option): none for `--version`,
+    every command when they name none or one that does not exist (help lists them all; a typo gets its
+    suggestion)."""
+    named = next((argument for argument in arguments if not argument.startswith("-")), None)
+    if named in COMMANDS:
+        importlib.import_module(f"toolbridge.cli.{COMMANDS[named]}")
+    elif named is None and {"--version", "-V"} & set(arguments):
+        return  # answered by the callback, before any command
+    else:
+        load_all()
+
+
+def load_all() -> None:
+    for module in sorted(set(COMMANDS.values())):
+        importlib.import_module(f"toolbridge.cli.{module}")

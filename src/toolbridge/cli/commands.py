@@ -1,39 +1,8 @@
-"""Imports every command module so that each registers its commands on the app."""
+"""The application with every command registered, for programs and tests that drive it in-process
+(`CliRunner().invoke(app, [...])`); the `toolbridge` command loads only the one it runs (`app.load_for`)."""
 
-from toolbridge.cli import (
-    agents,
-    ask,
-    auth,
-    call,
-    chat,
-    gateway,
-    history,
-    models,
-    parse,
-    prompts,
-    resources,
-    serve,
-    servers,
-    stats,
-    tools,
-    users,
-)
+from toolbridge.cli.app import app, load_all
 
-__all__ = [
-    "agents",
-    "ask",
-    "auth",
-    "call",
-    "chat",
-    "gateway",
-    "history",
-    "models",
-    "parse",
-    "prompts",
-    "resources",
-    "serve",
-    "servers",
-    "stats",
-    "tools",
-    "users",
-]
+__all__ = ["app"]
+
+load_all()
