@@ -81,8 +81,6 @@ class CallRecord:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     tool: ToolSpec | None = None
     """The tool it resolved to (None: no tool matched)."""
-    approved: bool | None = None
-    """The answer to an approval question, when one was asked."""
     ran: bool = False
     """Whether it reached its tool (or the result cache)."""
     outcome: CallOutcome | None = None
@@ -177,7 +175,7 @@ class ToolPipeline:
             await observer.call_ended(record)
 
     async def _tell_broken_off(self, record: CallRecord, error: BaseException) -> None:
-        record.outcome = CallOutcome(_broken_off(record.call, record, error))
+        record.outcome = CallOutcome(_broken_off(record, error))
         with anyio.CancelScope(shield=True):
             await self._tell_ended(record)
 
@@ -193,7 +191,7 @@ class ToolPipeline:
             if record is not None:
                 record.tool = tool.spec
             if context.approval is not None:
-                await self._approve(call, tool.spec, context, record)
+                await _approve(call, tool.spec, context)
             arguments, notes = validate_arguments(tool.spec, call.arguments)
         except ToolError as refused:
             server = refused.server or (tool.spec.source if tool is not None else None)
@@ -222,21 +220,17 @@ class ToolPipeline:
             outcome = CallOutcome(noted, outcome.raw)
         return outcome
 
-    async def _approve(
-        self, call: ToolCall, tool: ToolSpec, context: CallContext, record: CallRecord | None
-    ) -> None:
-        """Returns when the call may run; raises the refusal when it may not."""
-        assert context.approval is not None
-        reason = context.approval.approval_reason(tool)
-        if reason is None:
-            return
-        if context.approve is None:
-            raise refusals.unapproved(tool, reason)
-        approved = bool(await context.approve(ApprovalRequest(call=call, tool=tool, reason=reason)))
-        if record is not None:
-            record.approved = approved
-        if not approved:
-            raise refusals.declined(tool)
+
+async def _approve(call: ToolCall, tool: ToolSpec, context: CallContext) -> None:
+    """Returns when the call may run; raises the refusal when it may not."""
+    assert context.approval is not None
+    reason = context.approval.approval_reason(tool)
+    if reason is None:
+        return
+    if context.approve is None:
+        raise refusals.unapproved(tool, reason)
+    if not await context.approve(ApprovalRequest(call=call, tool=tool, reason=reason)):
+        raise refusals.declined(tool)
 
 
 async def _through_cache(
@@ -264,8 +258,9 @@ async def _through_cache(
     return outcome
 
 
-def _broken_off(call: ToolCall, record: CallRecord, error: BaseException) -> ToolResult:
+def _broken_off(record: CallRecord, error: BaseException) -> ToolResult:
     """The result of a call that ended by an exception: cancelled (the caller went away), or failed."""
+    call = record.call
     elapsed = (datetime.now(UTC) - record.started_at).total_seconds()
     server = record.tool.source if record.tool is not None else None
     if isinstance(error, anyio.get_cancelled_exc_class()):
