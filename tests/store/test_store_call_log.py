@@ -9,9 +9,10 @@ import anyio
 import pytest
 from sqlalchemy import create_engine, text
 
+from tool_helpers import shout, wait_forever
 from toolbridge.config.agents import ApprovalPolicy
 from toolbridge.store import CallLog, Store
-from toolbridge.tools import CallContext, ToolPipeline, ToolRegistry, tool
+from toolbridge.tools import CallContext, ToolPipeline, ToolRegistry
 from toolbridge.types import ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -20,23 +21,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@tool
-def shout(text: str) -> str:
-    """Repeat the text in capitals.
-
-    Args:
-        text: What to shout.
-    """
-    return text.upper()
-
-
-@tool
-async def wait_forever() -> str:
-    """Wait for an event nobody sets."""
-    await anyio.Event().wait()
-    return "unreachable"
 
 
 def rows(db_url: str) -> list[tuple[Any, ...]]:

@@ -7,14 +7,14 @@ the pipeline's observer (`CallLog`) and its messages by the recorder, the way th
 
 from __future__ import annotations
 
-import anyio
 import pytest
 
+from tool_helpers import shout, wait_forever
 from toolbridge.agent import Agent, ApprovalRequest, ToolCallStartedEvent
 from toolbridge.models import OpenAIChatModel
 from toolbridge.store import CallLog, RunRecorder, Store
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
-from toolbridge.tools import FunctionTool, ToolPipeline, ToolRegistry, native_tools, tool
+from toolbridge.tools import FunctionTool, ToolPipeline, ToolRegistry, native_tools
 from toolbridge.types import ToolAnnotations
 
 pytestmark = pytest.mark.anyio
@@ -32,23 +32,6 @@ def delete_file(path: str) -> str:
         path: The file to delete.
     """
     return f"deleted {path}"
-
-
-@tool
-def shout(text: str) -> str:
-    """Repeat the text in capitals.
-
-    Args:
-        text: What to shout.
-    """
-    return text.upper()
-
-
-@tool
-async def wait_forever() -> str:
-    """Wait for something that never happens."""
-    await anyio.Event().wait()
-    return "unreachable"
 
 
 async def test_declined_failed_unknown_and_cancelled_calls_are_logged_by_kind(store: Store) -> None:

@@ -11,6 +11,7 @@ import mcp_types as mcp
 import pytest
 from opentelemetry import trace
 
+from tool_helpers import shout, wait_forever
 from toolbridge.config import CacheConfig, Config
 from toolbridge.config.agents import ApprovalPolicy
 from toolbridge.config.model import ServerConfig
@@ -24,7 +25,6 @@ from toolbridge.tools import (
     ToolPipeline,
     ToolRegistry,
     refusals,
-    tool,
 )
 from toolbridge.tools.cache import ResultCache
 from toolbridge.types import ToolCall, ToolResult
@@ -34,23 +34,6 @@ pytestmark = pytest.mark.anyio
 
 ALWAYS = ApprovalPolicy(default="always")
 REASON = "the default approval rule says 'always'"
-
-
-@tool
-def shout(text: str) -> str:
-    """Repeat the text in capitals.
-
-    Args:
-        text: What to shout.
-    """
-    return text.upper()
-
-
-@tool
-async def wait_forever() -> str:
-    """Wait for an event nobody sets."""
-    await anyio.Event().wait()
-    return "unreachable"
 
 
 class Heard:
