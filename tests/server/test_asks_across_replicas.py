@@ -20,6 +20,7 @@ from sqlalchemy import create_engine, select
 
 from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow
+from toolbridge.store.runs import RunLedger
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 ASKER = {
@@ -124,7 +125,7 @@ def test_sampling_approved_on_another_replica_and_a_malformed_answer_left_aside(
             # An answer the owner cannot use (as from a replica of another version): it stays waiting.
             with Store(url) as store:
                 shrug = json.dumps({"action": "shrug"})
-                store.runs.signal(run_id, "answer", second["request_id"], payload=shrug)
+                RunLedger.of(store).signal(run_id, "answer", second["request_id"], payload=shrug)
             wait_for(lambda: "ignoring a malformed answer" in caplog.text, "the owner to set it aside")
             assert answer(a, chat_id, second["request_id"], {"action": "decline"}) == 204
             after = on_a.until("final")

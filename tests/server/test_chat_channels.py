@@ -17,6 +17,7 @@ from toolbridge.server._chats import ChatHub
 from toolbridge.server._run_feed import Follower
 from toolbridge.server._run_writer import EventWriter
 from toolbridge.store import Store
+from toolbridge.store.runs import RunLedger
 from toolbridge.testing import ScriptedModel, Turn
 
 DEADLINE = 10.0
@@ -72,9 +73,9 @@ async def test_an_event_published_while_the_runs_end_is_written_still_reaches_th
     taken its last events already, so the note goes to the streams as it is rather than nowhere."""
     with Store(f"sqlite:///{tmp_path / 'toolbridge.db'}") as store:
         chat_id = store.create_chat().id
-        store.runs.claim("r1", chat_id, replica="here", lease=30)
+        RunLedger.of(store).claim("r1", chat_id, replica="here", lease=30)
         channel = Channel(run_id="r1", ending=True)
-        channel.writer = EventWriter(store.runs, "r1", chat_id, channel.deliver)
+        channel.writer = EventWriter(RunLedger.of(store), "r1", chat_id, channel.deliver)
         follower = Follower()
         channel.feed.add(follower)
         note = '{"type": "server_request_completed"}'
@@ -89,7 +90,7 @@ async def _first_frames(
     channel: Channel, follower: Follower, store: Store, chat_id: int, *, count: int
 ) -> AsyncIterator[str]:
     sent = 0
-    async for frame in follower.frames(channel.feed, store.runs, chat_id, math.inf):
+    async for frame in follower.frames(channel.feed, RunLedger.of(store), chat_id, math.inf):
         yield frame
         sent += 1
         if sent == count:

@@ -52,16 +52,16 @@ def test_streams_of_one_chat_share_one_read_per_notice_each_from_its_own_id(tmp_
         serve_in_thread(tmp_path, None, db_url=url) as server,
         ExitStack() as streams,
     ):
-        ledger: RunLedger = server.app.state.toolbridge.store.runs
+        ledger: RunLedger = server.app.state.toolbridge.chats.ledger
         http = server.http()
         chat_id = http.post("/api/chats", json={}).json()["id"]
-        writer.runs.claim("run-1", chat_id, replica=ELSEWHERE, lease=60)
+        RunLedger.of(writer).claim("run-1", chat_id, replica=ELSEWHERE, lease=60)
         readers = [streams.enter_context(EventReader(server.http(), chat_id)) for _ in range(4)]
 
         def write_and_see(*numbers: int, on: list[EventReader]) -> None:
             """Write the events as another replica does (one transaction, one NOTIFY); every stream in
             `on` gets them, in order."""
-            writer.runs.append("run-1", chat_id, [event(n) for n in numbers])
+            RunLedger.of(writer).append("run-1", chat_id, [event(n) for n in numbers])
             for reader in on:
                 assert [reader.next()["text"] for _ in numbers] == [f"{n} " for n in numbers]
 
@@ -88,22 +88,23 @@ async def test_a_stream_far_behind_reads_on_its_own_and_holds_nobody_back() -> N
     batches, per_batch = 12, 100  # more than a stream may be handed and not have sent
     with postgres_schema("feed") as url, Store(url) as store:
         chat_id = store.create_chat().id
-        store.runs.claim("run-1", chat_id, replica=ELSEWHERE, lease=60)
+        ledger = RunLedger.of(store)
+        ledger.claim("run-1", chat_id, replica=ELSEWHERE, lease=60)
         feed = ChatFeed()
         fast, slow = Follower(), Follower()
-        with counting_reads(store.runs) as reads:
+        with counting_reads(ledger) as reads:
             async with anyio.create_task_group() as streams:
                 fast_seen = Collected()
                 slow_seen = Collected()
                 slow_may_go_on = anyio.Event()
                 for follower, seen in ((fast, fast_seen), (slow, slow_seen)):
                     feed.add(follower)
-                    frames = follow_events(follower, feed, store.runs, chat_id, None, math.inf)
+                    frames = follow_events(follower, feed, ledger, chat_id, None, math.inf)
                     gate = slow_may_go_on if follower is slow else None
                     streams.start_soon(seen.collect, frames, gate)
                 with anyio.fail_after(WAIT):
                     await wait_until(lambda: not (fast.behind or slow.behind))
-                    first = await anyio.to_thread.run_sync(store.runs.append, "run-1", chat_id, [event(0)])
+                    first = await anyio.to_thread.run_sync(ledger.append, "run-1", chat_id, [event(0)])
                     feed.notice(first[-1].id)
                     await wait_until(lambda: slow_seen.has(1)() and fast_seen.has(1)())
 
@@ -112,7 +113,7 @@ async def test_a_stream_far_behind_reads_on_its_own_and_holds_nobody_back() -> N
                     for batch in range(batches):
                         numbers = range(1 + batch * per_batch, 1 + (batch + 1) * per_batch)
                         more = [event(n) for n in numbers]
-                        written += await anyio.to_thread.run_sync(store.runs.append, "run-1", chat_id, more)
+                        written += await anyio.to_thread.run_sync(ledger.append, "run-1", chat_id, more)
                         feed.notice(written[-1].id)
                         await wait_until(fast_seen.has(len(written)))
                     # One read per notice for the stream that keeps up, from its own place each time.

@@ -12,7 +12,7 @@ import pytest
 
 from toolbridge.server._run_writer import EventWriter
 from toolbridge.store import Store
-from toolbridge.store.runs import RunEvent
+from toolbridge.store.runs import RunEvent, RunLedger
 
 pytestmark = pytest.mark.anyio
 
@@ -22,9 +22,9 @@ async def test_a_burst_of_deltas_is_one_transaction_and_the_end_comes_with_the_l
 ) -> None:
     with Store(f"sqlite:///{tmp_path / 'toolbridge.db'}") as store:
         chat = store.create_chat().id
-        store.runs.claim("r1", chat, replica="here", lease=30)
+        RunLedger.of(store).claim("r1", chat, replica="here", lease=30)
         batches: list[Sequence[RunEvent]] = []
-        writer = EventWriter(store.runs, "r1", chat, batches.append)
+        writer = EventWriter(RunLedger.of(store), "r1", chat, batches.append)
         deltas = [json.dumps({"type": "text_delta", "text": str(n)}) for n in range(200)]
         for delta in deltas:
             writer.put(delta)
@@ -36,13 +36,13 @@ async def test_a_burst_of_deltas_is_one_transaction_and_the_end_comes_with_the_l
         seen_running: list[str | None] = []
 
         def when_over() -> None:
-            run = store.runs.current(chat)
+            run = RunLedger.of(store).current(chat)
             seen_running.append(run.id if run else None)
 
         writer.put('{"type": "step_finished"}')
         await writer.end("completed", ['{"type": "final"}'], before_delivery=when_over)
         assert seen_running == [None]  # over in the database before any stream gets the final event
         assert [event.data for event in batches[1]] == ['{"type": "step_finished"}', '{"type": "final"}']
-        stored = [event.data for event in store.runs.events_after(chat, 0)]
+        stored = [event.data for event in RunLedger.of(store).events_after(chat, 0)]
         assert stored == [*deltas, '{"type": "step_finished"}', '{"type": "final"}']
-        assert store.runs.get("r1").status == "completed"  # type: ignore[union-attr]
+        assert RunLedger.of(store).get("r1").status == "completed"  # type: ignore[union-attr]

@@ -15,14 +15,14 @@ from sqlalchemy import create_engine, insert
 
 from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow, utcnow
-from toolbridge.store.runs import RunRecord
+from toolbridge.store.runs import RunLedger, RunRecord
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 WAIT = 20.0
 
 
 def run_of(store: Store, run_id: str) -> RunRecord:
-    run = store.runs.get(run_id)
+    run = RunLedger.of(store).get(run_id)
     assert run is not None
     return run
 
@@ -99,7 +99,7 @@ def test_a_run_started_on_one_replica_is_streamed_approved_and_cancelled_on_othe
             assert refused.status_code == 404
 
         with Store(url) as store:
-            runs = store.runs.of_chat(chat_id)
+            runs = RunLedger.of(store).of_chat(chat_id)
             assert [(run.id, run.status) for run in runs] == [(run_id, "completed"), (second, "cancelled")]
             assert {run.replica for run in runs} == {runs[0].replica}  # both owned by A
             roles = [m.role for m in store.get_messages(chat_id)]

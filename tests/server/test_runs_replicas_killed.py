@@ -14,6 +14,7 @@ from server_helpers import EventReader, Gate
 from users_helpers import cli, cli_json
 
 from toolbridge.store import Store
+from toolbridge.store.runs import RunLedger
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
@@ -84,9 +85,9 @@ def test_three_replicas_share_runs_and_a_killed_owners_run_ends_interrupted(tmp_
         assert busy_free.status_code == 404
 
         with Store(fleet.db_url) as store:
-            statuses = {run.id: run.status for run in store.runs.of_chat(chat)}
+            statuses = {run.id: run.status for run in RunLedger.of(store).of_chat(chat)}
             assert statuses == {run: "completed", cancelled: "cancelled"}
-            (killed_run,) = store.runs.of_chat(doomed_chat)
+            (killed_run,) = RunLedger.of(store).of_chat(doomed_chat)
             assert (killed_run.id, killed_run.status) == (doomed, "interrupted")
             kept = store.get_messages(doomed_chat)
         assert [m.role for m in kept] == ["user", "assistant", "tool"]

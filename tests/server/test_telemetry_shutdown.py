@@ -15,6 +15,7 @@ from server_helpers import ServerProcess, start_process, write_config
 from users_helpers import add_user, bearer, new_key
 
 from toolbridge.store import Store
+from toolbridge.store.runs import RunLedger
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 WAIT = 30.0
@@ -116,8 +117,8 @@ def test_sigterm_interrupts_a_run_past_the_grace_period_keeping_what_it_complete
     assert any("ended: cancelled" in line["message"] for line in log.rest())
     with Store(db) as store:
         roles = [m.role for m in store.get_messages(chat_id)]
-        (run,) = store.runs.of_chat(chat_id)
-        events = [json.loads(event.data)["type"] for event in store.runs.events_after(chat_id, 0)]
+        (run,) = RunLedger.of(store).of_chat(chat_id)
+        events = [json.loads(event.data)["type"] for event in RunLedger.of(store).events_after(chat_id, 0)]
     assert roles == ["user", "assistant", "tool"]  # the step that completed, and its call's result
     assert run.status == "interrupted"  # not cancelled: nobody asked it to stop
     assert events[-1] == "run_interrupted"

@@ -1,4 +1,4 @@
-"""Runs as rows (`Store.runs`) on SQLite and PostgreSQL: one running run per chat whoever claims it,
+"""Runs as rows (`RunLedger`) on SQLite and PostgreSQL: one running run per chat whoever claims it,
 events in order after an id, signals, approvals decided from the rows, leases renewed and reaped once;
 and on PostgreSQL, notices heard by every listener of the same schema only, also after the listening
 connection is cut."""
@@ -65,118 +65,118 @@ def approval(kind: str, call_id: str) -> str:
 def test_one_running_run_per_chat_and_its_events_in_order(store: Store) -> None:
     chat = store.create_chat().id
     other = store.create_chat().id
-    store.runs.claim("r1", chat, replica="a", lease=30)
+    RunLedger.of(store).claim("r1", chat, replica="a", lease=30)
     with pytest.raises(RunConflictError, match=r"chat \d+ is still answering \(run r1\)"):
-        store.runs.claim("r2", chat, replica="b", lease=30)  # another replica, the same chat
-    store.runs.claim("r3", other, replica="b", lease=30)  # another chat is free
+        RunLedger.of(store).claim("r2", chat, replica="b", lease=30)  # another replica, the same chat
+    RunLedger.of(store).claim("r3", other, replica="b", lease=30)  # another chat is free
 
-    first = store.runs.append("r1", chat, ['{"n": 1}', '{"n": 2}'])
-    store.runs.append("r3", other, ['{"other": true}'])
-    assert store.runs.replay_start(chat) == first[0].id - 1  # a new stream: the run from its start
-    ended = store.runs.end("r1", "completed", ['{"n": 3}'])
-    assert [e.data for e in store.runs.events_after(chat, 0)] == ['{"n": 1}', '{"n": 2}', '{"n": 3}']
-    assert [e.data for e in store.runs.events_after(chat, first[0].id)] == ['{"n": 2}', '{"n": 3}']
-    assert store.runs.replay_start(chat) == ended[-1].id  # no run: only what comes next
-    assert store.runs.current(chat) is None
+    first = RunLedger.of(store).append("r1", chat, ['{"n": 1}', '{"n": 2}'])
+    RunLedger.of(store).append("r3", other, ['{"other": true}'])
+    assert RunLedger.of(store).replay_start(chat) == first[0].id - 1  # a new stream: the run from its start
+    ended = RunLedger.of(store).end("r1", "completed", ['{"n": 3}'])
+    assert [e.data for e in RunLedger.of(store).events_after(chat, 0)] == ['{"n": 1}', '{"n": 2}', '{"n": 3}']
+    assert [e.data for e in RunLedger.of(store).events_after(chat, first[0].id)] == ['{"n": 2}', '{"n": 3}']
+    assert RunLedger.of(store).replay_start(chat) == ended[-1].id  # no run: only what comes next
+    assert RunLedger.of(store).current(chat) is None
 
-    store.runs.claim("r4", chat, replica="b", lease=30)  # free again once ended
-    store.runs.discard("r4")  # a run that never started leaves nothing
-    assert [run.id for run in store.runs.of_chat(chat)] == ["r1"]
+    RunLedger.of(store).claim("r4", chat, replica="b", lease=30)  # free again once ended
+    RunLedger.of(store).discard("r4")  # a run that never started leaves nothing
+    assert [run.id for run in RunLedger.of(store).of_chat(chat)] == ["r1"]
 
     # Each new run keeps the events of the one before it only (a stream may still resume there).
-    store.runs.end("r3", "completed")
+    RunLedger.of(store).end("r3", "completed")
     for run_id in ("r5", "r6"):
-        store.runs.claim(run_id, other, replica="b", lease=30)
-        store.runs.end(run_id, "completed", [f'"{run_id}"'])
-    store.runs.claim("r7", other, replica="b", lease=30)
-    assert [e.run_id for e in store.runs.events_after(other, 0)] == ["r6"]
-    assert store.runs.append("r7", other, ["{}"])[0].id > ended[-1].id  # ids never go back
-    assert store.runs.last_of([chat, other])[chat].status == "completed"
+        RunLedger.of(store).claim(run_id, other, replica="b", lease=30)
+        RunLedger.of(store).end(run_id, "completed", [f'"{run_id}"'])
+    RunLedger.of(store).claim("r7", other, replica="b", lease=30)
+    assert [e.run_id for e in RunLedger.of(store).events_after(other, 0)] == ["r6"]
+    assert RunLedger.of(store).append("r7", other, ["{}"])[0].id > ended[-1].id  # ids never go back
+    assert RunLedger.of(store).last_of([chat, other])[chat].status == "completed"
 
 
 def test_an_approval_waits_until_decided_or_answered_once(store: Store) -> None:
     chat = store.create_chat().id
-    store.runs.claim("r1", chat, replica="a", lease=30)
-    assert not store.runs.awaiting_approval("r1", "call_1")
-    store.runs.append("r1", chat, [approval("requested", "call_1"), approval("requested", "call_2")])
-    assert store.runs.awaiting_approval("r1", "call_1")
-    store.runs.append("r1", chat, [approval("decided", "call_1")])
-    assert not store.runs.awaiting_approval("r1", "call_1")
+    RunLedger.of(store).claim("r1", chat, replica="a", lease=30)
+    assert not RunLedger.of(store).awaiting_approval("r1", "call_1")
+    RunLedger.of(store).append("r1", chat, [approval("requested", "call_1"), approval("requested", "call_2")])
+    assert RunLedger.of(store).awaiting_approval("r1", "call_1")
+    RunLedger.of(store).append("r1", chat, [approval("decided", "call_1")])
+    assert not RunLedger.of(store).awaiting_approval("r1", "call_1")
 
-    assert not store.runs.signal("never-started", "cancel")  # discarded meanwhile: nothing to signal
-    assert store.runs.signal("r1", "deny", "call_2")
-    assert not store.runs.awaiting_approval("r1", "call_2")  # answered on some replica already
-    store.runs.signal("r1", "cancel")
-    signals = store.runs.signals_after(["r1"], 0)
+    assert not RunLedger.of(store).signal("never-started", "cancel")  # discarded meanwhile: nothing to signal
+    assert RunLedger.of(store).signal("r1", "deny", "call_2")
+    assert not RunLedger.of(store).awaiting_approval("r1", "call_2")  # answered on some replica already
+    RunLedger.of(store).signal("r1", "cancel")
+    signals = RunLedger.of(store).signals_after(["r1"], 0)
     assert [(s.kind, s.call_id) for s in signals] == [("deny", "call_2"), ("cancel", None)]
-    assert store.runs.signals_after(["r1"], signals[0].id) == signals[1:]
+    assert RunLedger.of(store).signals_after(["r1"], signals[0].id) == signals[1:]
 
 
 def test_a_servers_question_waits_until_answered_and_an_answers_payload_can_be_forgotten(
     store: Store,
 ) -> None:
     chat = store.create_chat().id
-    store.runs.claim("r1", chat, replica="a", lease=30)
+    RunLedger.of(store).claim("r1", chat, replica="a", lease=30)
     asked = {"type": "server_request", "request_id": "q1", "call_id": "call_1", "kind": "form"}
-    store.runs.append("r1", chat, [json.dumps(asked), json.dumps({**asked, "request_id": "q2"})])
-    assert store.runs.waiting_server_request("r1", "q1") == asked
-    assert store.runs.waiting_server_request("r1", "q3") is None
+    RunLedger.of(store).append("r1", chat, [json.dumps(asked), json.dumps({**asked, "request_id": "q2"})])
+    assert RunLedger.of(store).waiting_server_request("r1", "q1") == asked
+    assert RunLedger.of(store).waiting_server_request("r1", "q3") is None
     answered = {"type": "server_request_answered", "request_id": "q1", "call_id": "call_1"}
-    store.runs.append("r1", chat, [json.dumps(answered)])
-    assert store.runs.waiting_server_request("r1", "q1") is None
+    RunLedger.of(store).append("r1", chat, [json.dumps(answered)])
+    assert RunLedger.of(store).waiting_server_request("r1", "q1") is None
 
     secret = json.dumps({"action": "accept", "content": {"password": "hunter2"}})
-    store.runs.signal("r1", "answer", "q2", payload=secret)
-    assert store.runs.waiting_server_request("r1", "q2") is None  # answered on some replica already
-    (signal,) = store.runs.signals_after(["r1"], 0)
+    RunLedger.of(store).signal("r1", "answer", "q2", payload=secret)
+    assert RunLedger.of(store).waiting_server_request("r1", "q2") is None  # answered on some replica already
+    (signal,) = RunLedger.of(store).signals_after(["r1"], 0)
     assert (signal.kind, signal.call_id, signal.payload) == ("answer", "q2", secret)
     assert "hunter2" not in repr(signal)
-    store.runs.forget_payload(signal.id)
-    assert store.runs.signals_after(["r1"], 0)[0].payload is None
-    store.runs.append("r1", chat, [json.dumps({**asked, "request_id": "q3"})])
-    assert store.runs.waiting_server_request("r1", "q3") is not None
-    store.runs.end("r1", "completed")
-    assert store.runs.waiting_server_request("r1", "q3") is None  # the run is over
+    RunLedger.of(store).forget_payload(signal.id)
+    assert RunLedger.of(store).signals_after(["r1"], 0)[0].payload is None
+    RunLedger.of(store).append("r1", chat, [json.dumps({**asked, "request_id": "q3"})])
+    assert RunLedger.of(store).waiting_server_request("r1", "q3") is not None
+    RunLedger.of(store).end("r1", "completed")
+    assert RunLedger.of(store).waiting_server_request("r1", "q3") is None  # the run is over
 
 
 def test_expired_leases_are_reaped_once_with_an_event_and_renewed_ones_kept(store: Store) -> None:
     dead, alive = store.create_chat().id, store.create_chat().id
-    store.runs.claim("dead", dead, replica="gone", lease=1)
-    store.runs.claim("alive", alive, replica="here", lease=1)
+    RunLedger.of(store).claim("dead", dead, replica="gone", lease=1)
+    RunLedger.of(store).claim("alive", alive, replica="here", lease=1)
     later = utcnow() + timedelta(seconds=5)
-    assert store.runs.renew("here", ["alive"], lease=10) == {"alive"}
-    assert store.runs.renew("here", ["dead"], lease=10) == set()  # not this replica's
+    assert RunLedger.of(store).renew("here", ["alive"], lease=10) == {"alive"}
+    assert RunLedger.of(store).renew("here", ["dead"], lease=10) == set()  # not this replica's
 
-    reaped = store.runs.reap(later)
+    reaped = RunLedger.of(store).reap(later)
     assert [(e.run_id, e.chat_id) for e in reaped] == [("dead", dead)]
     assert json.loads(reaped[0].data)["type"] == "run_interrupted"
-    assert store.runs.reap(later) == []  # once
-    assert store.runs.get("dead").status == "interrupted"  # type: ignore[union-attr]
-    assert store.runs.get("alive").status == "running"  # type: ignore[union-attr]
-    assert store.runs.renew("gone", ["dead"], lease=10) == set()  # its owner learns it lost it
-    store.runs.end("dead", "completed")
-    assert store.runs.get("dead").status == "interrupted"  # type: ignore[union-attr]
+    assert RunLedger.of(store).reap(later) == []  # once
+    assert RunLedger.of(store).get("dead").status == "interrupted"  # type: ignore[union-attr]
+    assert RunLedger.of(store).get("alive").status == "running"  # type: ignore[union-attr]
+    assert RunLedger.of(store).renew("gone", ["dead"], lease=10) == set()  # its owner learns it lost it
+    RunLedger.of(store).end("dead", "completed")
+    assert RunLedger.of(store).get("dead").status == "interrupted"  # type: ignore[union-attr]
 
 
 def test_a_run_reaped_from_an_owner_that_lives_on_takes_no_more_events(store: Store) -> None:
     """A stalled replica's run is reaped and the chat answers again elsewhere: the stalled owner's late
     events must not land after `run_interrupted`, among the next run's."""
     chat = store.create_chat().id
-    store.runs.claim("stalled", chat, replica="a", lease=1)
-    store.runs.append("stalled", chat, ['"before"'])
-    store.runs.reap(utcnow() + timedelta(seconds=5))
-    store.runs.claim("next", chat, replica="b", lease=30)
-    store.runs.append("next", chat, ['"next"'])
+    RunLedger.of(store).claim("stalled", chat, replica="a", lease=1)
+    RunLedger.of(store).append("stalled", chat, ['"before"'])
+    RunLedger.of(store).reap(utcnow() + timedelta(seconds=5))
+    RunLedger.of(store).claim("next", chat, replica="b", lease=30)
+    RunLedger.of(store).append("next", chat, ['"next"'])
 
-    assert store.runs.append("stalled", chat, ['"late"']) == []
-    assert store.runs.end("stalled", "completed", ['"final"']) == []
-    events = [(e.run_id, json.loads(e.data)) for e in store.runs.events_after(chat, 0)]
+    assert RunLedger.of(store).append("stalled", chat, ['"late"']) == []
+    assert RunLedger.of(store).end("stalled", "completed", ['"final"']) == []
+    events = [(e.run_id, json.loads(e.data)) for e in RunLedger.of(store).events_after(chat, 0)]
     assert [data if isinstance(data, str) else data["type"] for _, data in events] == [
         "before",
         "run_interrupted",
         "next",
     ]
-    assert store.runs.get("stalled").status == "interrupted"  # type: ignore[union-attr]
+    assert RunLedger.of(store).get("stalled").status == "interrupted"  # type: ignore[union-attr]
 
 
 def _ledger_on(engine: Engine) -> RunLedger:
@@ -198,7 +198,7 @@ def test_a_run_ending_while_another_replica_reaps_it_is_ended_or_reaped_not_both
     url = new_schema(schemas)
     with Store(url) as store:
         chat = store.create_chat().id
-        store.runs.claim("r1", chat, replica="a", lease=1)
+        RunLedger.of(store).claim("r1", chat, replica="a", lease=1)
     engine = create_engine(url)
     watcher = create_engine(POSTGRES_URL)
     ledger = _ledger_on(engine)
@@ -241,14 +241,14 @@ def test_a_failed_write_does_not_put_what_it_wrote_in_its_error(schemas: list[st
     url = schema_url(schemas[-1], "lock_timeout=100")
     with Store(url) as store:
         chat = store.create_chat().id
-        store.runs.claim("r1", chat, replica="a", lease=30)
+        RunLedger.of(store).claim("r1", chat, replica="a", lease=30)
         engine = create_engine(url)
         try:
             with engine.connect() as holding, holding.begin():
                 holding.execute(text("SELECT id FROM runs WHERE id = 'r1' FOR UPDATE"))
                 secret = json.dumps({"action": "accept", "content": {"password": "hunter2"}})
                 with pytest.raises(StoreError) as failed:  # the lock is not granted in time
-                    store.runs.signal("r1", "answer", "q1", payload=secret)
+                    RunLedger.of(store).signal("r1", "answer", "q1", payload=secret)
         finally:
             engine.dispose()
     assert "lock" in str(failed.value)
@@ -282,12 +282,12 @@ async def test_listeners_hear_their_own_schema_only_and_again_after_the_connecti
     schemas: list[str],
 ) -> None:
     with Store(new_schema(schemas)) as mine, Store(new_schema(schemas)) as theirs:
-        assert mine.runs.channel() != theirs.runs.channel()
+        assert RunLedger.of(mine).channel() != RunLedger.of(theirs).channel()
         heard_mine, heard_theirs = Heard(), Heard()
         async with anyio.create_task_group() as listening:
             notifiers = []
             for store, heard in ((mine, heard_mine), (theirs, heard_theirs)):
-                notifier = RunNotifier(store.url, store.runs.channel)
+                notifier = RunNotifier(store.url, RunLedger.of(store).channel)
                 notifier.add(heard)
                 listening.start_soon(notifier.run)
                 notifiers.append(notifier)
@@ -296,15 +296,15 @@ async def test_listeners_hear_their_own_schema_only_and_again_after_the_connecti
                     await notifier.listening.wait()
 
             chat = mine.create_chat().id
-            mine.runs.claim("r1", chat, replica="a", lease=30)
-            written = await anyio.to_thread.run_sync(lambda: mine.runs.append("r1", chat, ["{}"]))
+            RunLedger.of(mine).claim("r1", chat, replica="a", lease=30)
+            written = await anyio.to_thread.run_sync(lambda: RunLedger.of(mine).append("r1", chat, ["{}"]))
             await heard_mine.until(EventsNotice(chat, written[-1].id))
-            await anyio.to_thread.run_sync(lambda: mine.runs.signal("r1", "cancel"))
+            await anyio.to_thread.run_sync(lambda: RunLedger.of(mine).signal("r1", "cancel"))
             await heard_mine.until(SignalsNotice("r1"))
 
             # The listening connection is cut (a restart, a proxy): it reconnects and says "look again".
             heard_mine.notices.clear()
-            channel = mine.runs.channel()
+            channel = RunLedger.of(mine).channel()
             engine = create_engine(POSTGRES_URL)
             with engine.begin() as connection:
                 cut = connection.execute(
@@ -317,7 +317,7 @@ async def test_listeners_hear_their_own_schema_only_and_again_after_the_connecti
             engine.dispose()
             assert cut == [(True,)]
             await heard_mine.until(None)
-            written = await anyio.to_thread.run_sync(lambda: mine.runs.append("r1", chat, ["{}"]))
+            written = await anyio.to_thread.run_sync(lambda: RunLedger.of(mine).append("r1", chat, ["{}"]))
             await heard_mine.until(EventsNotice(chat, written[-1].id))
             listening.cancel_scope.cancel()
         assert heard_theirs.notices == [None]  # only its own "listening now": nothing of the other schema

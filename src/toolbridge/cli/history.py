@@ -24,7 +24,7 @@ from toolbridge.cli.app import app
 if TYPE_CHECKING:
     from toolbridge.store import StoredMessage
     from toolbridge.store.runs import RunRecord
-from toolbridge.store.runs import INTERRUPTED_MESSAGE
+from toolbridge.store.runs import INTERRUPTED_MESSAGE, RunLedger
 from toolbridge.types import AssistantMessage, ToolMessage
 
 history_app = typer.Typer(no_args_is_help=False, help="Stored chats and their messages.")
@@ -79,7 +79,7 @@ def show(
     with open_store(db, config) as store, errors_reported():
         chat = store.get_chat(chat_id)
         messages = store.get_stored_messages(chat_id)
-        runs = store.runs.of_chat(chat_id)
+        runs = RunLedger.of(store).of_chat(chat_id)
     if json:
         print_json(
             {

@@ -98,7 +98,7 @@ class ChatHub:
         self._catalog = catalog
         self.limits = limits or UsageLimits(settings.limits, store)
         self._store = store
-        self._ledger = store.runs
+        self._ledger = RunLedger.of(store)
         self._settings = settings
         self._runs = runs
         self._channels: dict[int, Channel] = {}

@@ -99,11 +99,11 @@ async def list_agents(request: Request) -> list[dict[str, Any]]:
 async def list_chats(
     request: Request, limit: Annotated[int, Query(ge=1, le=MAX_CHATS_LISTED)] = 100
 ) -> list[dict[str, Any]]:
-    store = ServerState.of(request).store
+    state = ServerState.of(request)
     caller = caller_of(request)
     mine = None if caller.admin else caller.user_id
-    chats = await anyio.to_thread.run_sync(lambda: store.list_chats(limit=limit, user_id=mine))
-    last_runs = await anyio.to_thread.run_sync(store.runs.last_of, [chat.id for chat in chats])
+    chats = await anyio.to_thread.run_sync(lambda: state.store.list_chats(limit=limit, user_id=mine))
+    last_runs = await anyio.to_thread.run_sync(state.chats.ledger.last_of, [chat.id for chat in chats])
     return [{**_chat_json(chat), "last_run": _run_json(last_runs.get(chat.id))} for chat in chats]
 
 

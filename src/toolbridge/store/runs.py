@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
@@ -31,6 +31,9 @@ from sqlalchemy.orm import Session
 from toolbridge.store._errors import ChatNotFoundError, StoreError
 from toolbridge.store._run_notices import EventsNotice, Notice, SignalsNotice, parse_notice, payload
 from toolbridge.store._schema import ChatRow, RunEventRow, RunRow, RunSignalRow, utcnow
+
+if TYPE_CHECKING:
+    from toolbridge.store.store import Store
 
 __all__ = [
     "INTERRUPTED_MESSAGE",
@@ -98,13 +101,18 @@ class RunSignal:
 
 
 class RunLedger:
-    """`Store.runs`: each method is one short transaction; times are this machine's clock."""
+    """Chats' runs, their events and signals, shared by the replicas on one database (`RunLedger.of(store)`): each
+    method is one short transaction; times are this machine's clock."""
 
     def __init__(self, read: Sessions, write: Sessions, *, postgresql: bool) -> None:
         self._read = read
         self._write = write
         self._postgresql = postgresql
         self._channel: str | None = None
+
+    @classmethod
+    def of(cls, store: Store) -> RunLedger:
+        return cls(store.reading, store.writing, postgresql=store.postgresql)
 
     @property
     def shared(self) -> bool:

@@ -12,7 +12,6 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from functools import cached_property
 from types import TracebackType
 from typing import Any, Self
 
@@ -45,7 +44,6 @@ from toolbridge.store._records import (
 )
 from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, ToolCallRow, utcnow
 from toolbridge.store._stats import tool_stats
-from toolbridge.store.runs import RunLedger
 from toolbridge.store.users import UserDirectory
 from toolbridge.types import Message
 
@@ -78,15 +76,15 @@ class Store:
             self._reader.dispose()
             raise
 
-    @cached_property
-    def runs(self) -> RunLedger:
-        """Chats' runs, their events and signals, shared by the replicas on this database."""
-        return RunLedger(self._read, self._write, postgresql=self._writer.dialect.name == "postgresql")
+    @property
+    def postgresql(self) -> bool:
+        """Whether the database is PostgreSQL, which other processes may share (SQLite serves one)."""
+        return self._writer.dialect.name == "postgresql"
 
     @property
     def users(self) -> UserDirectory:
         """Users and their API keys."""
-        return UserDirectory(self._read, self._write, self._lookup)
+        return UserDirectory(self.reading, self.writing, self._lookup)
 
     @property
     def safe_url(self) -> str:
@@ -130,7 +128,7 @@ class Store:
     def create_agent(self, definition: AgentDefinition) -> AgentRecord:
         """Raises `AgentExistsError` when an agent has that name."""
         try:
-            with self._write() as session:
+            with self.writing() as session:
                 row = AgentRow(name=definition.name, definition=_agent_json(definition))
                 session.add(row)
                 session.flush()
@@ -146,18 +144,18 @@ class Store:
 
     def get_agent(self, name: str) -> AgentRecord:
         """Raises `AgentNotFoundError`."""
-        with self._read() as session:
+        with self.reading() as session:
             return _agent_record(self._agent_row(session, name))
 
     def list_agents(self) -> list[AgentRecord]:
-        with self._read() as session:
+        with self.reading() as session:
             rows = session.scalars(select(AgentRow).order_by(AgentRow.name))
             return [_agent_record(row) for row in rows]
 
     def update_agent(self, name: str, definition: AgentDefinition) -> AgentRecord:
         """Replace agent `name`'s definition (a new `definition.name` renames it)."""
         try:
-            with self._write() as session:
+            with self.writing() as session:
                 row = self._agent_row(session, name)
                 row.name = definition.name
                 row.definition = _agent_json(definition)
@@ -169,7 +167,7 @@ class Store:
 
     def delete_agent(self, name: str) -> None:
         """Raises `AgentNotFoundError`. Chats that used the agent keep its name."""
-        with self._write() as session:
+        with self.writing() as session:
             session.delete(self._agent_row(session, name))
 
     @staticmethod
@@ -184,7 +182,7 @@ class Store:
     def create_chat(
         self, *, agent: str | None = None, title: str | None = None, user_id: int | None = None
     ) -> ChatSummary:
-        with self._write() as session:
+        with self.writing() as session:
             title = readable_text(title) if title is not None else None
             row = ChatRow(agent=agent, title=title, user_id=user_id)
             session.add(row)
@@ -205,7 +203,7 @@ class Store:
         Concurrent appends to one chat take turns: the chat's row is locked (`FOR UPDATE`; on SQLite the
         write transaction already is) before the last position is read, so no two get the same one.
         """
-        with self._write() as session:
+        with self.writing() as session:
             chat = session.get(ChatRow, chat_id, with_for_update=True)
             if chat is None:
                 raise ChatNotFoundError(chat_id)
@@ -220,7 +218,7 @@ class Store:
 
     def get_chat(self, chat_id: int) -> ChatSummary:
         """Raises `ChatNotFoundError`."""
-        with self._read() as session:
+        with self.reading() as session:
             found = session.execute(_chat_summaries().where(ChatRow.id == chat_id)).first()
             if found is None:
                 raise ChatNotFoundError(chat_id)
@@ -235,12 +233,12 @@ class Store:
             query = query.where(ChatRow.agent == agent)
         if user_id is not None:
             query = query.where(ChatRow.user_id == user_id)
-        with self._read() as session:
+        with self.reading() as session:
             return [_chat_summary(found) for found in session.execute(query.limit(limit).offset(offset))]
 
     def rename_chat(self, chat_id: int, title: str | None) -> ChatSummary:
         """Set the title; None goes back to the first user message."""
-        with self._write() as session:
+        with self.writing() as session:
             chat = session.get(ChatRow, chat_id)
             if chat is None:
                 raise ChatNotFoundError(chat_id)
@@ -249,7 +247,7 @@ class Store:
 
     def delete_chat(self, chat_id: int) -> None:
         """Delete the chat and its messages; its tool-call log entries stay, unlinked."""
-        with self._write() as session:
+        with self.writing() as session:
             chat = session.get(ChatRow, chat_id)
             if chat is None:
                 raise ChatNotFoundError(chat_id)
@@ -270,7 +268,7 @@ class Store:
 
     def get_stored_messages(self, chat_id: int) -> list[StoredMessage]:
         """The chat's messages with their positions and times. Raises `ChatNotFoundError`."""
-        with self._read() as session:
+        with self.reading() as session:
             if session.get(ChatRow, chat_id) is None:
                 raise ChatNotFoundError(chat_id)
             rows = session.scalars(
@@ -311,33 +309,34 @@ class Store:
         ]
         if not rows:
             return
-        with self._write() as session:
+        with self.writing() as session:
             session.execute(insert(ToolCallRow), rows)
 
     def tool_stats(self, since: datetime | None = None, *, user_id: int | None = None) -> list[ToolStats]:
         """Calls, success rate, p50/p95 latency, cache hits and last error per tool and server
         (`user_id`: of that user's calls only)."""
-        with self._read() as session:
+        with self.reading() as session:
             return tool_stats(session, since, user_id=user_id)
 
     def tool_charts(
         self, since: datetime | None = None, *, now: datetime | None = None, user_id: int | None = None
     ) -> list[ToolCharts]:
         """Per tool and server: a latency histogram with percentiles, and calls over time up to `now`."""
-        with self._read() as session:
+        with self.reading() as session:
             return tool_charts(session, since, now=now, user_id=user_id)
 
     # -- sessions ----------------------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[Session]:
-        """One transaction, committed on success (on SQLite, it holds the write lock from its start)."""
+    def writing(self) -> Iterator[Session]:
+        """One write transaction, committed on success (on SQLite, it holds the write lock from its start)."""
         with self._session(self._writer) as session, session.begin():
             yield session
         self._note_write(None)
 
     @contextmanager
-    def _read(self) -> Iterator[Session]:
+    def reading(self) -> Iterator[Session]:
+        """One read transaction."""
         with self._session(self._reader) as session, session.begin():
             yield session
 
