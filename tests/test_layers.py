@@ -1,6 +1,6 @@
 """The import picture flows one way: each package imports only the ones below it.
 
-    types, errors → config → mcp → tools → prompting → parsing → models → agent → store → gateway → server → cli
+    types, errors → config → mcp → tools → prompting → parsing → models → agent → store → runs → gateway → server → cli
 
 `telemetry` (spans, metrics, log context) sits beside `types` and `errors`: it imports nothing of
 toolbridge, so every layer may report through it; so do `_request_guard` and `_token` (the HTTP checks
@@ -29,6 +29,7 @@ ORDER = [
     "models",
     "agent",
     "store",
+    "runs",
     "gateway",
     "server",
     "cli",

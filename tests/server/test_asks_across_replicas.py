@@ -18,9 +18,9 @@ from replicas import postgres_schema, three_servers, wait_for
 from server_helpers import EventReader, RunningServer, tool_result_says
 from sqlalchemy import create_engine, select
 
+from toolbridge.runs.ledger import RunLedger
 from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow
-from toolbridge.store.runs import RunLedger
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 ASKER = {

@@ -12,12 +12,12 @@ import anyio
 import pytest
 from server_helpers import EventReader, RunningServer, serve_in_thread
 
-from toolbridge.server._chat_channel import Channel
-from toolbridge.server._chats import ChatHub
-from toolbridge.server._run_feed import Follower
-from toolbridge.server._run_writer import EventWriter
+from toolbridge.runs.channels import Channel
+from toolbridge.runs.feed import Follower
+from toolbridge.runs.ledger import RunLedger
+from toolbridge.runs.writer import EventWriter
+from toolbridge.server.web.chats import ChatHub
 from toolbridge.store import Store
-from toolbridge.store.runs import RunLedger
 from toolbridge.testing import ScriptedModel, Turn
 
 DEADLINE = 10.0

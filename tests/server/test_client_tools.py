@@ -14,7 +14,7 @@ import pytest
 from passthrough_helpers import WEATHER_TOOL
 
 from toolbridge.server import _client_tools
-from toolbridge.server._client_tools import Built, Definition, client_tool, client_tools
+from toolbridge.server.openai.client_tools import Built, Definition, client_tool, client_tools
 from toolbridge.tools import schema_problem, validate_arguments
 from toolbridge.tools import validation as argument_validation
 

@@ -16,9 +16,9 @@ import pytest
 from server_helpers import EventReader, serve_in_thread
 
 from postgres_schemas import postgres_schema
-from toolbridge.server._run_feed import ChatFeed, Follower, follow_events
+from toolbridge.runs.feed import ChatFeed, Follower, follow_events
+from toolbridge.runs.ledger import RunEvent, RunLedger
 from toolbridge.store import Store
-from toolbridge.store.runs import RunEvent, RunLedger
 
 WAIT = 20.0
 ELSEWHERE = "another replica (the test)"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from toolbridge.server._run_writer import EventWriter
+from toolbridge.runs.ledger import RunEvent, RunLedger
+from toolbridge.runs.writer import EventWriter
 from toolbridge.store import Store
-from toolbridge.store.runs import RunEvent, RunLedger
 
 pytestmark = pytest.mark.anyio
 

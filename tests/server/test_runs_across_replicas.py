@@ -13,9 +13,9 @@ from replicas import LEASE, postgres_schema, three_servers, wait_for
 from server_helpers import EventReader, Gate, serve_in_thread
 from sqlalchemy import create_engine, insert
 
+from toolbridge.runs.ledger import RunLedger, RunRecord
 from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow, utcnow
-from toolbridge.store.runs import RunLedger, RunRecord
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 WAIT = 20.0

@@ -13,8 +13,8 @@ from replicas import start_replicas
 from server_helpers import EventReader, Gate
 from users_helpers import cli, cli_json
 
+from toolbridge.runs.ledger import RunLedger
 from toolbridge.store import Store
-from toolbridge.store.runs import RunLedger
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}

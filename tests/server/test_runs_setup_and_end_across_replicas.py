@@ -52,7 +52,7 @@ def post_held_up_by(
 def test_a_run_cancelled_from_another_replica_while_it_is_set_up_stops_as_it_starts(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="toolbridge.server._chats")
+    caplog.set_level(logging.INFO, logger="toolbridge.server.web.chats")
     with ScriptedModel([]) as model, postgres_schema("runs") as url, ExitStack() as stack:
         a, b = two_servers(tmp_path, model, url, stack)
         on_a, on_b = a.http(), b.http()
@@ -90,7 +90,7 @@ def test_a_run_cancelled_from_another_replica_while_it_is_set_up_stops_as_it_sta
 def test_a_run_being_ended_is_not_cancelled_and_the_next_run_waits_for_it(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="toolbridge.server._chats")
+    caplog.set_level(logging.DEBUG, logger="toolbridge.server.web.chats")
     gate = Gate(WAIT)
     turns = [Turn.text("First.").expecting(gate), Turn.text("Second.")]
     with ScriptedModel(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:

@@ -14,8 +14,8 @@ from typing import Any
 from server_helpers import ServerProcess, start_process, write_config
 from users_helpers import add_user, bearer, new_key
 
+from toolbridge.runs.ledger import RunLedger
 from toolbridge.store import Store
-from toolbridge.store.runs import RunLedger
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
 WAIT = 30.0

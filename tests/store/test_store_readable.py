@@ -47,7 +47,7 @@ def test_a_chat_stored_with_lone_surrogates_reads_back_readable(store: Store) ->
         reasoning="",
         tool_calls=[{"name": "read_note", "arguments": {"name": "n\ud800"}, "id": "call_1", "source": None}],
     )
-    with store._write() as session:
+    with store.writing() as session:
         session.add(damaged)
 
     [assistant, result] = store.get_history(chat.id)

@@ -12,7 +12,8 @@ import pytest
 from tool_helpers import shout, wait_forever
 from toolbridge.agent import Agent, ApprovalRequest, ToolCallStartedEvent
 from toolbridge.models import OpenAIChatModel
-from toolbridge.store import CallLog, RunRecorder, Store
+from toolbridge.runs.recorder import RunRecorder
+from toolbridge.store import CallLog, Store
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool, ToolPipeline, ToolRegistry, native_tools
 from toolbridge.types import ToolAnnotations

@@ -20,10 +20,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session
 
 from postgres_schemas import POSTGRES_URL, blocked_by, create_schema, drop_schema, schema_url
-from toolbridge.store import Store, StoreError
-from toolbridge.store._schema import utcnow
-from toolbridge.store.notifier import RunNotifier
-from toolbridge.store.runs import (
+from toolbridge.runs.ledger import (
     EventsNotice,
     Notice,
     RunConflictError,
@@ -32,6 +29,9 @@ from toolbridge.store.runs import (
     parse_notice,
     payload,
 )
+from toolbridge.runs.notifier import RunNotifier
+from toolbridge.store import Store, StoreError
+from toolbridge.store._schema import utcnow
 
 WAIT = 10.0
 

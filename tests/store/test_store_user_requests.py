@@ -27,7 +27,7 @@ def test_requests_are_counted_per_user_up_to_the_limit_and_old_ones_pruned(tmp_p
 
         # A window that has passed for every row: they are deleted, and the request is counted.
         assert store.users.count_request("alice", limit=2, window=timedelta(0)) is None
-        with store._read() as session:
+        with store.reading() as session:
             rows = session.scalar(
                 select(func.count()).select_from(UserRequestRow).where(UserRequestRow.user_name == "alice")
             )

@@ -22,9 +22,9 @@ from toolbridge.cli._store import DbOption, open_store, when
 from toolbridge.cli.app import app
 
 if TYPE_CHECKING:
+    from toolbridge.runs.ledger import RunRecord
     from toolbridge.store import StoredMessage
-    from toolbridge.store.runs import RunRecord
-from toolbridge.store.runs import INTERRUPTED_MESSAGE, RunLedger
+from toolbridge.runs.ledger import INTERRUPTED_MESSAGE, RunLedger
 from toolbridge.types import AssistantMessage, ToolMessage
 
 history_app = typer.Typer(no_args_is_help=False, help="Stored chats and their messages.")

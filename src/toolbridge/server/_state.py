@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from toolbridge.server._agents import AgentCatalog
-from toolbridge.server._asks import WebAsker
-from toolbridge.server._chats import ChatHub
 from toolbridge.server._settings import ServerSettings
+from toolbridge.server.web.asks import WebAsker
+from toolbridge.server.web.chats import ChatHub
 from toolbridge.store import Store
 from toolbridge.tools import Toolbox
 

@@ -18,24 +18,27 @@ from fastapi.staticfiles import StaticFiles
 
 from toolbridge.agent.server_requests import ServerRequests
 from toolbridge.config import Config
-from toolbridge.server import _content, _openai, _operations, _sign_in, _tools_http, _web
+from toolbridge.server import _operations
 from toolbridge.server._access import AccessMiddleware, KeysRequired
 from toolbridge.server._agents import AgentCatalog
-from toolbridge.server._asks import WebAsker
-from toolbridge.server._chats import ChatHub
 from toolbridge.server._errors import ApiError, install_error_handlers
 from toolbridge.server._limits import UsageLimits
 from toolbridge.server._metering import metered_sampling
 from toolbridge.server._security import BodyLimitMiddleware, SecurityMiddleware
 from toolbridge.server._settings import ServerSettings
 from toolbridge.server._state import ServerState
+from toolbridge.server.http_tools import routes as http_tools
+from toolbridge.server.openai import chat_completions
+from toolbridge.server.web import resources, routes, sign_in
+from toolbridge.server.web.asks import WebAsker
+from toolbridge.server.web.chats import ChatHub
 from toolbridge.store import CallLog, Store
 from toolbridge.telemetry.metrics import install_metrics
 from toolbridge.tools import Toolbox
 
 __all__ = ["STATIC_DIR", "create_app"]
 
-STATIC_DIR = Path(__file__).resolve().parent / "static"
+STATIC_DIR = Path(__file__).resolve().parent / "web" / "static"
 NOBODY_TO_ASK = "toolbridge serve has nobody to ask (the OpenAI endpoint answers programs)"
 
 
@@ -69,7 +72,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
             chats = asker.hub = ChatHub(catalog, store, settings, runs, limits=limits)
             await chats.start()
             app.state.toolbridge = ServerState(settings, store, toolbox, catalog, chats, asker)
-            app.state.sign_ins = _sign_in.SignIns(config, runs)
+            app.state.sign_ins = sign_in.SignIns(config, runs)
             try:
                 yield
             finally:
@@ -95,12 +98,12 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
         AccessMiddleware, settings=settings, store=store, limits=limits, keys_required=keys_required
     )
     app.add_middleware(SecurityMiddleware, settings=settings)
-    app.include_router(_openai.router)
-    app.include_router(_web.router)
-    app.include_router(_content.router)
-    app.include_router(_sign_in.router)
+    app.include_router(chat_completions.router)
+    app.include_router(routes.router)
+    app.include_router(resources.router)
+    app.include_router(sign_in.router)
     app.include_router(_operations.router)
-    app.include_router(_tools_http.router)
+    app.include_router(http_tools.router)
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:

@@ -41,7 +41,6 @@ from toolbridge.store.agents import (
     resolve_agent_model,
 )
 from toolbridge.store.call_log import CallLog
-from toolbridge.store.recorder import RunRecorder
 from toolbridge.store.store import Store
 from toolbridge.store.users import (
     ApiKeyRecord,
@@ -73,7 +72,6 @@ __all__ = [
     "LatencyBucket",
     "LatencyDistribution",
     "ModelUsage",
-    "RunRecorder",
     "SchemaDamagedError",
     "Store",
     "StoreError",

@@ -13,8 +13,8 @@ from typing import Protocol
 import anyio
 
 from toolbridge.errors import StoreError
-from toolbridge.store.notifier import RunNotifier
-from toolbridge.store.runs import EventsNotice, Notice, RunLedger, RunSignal, SignalsNotice
+from toolbridge.runs.ledger import EventsNotice, Notice, RunLedger, RunSignal, SignalsNotice
+from toolbridge.runs.notifier import RunNotifier
 
 __all__ = ["OwnedRuns", "RunKeeper"]
 

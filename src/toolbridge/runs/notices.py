@@ -1,4 +1,4 @@
-"""What a NOTIFY about runs says (`toolbridge.store.runs` sends them, `toolbridge.store.notifier` hears
+"""What a NOTIFY about runs says (`toolbridge.runs.ledger` sends them, `toolbridge.runs.notifier` hears
 them): only where to look, so that a lost one costs latency, never data."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hearing of other replicas' writes to runs (`toolbridge.store.runs`): new events of a chat, signals for
+"""Hearing of other replicas' writes to runs (`toolbridge.runs.ledger`): new events of a chat, signals for
 a run's owner.
 
 On PostgreSQL one connection per process `LISTEN`s on the database-and-schema's channel, reconnecting
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 import anyio
 from sqlalchemy.engine import make_url
 
-from toolbridge.store._run_notices import Notice, parse_notice
+from toolbridge.runs.notices import Notice, parse_notice
 
 __all__ = ["Listener", "RunNotifier"]
 

@@ -12,9 +12,9 @@ import json
 from typing import Any, Literal
 
 from toolbridge.models import ModelSettings, NamedTool
-from toolbridge.server._client_tools import client_tools as built_client_tools
 from toolbridge.server._errors import ApiError
-from toolbridge.server._openai_wire import ChatCompletionRequest, WireMessage, WireToolCall
+from toolbridge.server.openai.client_tools import client_tools as built_client_tools
+from toolbridge.server.openai.wire import ChatCompletionRequest, WireMessage, WireToolCall
 from toolbridge.types import (
     AssistantMessage,
     AudioPart,

@@ -27,10 +27,10 @@ import mcp_types as mcp
 from toolbridge.agent import ElicitationRequest, NobodyToAsk, SamplingRequest
 from toolbridge.mcp.calls_in_flight import CallInFlight
 from toolbridge.mcp.elicitation_form import ElicitationForm, FormError, FormField
-from toolbridge.server._chats import RUNNING_CHAT, ChatHub
+from toolbridge.runs.ledger import RunSignal
 from toolbridge.server._errors import ApiError
+from toolbridge.server.web.chats import RUNNING_CHAT, ChatHub
 from toolbridge.store import StoreError
-from toolbridge.store.runs import RunSignal
 
 __all__ = ["WebAsker"]
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import anyio
 
 from toolbridge.errors import StoreError
-from toolbridge.store.runs import RunEvent, RunLedger, RunStatus
+from toolbridge.runs.ledger import RunEvent, RunLedger, RunStatus
 
 __all__ = ["UNSTORED", "EventWriter"]
 

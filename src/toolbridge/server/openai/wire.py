@@ -2,8 +2,8 @@
 
 An agent reads the messages (history and prompt, or results that resume a paused run), `stream`,
 `temperature` and `max_tokens`; it brings its own tools and runs them server-side, and offers the
-client's `tools` too (`_openai_mixed`). A pass-through request (`model` names a model) also reads the
-client's `tools`, `tool_choice` and the sampling fields (see `_passthrough_wire`). Fields nobody reads
+client's `tools` too (`mixed`). A pass-through request (`model` names a model) also reads the
+client's `tools`, `tool_choice` and the sampling fields (see `passthrough_wire`). Fields nobody reads
 are accepted and ignored.
 """
 
@@ -101,7 +101,7 @@ class ChatCompletionRequest(BaseModel):
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, gt=0)
     max_completion_tokens: int | None = Field(default=None, gt=0)
-    # Read by the pass-through (server/_passthrough.py):
+    # Read by the pass-through (`passthrough`):
     tools: list[WireTool] | None = None
     tool_choice: Literal["auto", "none", "required"] | WireNamedToolChoice | None = None
     parallel_tool_calls: bool | None = None
@@ -117,7 +117,7 @@ class Conversation(BaseModel):
     """The client's system messages, added to the agent's own instructions."""
     history: list[Message]
     prompt: str | None
-    """None when the conversation ends with tool results: a paused mixed run resumes (`_openai_mixed`)."""
+    """None when the conversation ends with tool results: a paused mixed run resumes (`mixed`)."""
 
 
 def read_conversation(request: ChatCompletionRequest) -> Conversation:

@@ -4,10 +4,10 @@
 `server.tool_activity` is false) each tool call as `reasoning_content`, which chat UIs show as thinking.
 Calls that need approval are declined unless `server.auto_approve` is true: nobody can be asked.
 Client `tools` are offered to the agent's model too; a call to one pauses the run and goes back to the
-client, whose posted results resume it (`_openai_mixed`).
+client, whose posted results resume it (`mixed`).
 
 When `model` names a model and no agent, the request is passed through instead: the client's own tools
-go to the model and its calls come back to the client (`_passthrough`).
+go to the model and its calls come back to the client (`passthrough`).
 """
 
 from __future__ import annotations
@@ -43,24 +43,24 @@ from toolbridge.server._errors import (
     model_failure,
     read_body,
 )
-from toolbridge.server._event_batches import EventBatches
 from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import MeteredModel, RunMeter
-from toolbridge.server._openai_mixed import (
+from toolbridge.server._state import ServerState
+from toolbridge.server.openai.event_batches import EventBatches
+from toolbridge.server.openai.mixed import (
     check_resumable,
     client_tool_specs,
     paused_deltas,
     paused_message,
     restore_steps,
 )
-from toolbridge.server._openai_wire import (
+from toolbridge.server.openai.passthrough import pass_through
+from toolbridge.server.openai.wire import (
     ChatCompletionRequest,
     CompletionIds,
     activity_line,
     read_conversation,
 )
-from toolbridge.server._passthrough import pass_through
-from toolbridge.server._state import ServerState
 from toolbridge.telemetry import active_event_stream, bind_log_context
 
 __all__ = ["router"]

@@ -26,8 +26,8 @@ from pydantic import TypeAdapter, ValidationError
 from toolbridge.agent import RunResult
 from toolbridge.agent.transcript import well_formed
 from toolbridge.server._errors import ApiError
-from toolbridge.server._openai_wire import ChatCompletionRequest
-from toolbridge.server._passthrough_wire import client_tools, tool_call_deltas, tool_calls_wire
+from toolbridge.server.openai.passthrough_wire import client_tools, tool_call_deltas, tool_calls_wire
+from toolbridge.server.openai.wire import ChatCompletionRequest
 from toolbridge.types import (
     AssistantMessage,
     Message,

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 import anyio
 
 from toolbridge.agent import AgentStream
-from toolbridge.server._run_feed import ChatFeed
-from toolbridge.server._run_writer import EventWriter
-from toolbridge.store.runs import RunEvent, RunSignal
+from toolbridge.runs.feed import ChatFeed
+from toolbridge.runs.ledger import RunEvent, RunSignal
+from toolbridge.runs.writer import EventWriter
 
 __all__ = ["Channel", "PendingApproval"]
 

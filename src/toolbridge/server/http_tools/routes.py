@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from toolbridge.server._access import caller_of
 from toolbridge.server._errors import ApiError, error_response, read_json
 from toolbridge.server._state import ServerState
-from toolbridge.server._tools_openapi import TOOL_PATH_PREFIX, ToolAnswer, tools_document
+from toolbridge.server.http_tools.openapi import TOOL_PATH_PREFIX, ToolAnswer, tools_document
 from toolbridge.tools import CallContext, ToolPipeline
 from toolbridge.types import ToolCall, ToolErrorKind, ToolResult, ToolSpec
 

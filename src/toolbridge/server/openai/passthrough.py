@@ -40,22 +40,22 @@ from toolbridge.models import (
     UsageReport,
     tool_calling_model,
 )
-from toolbridge.server._call_checks import (
+from toolbridge.server._errors import error_body, model_failure
+from toolbridge.server.openai.call_checks import (
     CheckedCall,
     check_call,
     choice_correction,
     follows_choice,
     repair_turn,
 )
-from toolbridge.server._errors import error_body, model_failure
-from toolbridge.server._openai_wire import ChatCompletionRequest, CompletionIds
-from toolbridge.server._passthrough_wire import (
+from toolbridge.server.openai.passthrough_wire import (
     client_messages,
     client_settings,
     client_tools,
     tool_call_deltas,
     tool_calls_wire,
 )
+from toolbridge.server.openai.wire import ChatCompletionRequest, CompletionIds
 from toolbridge.telemetry import trace_model_request
 from toolbridge.types import AssistantMessage, Message, ToolCall, Usage
 

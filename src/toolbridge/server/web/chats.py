@@ -5,9 +5,9 @@ Runs belong to the server's task group, not to the request that started them: a 
 page that started it is closed, and ends (written down as interrupted) when the server shuts down.
 
 Any number of replicas on one database act as one: a run is a row owned by the replica running it
-(`toolbridge.store.runs`), its events are rows every replica's streams read (`_run_feed`), and an
-approval, a cancel or the answer to a server's question (`_asks`) that reaches another replica becomes
-a signal row its owner acts on (`_run_keeper`).
+(`toolbridge.runs.ledger`), its events are rows every replica's streams read (`toolbridge.runs.feed`), and an
+approval, a cancel or the answer to a server's question (`asks`) that reaches another replica becomes
+a signal row its owner acts on (`toolbridge.runs.keeper`).
 """
 
 from __future__ import annotations
@@ -39,20 +39,10 @@ from toolbridge.agent import (
 )
 from toolbridge.errors import ToolbridgeError
 from toolbridge.models import Model
-from toolbridge.server._access import Caller
-from toolbridge.server._agents import AgentCatalog
-from toolbridge.server._chat_channel import Channel
-from toolbridge.server._errors import ApiError, describe_failure
-from toolbridge.server._limits import RUN_HOLD, UsageLimits
-from toolbridge.server._metering import RUN_METER, MeteredModel, RunMeter
-from toolbridge.server._opening import Opening
-from toolbridge.server._run_feed import Follower, follow_events
-from toolbridge.server._run_keeper import RunKeeper
-from toolbridge.server._run_writer import EventWriter
-from toolbridge.server._settings import ServerSettings
-from toolbridge.store import ChatNotFoundError, ChatSummary, RunRecorder, Store, StoreError
-from toolbridge.store.notifier import RunNotifier
-from toolbridge.store.runs import (
+from toolbridge.runs.channels import Channel
+from toolbridge.runs.feed import Follower, follow_events
+from toolbridge.runs.keeper import RunKeeper
+from toolbridge.runs.ledger import (
     INTERRUPTED_MESSAGE,
     EventsNotice,
     Notice,
@@ -61,6 +51,17 @@ from toolbridge.store.runs import (
     RunSignal,
     RunStatus,
 )
+from toolbridge.runs.notifier import RunNotifier
+from toolbridge.runs.recorder import RunRecorder
+from toolbridge.runs.writer import EventWriter
+from toolbridge.server._access import Caller
+from toolbridge.server._agents import AgentCatalog
+from toolbridge.server._errors import ApiError, describe_failure
+from toolbridge.server._limits import RUN_HOLD, UsageLimits
+from toolbridge.server._metering import RUN_METER, MeteredModel, RunMeter
+from toolbridge.server._settings import ServerSettings
+from toolbridge.server.web.opening import Opening
+from toolbridge.store import ChatNotFoundError, ChatSummary, Store, StoreError
 from toolbridge.telemetry import set_log_context
 from toolbridge.types import Message, UserMessage
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Sequence
 
 import anyio
 
-from toolbridge.store.runs import RunEvent, RunLedger
+from toolbridge.runs.ledger import RunEvent, RunLedger
 from toolbridge.telemetry import active_event_stream
 
 __all__ = ["ChatFeed", "Follower", "follow_events"]

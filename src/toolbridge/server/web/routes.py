@@ -13,12 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolbridge.config.agents import DEFAULT_MAX_RESULT_CHARS
 from toolbridge.errors import ServerError
+from toolbridge.runs.ledger import RunRecord
 from toolbridge.server._access import caller_of, require_admin
-from toolbridge.server._content import AttachedResource, PromptChoice, opening_of
 from toolbridge.server._errors import ApiError, read_body
 from toolbridge.server._state import ServerState
+from toolbridge.server.web.resources import AttachedResource, PromptChoice, opening_of
 from toolbridge.store import ChatSummary, StoreError, parse_since
-from toolbridge.store.runs import RunRecord
 
 __all__ = ["router"]
 

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from toolbridge.config.agents import DEFAULT_MAX_RESULT_CHARS
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._errors import ApiError, read_body
-from toolbridge.server._opening import Opening
 from toolbridge.server._state import ServerState
+from toolbridge.server.web.opening import Opening
 from toolbridge.tools import ContentCatalog
 from toolbridge.tools.content import bounded_attachment
 from toolbridge.types import AssistantMessage, ContentPart, Message, ResourcePart, UserMessage

@@ -1,8 +1,8 @@
-"""Chats' runs as rows (`Store.runs`), so that any number of `toolbridge serve` replicas on one database
+"""Chats' runs as rows, so that any number of `toolbridge serve` replicas on one database
 act as one: which replica owns a run (with a lease it renews), the run's events in the order its streams
 send them, and what other replicas ask of its owner (cancel, approve, deny, answer a server's question).
 
-    ledger = store.runs
+    ledger = RunLedger.of(store)
     run = ledger.claim("r1", chat_id, replica="host:123:ab", lease=30)   # RunConflictError if one runs
     written = ledger.append("r1", chat_id, ['{"type": "text_delta", ...}'])   # one transaction
     ledger.events_after(chat_id, after=written[-1].id)
@@ -10,7 +10,7 @@ send them, and what other replicas ask of its owner (cancel, approve, deny, answ
     ledger.reap()                  # runs whose lease ran out: `interrupted`, with a run_interrupted event
 
 On PostgreSQL every write that others should hear of sends a `NOTIFY` on `channel()` in its own
-transaction (delivered when it commits; see `toolbridge.store.notifier`). A notice only says where to
+transaction (delivered when it commits; see `toolbridge.runs.notifier`). A notice only says where to
 look: the rows are the truth.
 """
 
@@ -28,8 +28,8 @@ from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from toolbridge.runs.notices import EventsNotice, Notice, SignalsNotice, parse_notice, payload
 from toolbridge.store._errors import ChatNotFoundError, StoreError
-from toolbridge.store._run_notices import EventsNotice, Notice, SignalsNotice, parse_notice, payload
 from toolbridge.store._schema import ChatRow, RunEventRow, RunRow, RunSignalRow, utcnow
 
 if TYPE_CHECKING:

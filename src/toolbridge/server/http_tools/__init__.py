@@ -1,0 +1,1 @@
+"""Tools over plain HTTP: `POST /tools/{name}` and the OpenAPI document describing them."""
