@@ -1,55 +1,667 @@
-"""What toolbridge relies on in its dependencies beyond their documented APIs, each in one adapter
-module: server/_uvicorn.py (uvicorn's httptools protocol) and _http_client.py (aiohttp's connector).
-Run these before raising a dependency's upper bound in pyproject.toml. The behaviour itself is tested over
-real sockets (test_server_security, test_http_client)."""
+"""What toolbridge relies on in its dependencies beyond their documented APIs, each SDK's in one adapter
+module (`ADAPTERS`): a test per thing relied on, failing with a message that names the adapter and what
+changed, and a scan of src/ that keeps every other module off those internals. Run these before raising a
+dependency's upper bound in pyproject.toml. The behaviour itself is tested over real sockets and servers
+(test_http_client, test_server_security, tests/mcp, tests/gateway, tests/models)."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import functools
+import importlib
 import inspect
 import re
+import socket
+import ssl
+import sys
 import tomllib
+from contextlib import AsyncExitStack
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import anthropic
+import httpx2
+import mcp.client.client
+import mcp.client.stdio
+import openai
 import pytest
+import uvicorn
+from httpx_aiohttp.httpx2 import AiohttpTransport
+from mcp import Client, ClientSession
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.client.auth.oauth2 import OAuthContext
+from mcp.server.connection import Connection
+from mcp.server.session import ServerSession
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from uvicorn import Config, Server
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
 
+import toolbridge
+from toolbridge import _http_client
+from toolbridge.mcp import _sdk
+from toolbridge.models._openai_stream import ChunkStream
 from toolbridge.server._uvicorn import BoundedHttpToolsProtocol
 
 PYPROJECT = Path(__file__).parents[1] / "pyproject.toml"
+SOURCE = Path(toolbridge.__file__).parent
+
+ADAPTERS = {
+    "_http_client.py": ("httpx2", "httpx-aiohttp", "aiohttp"),
+    "mcp/_sdk.py": ("mcp",),
+    "models/_openai_stream.py": ("openai",),
+    "server/_uvicorn.py": ("uvicorn",),
+}
+"""The modules allowed to reach into a dependency, and the distributions they reach into."""
+
+RELIED_ON = {
+    "_connection",
+    "_iterator",
+    "_build_session",
+    "_initialize",
+    "_init_transport",
+    "_captured_signals",
+}
+"""Private names the adapters use that toolbridge also gives its own objects: any use of one on an object
+other than `self` is the dependency's, whatever the object."""
+
+PINNED = ("mcp", "httpx2", "httpx-aiohttp", "aiohttp", "openai", "anthropic", "uvicorn")
+"""Every distribution something is relied on in (anthropic: `x-should-retry`, models/_retry_wait.py)."""
 
 
-def test_the_httptools_protocol_has_what_the_bounded_one_overrides_and_reads() -> None:
-    for callback in ("data_received", "on_headers_complete", "on_message_complete"):
-        assert callback in vars(HttpToolsProtocol), callback
-        assert callback in vars(BoundedHttpToolsProtocol), callback
-    # What the bounded protocol reads of the instance, set by uvicorn's __init__ and connection_made.
-    source = inspect.getsource(HttpToolsProtocol)
-    for attribute in ("self.parser", "self.transport", "self.cycle", "self.logger"):
-        assert f"{attribute} =" in source, attribute
-    assert "response_complete" in inspect.getsource(inspect.getmodule(HttpToolsProtocol))
-    assert inspect.signature(Config).parameters["http"].default == "auto"  # a protocol class is accepted
+def relied_on(holds: bool, adapter: str, what: str, distribution: str) -> None:
+    assert holds, (
+        f"{adapter} relies on {what}, which {distribution} {version(distribution)} no longer offers: "
+        f"change {adapter} to match, then allow this version in pyproject.toml"
+    )
 
 
-def test_the_graceful_server_finds_the_signals_uvicorn_captured() -> None:
-    assert "self._captured_signals" in inspect.getsource(Server)
+def source(thing: Any) -> str:
+    return inspect.getsource(thing)
+
+
+def parameters(function: Any) -> list[str]:
+    return list(inspect.signature(function).parameters)
+
+
+def _module(name: str) -> object:
+    """The module, or None if it is gone."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+# -- httpx2, httpx-aiohttp, aiohttp: _http_client.py --------------------------------------------------
+
+
+def test_httpx2_makes_its_transports_through_the_methods_the_client_overrides() -> None:
+    adapter = "_http_client.py (_AiohttpClient)"
+    for method in ("_init_transport", "_init_proxy_transport"):
+        theirs = getattr(httpx2.AsyncClient, method, None)
+        relied_on(theirs is not None, adapter, f"httpx2.AsyncClient.{method}", "httpx2")
+        ours = getattr(_http_client._AiohttpClient, method)
+        relied_on(
+            parameters(theirs) == parameters(ours),
+            adapter,
+            f"the parameters of httpx2.AsyncClient.{method}: {parameters(ours)}",
+            "httpx2",
+        )
+        relied_on(
+            f"self.{method}(" in source(httpx2.AsyncClient.__init__),
+            adapter,
+            f"__init__ calling {method}",
+            "httpx2",
+        )
+    limits = getattr(_module("httpx2._config"), "DEFAULT_LIMITS", None)
+    relied_on(isinstance(limits, httpx2.Limits), adapter, "httpx2._config.DEFAULT_LIMITS", "httpx2")
+    relied_on(hasattr(_module("httpx2._types"), "CertTypes"), adapter, "httpx2._types.CertTypes", "httpx2")
+
+
+@pytest.mark.anyio
+async def test_the_client_sends_over_aiohttp_directly_and_through_a_proxy() -> None:
+    client = _http_client.async_http_client()
+    proxied = _http_client.async_http_client(proxy="http://127.0.0.1:9")
+    async with client, proxied:
+        adapter = "_http_client.py (_AiohttpClient)"
+        relied_on(
+            isinstance(client._transport, _http_client._Transport),
+            adapter,
+            "_init_transport's result used",
+            "httpx2",
+        )
+        transports = list(proxied._mounts.values())
+        relied_on(
+            bool(transports) and all(isinstance(t, _http_client._Transport) for t in transports),
+            adapter,
+            "_init_proxy_transport's result used for the proxy",
+            "httpx2",
+        )
+
+
+def test_httpx_aiohttp_builds_its_session_through_get_client_from_what_it_was_given() -> None:
+    adapter = "_http_client.py (_Transport)"
+    relied_on("get_client" in vars(AiohttpTransport), adapter, "AiohttpTransport.get_client", "httpx-aiohttp")
+    relied_on(
+        "self.get_client()" in source(AiohttpTransport),
+        adapter,
+        "the session made by self.get_client()",
+        "httpx-aiohttp",
+    )
+    limits = httpx2.Limits(max_connections=7, keepalive_expiry=1.5)
+    transport = _http_client._Transport(limits=limits, proxy=httpx2.Proxy("http://127.0.0.1:9"))
+    relied_on(transport.limits is limits, adapter, "the transport's `limits`", "httpx-aiohttp")
+    relied_on(
+        isinstance(transport.ssl_context, ssl.SSLContext),
+        adapter,
+        "the transport's `ssl_context`",
+        "httpx-aiohttp",
+    )
+
+
+@pytest.mark.anyio
+async def test_httpx_aiohttp_keeps_aiohttps_error_as_the_cause() -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    request = httpx2.Request("GET", f"http://127.0.0.1:{port}/")
+    async with AiohttpTransport() as transport:
+        with pytest.raises(httpx2.TransportError) as raised:
+            await transport.handle_async_request(request)
+    relied_on(
+        isinstance(raised.value.__cause__, aiohttp.ClientConnectorError),
+        "_http_client.py (_as_httpx)",
+        "aiohttp's error as the __cause__ of the one raised",
+        "httpx-aiohttp",
+    )
 
 
 def test_the_connector_takes_pooled_connections_through_get() -> None:
-    get = vars(aiohttp.BaseConnector)["_get"]
-    assert inspect.iscoroutinefunction(get)
-    assert list(inspect.signature(get).parameters) == ["self", "key", "traces"]
+    adapter = "_http_client.py (_Connector)"
+    get = vars(aiohttp.BaseConnector).get("_get")
+    relied_on(inspect.iscoroutinefunction(get), adapter, "the coroutine BaseConnector._get", "aiohttp")
+    relied_on(parameters(get) == ["self", "key", "traces"], adapter, "_get(self, key, traces)", "aiohttp")
     # connect() asks _get for a pooled connection before it opens a new one.
-    assert "await self._get(key, traces)" in inspect.getsource(aiohttp.BaseConnector.connect)
+    relied_on(
+        "await self._get(key, traces)" in source(aiohttp.BaseConnector.connect),
+        adapter,
+        "connect() taking pooled connections from _get",
+        "aiohttp",
+    )
+    for module, name in [
+        ("aiohttp.client_proto", "ResponseHandler"),
+        ("aiohttp.client_reqrep", "ConnectionKey"),
+        ("aiohttp.connector", "Connection"),
+        ("aiohttp.tracing", "Trace"),
+    ]:
+        relied_on(hasattr(_module(module), name), adapter, f"{module}.{name}", "aiohttp")
 
 
-@pytest.mark.parametrize("package", ["uvicorn", "aiohttp"])
-def test_the_installed_version_is_within_the_checked_ones(package: str) -> None:
-    dependencies = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["dependencies"]
-    (declared,) = [line for line in dependencies if re.match(rf"{package}\b", line)]
-    upper = re.search(r"<\s*([\d.]+)", declared)
-    assert upper is not None, f"{package} needs an upper bound in pyproject.toml, got {declared!r}"
-    installed = tuple(int(part) for part in version(package).split(".")[:2])
-    assert installed < tuple(int(part) for part in upper.group(1).split(".")[:2])
+# -- openai (and anthropic): models/_openai_stream.py, models/_retry_wait.py ---------------------------
+
+
+def test_the_openai_stream_keeps_the_generator_of_its_stream_method_as_iterator() -> None:
+    adapter = "models/_openai_stream.py (ChunkStream)"
+    relied_on(
+        inspect.isasyncgenfunction(vars(openai.AsyncStream).get("__stream__")),
+        adapter,
+        "the async generator AsyncStream.__stream__",
+        "openai",
+    )
+    relied_on(
+        "self._iterator = self.__stream__()" in source(openai.AsyncStream.__init__),
+        adapter,
+        "AsyncStream.__init__ keeping self.__stream__() as self._iterator",
+        "openai",
+    )
+    post = inspect.signature(openai.AsyncOpenAI.post).parameters
+    relied_on(
+        {"content", "stream", "stream_cls"} <= set(post),
+        adapter,
+        "post(content=, stream=, stream_cls=)",
+        "openai",
+    )
+
+
+@pytest.mark.anyio
+async def test_the_chunk_stream_reads_a_reply_through_the_sdks_stream() -> None:
+    body = b'data: {"n": 1}\n\ndata: {"n": 2}\n\ndata: [DONE]\n\n'
+    request = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    async with httpx2.AsyncClient() as http:
+        client = openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1", http_client=http)
+        stream = ChunkStream(
+            cast_to=object, response=httpx2.Response(200, content=body, request=request), client=client
+        )
+        chunks = [chunk async for chunk in stream]
+    relied_on(
+        chunks == [{"n": 1}, {"n": 2}] and stream.done,
+        "models/_openai_stream.py (ChunkStream)",
+        f"the SDK's stream running __stream__ (read {chunks!r}, done={stream.done})",
+        "openai",
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("sdk", [openai.AsyncOpenAI, anthropic.AsyncAnthropic])
+async def test_the_sdks_do_not_retry_an_answer_marked_x_should_retry_false(sdk: type[Any]) -> None:
+    distribution = sdk.__module__.split(".")[0]
+    request = httpx2.Request("POST", "http://127.0.0.1:9/")
+    async with httpx2.AsyncClient() as http:
+        client = sdk(api_key="unused", base_url="http://127.0.0.1:9", http_client=http)
+        marked = httpx2.Response(429, headers={"x-should-retry": "false"}, request=request)
+        unmarked = httpx2.Response(429, request=request)
+        relied_on(
+            client._should_retry(unmarked) and not client._should_retry(marked),
+            "models/_retry_wait.py (refuse_long_retry_waits)",
+            "its retries reading x-should-retry: false",
+            distribution,
+        )
+
+
+# -- mcp: mcp/_sdk.py --------------------------------------------------------------------------------
+
+
+def test_a_servers_session_holds_its_connection() -> None:
+    connection = Connection(outbound=None, protocol_version="2025-11-25")  # type: ignore[arg-type]
+    session = ServerSession(None, connection)  # type: ignore[arg-type]
+    relied_on(
+        vars(session).get("_connection") is connection,
+        "mcp/_sdk.py (connection_of)",
+        "ServerSession._connection, the connection it was made with",
+        "mcp",
+    )
+    assert _sdk.connection_of(session) is connection
+    relied_on(
+        "ServerSession(dctx, self.connection" in source(importlib.import_module("mcp.server.runner")),
+        "mcp/_sdk.py (connection_of)",
+        "a handler's session being made with the connection it came on (mcp.server.runner)",
+        "mcp",
+    )
+
+
+def test_the_client_makes_its_session_through_build_session_and_probes_through_send_discover() -> None:
+    adapter = "mcp/_sdk.py (ProbingClient)"
+    build = vars(Client).get("_build_session")
+    relied_on(inspect.iscoroutinefunction(build), adapter, "the coroutine Client._build_session", "mcp")
+    relied_on(parameters(build) == ["self", "exit_stack"], adapter, "_build_session(self, exit_stack)", "mcp")
+    relied_on(
+        inspect.signature(build).parameters["exit_stack"].annotation in (AsyncExitStack, "AsyncExitStack"),
+        adapter,
+        "_build_session taking an AsyncExitStack",
+        "mcp",
+    )
+    relied_on(
+        "self._build_session(exit_stack)" in source(Client.__aenter__),
+        adapter,
+        "__aenter__ calling it",
+        "mcp",
+    )
+    relied_on(
+        parameters(ClientSession.send_discover) == ["self", "version"],
+        adapter,
+        "send_discover(version)",
+        "mcp",
+    )
+    negotiate = vars(mcp.client.client).get("negotiate_auto")
+    relied_on(
+        negotiate is not None and "session.send_discover(" in source(negotiate),
+        adapter,
+        "`auto` negotiation probing through session.send_discover, falling back on an MCPError",
+        "mcp",
+    )
+
+
+class _MemoryStorage:
+    def __init__(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        pass
+
+
+class _Refreshing(_sdk.EarlyRefresh, OAuthClientProvider):
+    def refresh_margin(self, token: OAuthToken) -> float:
+        return 60.0
+
+    def stored_token_expiry(self) -> float | None:
+        return 1_000_000.0
+
+
+@pytest.mark.anyio
+async def test_oauth_providers_load_stored_tokens_in_initialize_into_a_dataclass_context() -> None:
+    adapter = "mcp/_sdk.py (EarlyRefresh)"
+    relied_on(dataclasses.is_dataclass(OAuthContext), adapter, "OAuthContext being a dataclass", "mcp")
+    fields = {field.name for field in dataclasses.fields(OAuthContext)}
+    relied_on(
+        {"current_tokens", "token_expiry_time"} <= fields,
+        adapter,
+        "its current_tokens, token_expiry_time",
+        "mcp",
+    )
+    for provider in (OAuthClientProvider, ClientCredentialsOAuthProvider):
+        relied_on(
+            inspect.iscoroutinefunction(getattr(provider, "_initialize", None)),
+            adapter,
+            f"the coroutine {provider.__name__}._initialize",
+            "mcp",
+        )
+        taken = {"refresh_margin", "stored_token_expiry", "refresh_early"} & set(dir(provider))
+        relied_on(
+            not taken, adapter, f"{provider.__name__} having no names of its own {sorted(taken)}", "mcp"
+        )
+    token = OAuthToken(access_token="a", token_type="Bearer", expires_in=3600)
+    metadata = OAuthClientMetadata(redirect_uris=["http://127.0.0.1:9/callback"])  # type: ignore[list-item]
+    provider = _Refreshing("http://127.0.0.1:9/mcp", metadata, _MemoryStorage(token))
+    provider.refresh_early()
+    await provider._initialize()
+    relied_on(
+        provider.context.current_tokens == token and provider.context.token_expiry_time == 1_000_000.0 - 60.0,
+        adapter,
+        "_initialize loading the stored tokens into the context",
+        "mcp",
+    )
+    provider.context.update_token_expiry(token)
+    expiry = provider.context.token_expiry_time
+    relied_on(
+        expiry is not None and expiry < 1e10, adapter, "update_token_expiry setting token_expiry_time", "mcp"
+    )
+
+
+@pytest.mark.parametrize(
+    ("record", "module"),
+    [(_sdk.STDIO_PARSE_FAILURE, mcp.client.stdio), (_sdk.OAUTH_FLOW_ERROR, "mcp.client.auth.oauth2")],
+)
+def test_the_sdk_logs_the_records_dropped_by_their_logger_and_message(
+    record: _sdk.SdkLogRecord, module: Any
+) -> None:
+    module = importlib.import_module(module) if isinstance(module, str) else module
+    relied_on(
+        module.__name__ == record.logger and getattr(module, "logger", None) is not None,
+        "mcp/_sdk.py (drop_log_record)",
+        f"{module.__name__} logging to its module's logger",
+        "mcp",
+    )
+    relied_on(
+        f'"{record.message}"' in source(module),
+        "mcp/_sdk.py (drop_log_record)",
+        f"{record.logger} logging {record.message!r}",
+        "mcp",
+    )
+
+
+# -- uvicorn: server/_uvicorn.py, testing/_server.py -------------------------------------------------
+
+
+def test_the_httptools_protocol_has_what_the_bounded_one_overrides_and_reads() -> None:
+    adapter = "server/_uvicorn.py (BoundedHttpToolsProtocol)"
+    for callback in ("data_received", "on_headers_complete", "on_message_complete"):
+        relied_on(callback in vars(HttpToolsProtocol), adapter, f"HttpToolsProtocol.{callback}", "uvicorn")
+        assert callback in vars(BoundedHttpToolsProtocol), callback
+    # What the bounded protocol reads of the instance, set by uvicorn's __init__ and connection_made.
+    protocol = source(HttpToolsProtocol)
+    for attribute in ("self.parser", "self.transport", "self.cycle", "self.logger"):
+        relied_on(f"{attribute} =" in protocol, adapter, attribute, "uvicorn")
+    relied_on(
+        "response_complete" in source(inspect.getmodule(HttpToolsProtocol)),
+        adapter,
+        "cycle.response_complete",
+        "uvicorn",
+    )
+    # a protocol class is accepted
+    relied_on(
+        inspect.signature(Config).parameters["http"].default == "auto", adapter, "Config(http=)", "uvicorn"
+    )
+
+
+def test_the_graceful_server_finds_the_signals_uvicorn_captured() -> None:
+    relied_on(
+        "self._captured_signals" in source(Server),
+        "server/_uvicorn.py (_GracefulServer)",
+        "Server._captured_signals",
+        "uvicorn",
+    )
+
+
+def test_the_test_kits_server_replaces_the_main_loop_and_shutdown() -> None:
+    # testing/_server.py (the scripted model's server) overrides public but undocumented methods.
+    adapter = "testing/_server.py (_ThreadedUvicorn)"
+    serve = source(Server)
+    for step in (
+        "await self.startup(sockets=sockets)",
+        "await self.main_loop()",
+        "await self.shutdown(sockets=sockets)",
+    ):
+        relied_on(step in serve, adapter, f"Server.serve running {step}", "uvicorn")
+    for name in ("startup", "shutdown"):
+        relied_on(
+            parameters(getattr(Server, name)) == ["self", "sockets"],
+            adapter,
+            f"Server.{name}(sockets)",
+            "uvicorn",
+        )
+    relied_on("self.servers" in serve, adapter, "Server.servers", "uvicorn")
+    state = ServerState()
+    relied_on(
+        isinstance(state.connections, set) and isinstance(state.tasks, set),
+        adapter,
+        "ServerState.connections, .tasks",
+        "uvicorn",
+    )
+    relied_on(
+        callable(getattr(HttpToolsProtocol, "shutdown", None)),
+        adapter,
+        "a connection's shutdown()",
+        "uvicorn",
+    )
+    relied_on(uvicorn.Server is Server, adapter, "uvicorn.Server", "uvicorn")
+
+
+# -- the pins ----------------------------------------------------------------------------------------
+
+
+def _declared(distribution: str) -> list[str]:
+    """Every requirement line for `distribution`, in the dependencies and in every extra."""
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+    lines = [
+        *project["dependencies"],
+        *(line for extra in project.get("optional-dependencies", {}).values() for line in extra),
+    ]
+    return [
+        line for line in lines if re.match(rf"{re.escape(distribution)}\s*(\[[^\]]*\])?\s*[<>=!~;]", line)
+    ]
+
+
+@pytest.mark.parametrize("distribution", PINNED)
+def test_the_installed_version_is_within_the_checked_ones(distribution: str) -> None:
+    declared = _declared(distribution)
+    assert declared, f"{distribution} is not in pyproject.toml's dependencies or extras"
+    installed = tuple(int(part) for part in version(distribution).split(".")[:2])
+    for line in declared:
+        upper = re.search(r"<\s*([\d.]+)", line)
+        assert upper is not None, (
+            f"{distribution} needs an upper bound in pyproject.toml (something relies on its internals: "
+            f"tests/test_dependency_contracts.py), got {line!r}"
+        )
+        assert installed < tuple(int(part) for part in upper.group(1).split(".")[:2]), line
+
+
+# -- no private use outside the adapters -------------------------------------------------------------
+
+
+def _third_party(module: str) -> bool:
+    top = module.split(".")[0]
+    return top != "toolbridge" and top not in sys.stdlib_module_names
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+class _Scan:
+    """Private uses of third-party code in toolbridge's source, found without types: imports of private
+    modules; private attributes of objects toolbridge does not define that name on; in a class, private
+    names it reads of `self` or of `super()` that neither it nor its own bases define; and private
+    methods of a third-party base class it overrides."""
+
+    def __init__(self) -> None:
+        self.own_names: set[str] = set()
+        self.classes: dict[str, list[ast.ClassDef]] = {}
+        self.files: list[tuple[str, dict[str, tuple[str, str | None]], list[ast.AST]]] = []
+        for path in SOURCE.rglob("*.py"):
+            self.own_names.add(path.stem)
+            imported: dict[str, tuple[str, str | None]] = {}
+            noted: list[ast.AST] = []  # imports, private attributes and classes, to look at once all is read
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute):
+                    if isinstance(node.ctx, ast.Store):
+                        self.own_names.add(node.attr)
+                    elif _private(node.attr) and not self._on_self(node):
+                        noted.append(node)
+                elif isinstance(node, ast.Name):
+                    if isinstance(node.ctx, ast.Store):
+                        self.own_names.add(node.id)
+                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    self.own_names.add(node.name)
+                    if isinstance(node, ast.ClassDef):
+                        self.classes.setdefault(node.name, []).append(node)
+                        noted.append(node)
+                elif isinstance(node, ast.arg):
+                    self.own_names.add(node.arg)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    if _third_party(node.module):
+                        imported |= {
+                            alias.asname or alias.name: (node.module, alias.name) for alias in node.names
+                        }
+                        noted.append(node)
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if _third_party(alias.name):
+                            imported[(alias.asname or alias.name).split(".")[0]] = (
+                                alias.name.split(".")[0],
+                                None,
+                            )
+                    noted.append(node)
+            self.files.append((path.relative_to(SOURCE).as_posix(), imported, noted))
+        self._defined: dict[int, set[str]] = {}
+
+    def uses(self) -> list[tuple[str, int, str]]:
+        found: list[tuple[str, int, str]] = []
+        for where, imported, noted in self.files:
+            for node in noted:
+                if isinstance(node, ast.ImportFrom | ast.Import):
+                    modules = (
+                        [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                    )
+                    found += [
+                        (where, node.lineno, f"import {module}")
+                        for module in modules
+                        if module
+                        and _third_party(module)
+                        and any(_private(part) for part in module.split("."))
+                    ]
+                elif isinstance(node, ast.Attribute):
+                    if node.attr not in self.own_names or node.attr in RELIED_ON:
+                        found.append((where, node.lineno, f".{node.attr}"))
+                elif isinstance(node, ast.ClassDef):
+                    found += [(where, line, what) for line, what in self._class_uses(node, imported)]
+        return found
+
+    @staticmethod
+    def _on_self(node: ast.Attribute) -> bool:
+        receiver = node.value
+        if isinstance(receiver, ast.Name):
+            return receiver.id in ("self", "cls")
+        return isinstance(receiver, ast.Call) and ast.unparse(receiver) == "super()"
+
+    def _defines(self, node: ast.ClassDef) -> set[str]:
+        if id(node) in self._defined:
+            return self._defined[id(node)]
+        names = {m.name for m in node.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)}
+        names |= {
+            m.target.id for m in node.body if isinstance(m, ast.AnnAssign) and isinstance(m.target, ast.Name)
+        }
+        names |= {
+            m.attr for m in ast.walk(node) if isinstance(m, ast.Attribute) and isinstance(m.ctx, ast.Store)
+        }
+        self._defined[id(node)] = names
+        return names
+
+    def _own_bases(self, node: ast.ClassDef, seen: frozenset[str] = frozenset()) -> list[ast.ClassDef]:
+        found: list[ast.ClassDef] = []
+        for base in node.bases:
+            base = base.value if isinstance(base, ast.Subscript) else base
+            name = base.id if isinstance(base, ast.Name) else None
+            if name is not None and name not in seen:
+                for defined in self.classes.get(name, []):
+                    found += [defined, *self._own_bases(defined, seen | {name})]
+        return found
+
+    def _class_uses(
+        self, node: ast.ClassDef, imported: dict[str, tuple[str, str | None]]
+    ) -> list[tuple[int, str]]:
+        inherited = set().union(*(self._defines(base) for base in self._own_bases(node)))
+        mine = inherited | self._defines(node)
+        found: list[tuple[int, str]] = []
+        for child in ast.walk(node):
+            if isinstance(child, ast.Attribute) and _private(child.attr) and self._on_self(child):
+                by_super = isinstance(child.value, ast.Call)
+                if child.attr not in (inherited if by_super else mine):
+                    found.append(
+                        (child.lineno, f"{node.name}: {'super()' if by_super else 'self'}.{child.attr}")
+                    )
+        overrides = [
+            m.name
+            for m in node.body
+            if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and _private(m.name)
+        ]
+        for base in node.bases if overrides else []:
+            base = base.value if isinstance(base, ast.Subscript) else base
+            first, *rest = ast.unparse(base).split(".")
+            if first not in imported:
+                continue
+            module, name = imported[first]
+            resolved: Any = importlib.import_module(module)
+            for part in ([name] if name else []) + rest:
+                resolved = getattr(resolved, part)
+            found += [(node.lineno, f"{node.name} overrides {m}") for m in overrides if hasattr(resolved, m)]
+        return found
+
+
+@functools.cache
+def _private_uses() -> list[tuple[str, int, str]]:
+    return _Scan().uses()
+
+
+def test_no_module_but_the_adapters_relies_on_a_dependencys_internals() -> None:
+    outside = [use for use in _private_uses() if use[0] not in ADAPTERS]
+    assert not outside, (
+        "these reach into a dependency's private API outside its adapter module; move them into the "
+        f"SDK's adapter ({', '.join(ADAPTERS)}) and add a test here for what they rely on: {outside}"
+    )
+
+
+def test_the_scan_sees_what_the_adapters_rely_on() -> None:
+    found = {(where, what) for where, _line, what in _private_uses()}
+    for expected in [
+        ("_http_client.py", "import httpx2._config"),
+        ("_http_client.py", "_Connector overrides _get"),
+        ("_http_client.py", "_AiohttpClient overrides _init_transport"),
+        ("mcp/_sdk.py", "ProbingClient overrides _build_session"),
+        ("mcp/_sdk.py", "._connection"),
+        ("mcp/_sdk.py", "EarlyRefresh: super()._initialize"),
+        ("models/_openai_stream.py", "ChunkStream: self._iterator"),
+    ]:
+        assert expected in found, f"the scan no longer finds {expected}: it would miss such a use elsewhere"

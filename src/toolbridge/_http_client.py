@@ -19,6 +19,17 @@ one. Only a close that crosses the request on the wire is left, and then the req
 the server: that failure is reported, never retried here.
 
 aiohttp runs on asyncio only: under any other event loop (trio) the client uses httpx2's transport.
+
+This is the one module that reaches into httpx2, httpx-aiohttp and aiohttp beyond their documented APIs:
+- httpx2: `AsyncClient._init_transport` and `_init_proxy_transport` are overridden (the seam where the
+  client makes its transport and one per proxy, with the `verify`, `cert`, `trust_env` and `limits` it
+  was given), and their defaults come from `httpx2._config.DEFAULT_LIMITS` and `httpx2._types.CertTypes`.
+- httpx-aiohttp: `AiohttpTransport.get_client` is overridden to use our connector, reading the
+  transport's `limits` and `ssl_context`; its errors are renamed by their `__cause__` (aiohttp's error).
+- aiohttp: `BaseConnector._get`, which `connect()` asks for a pooled connection, is overridden to check
+  the connection first.
+Each has an upper version bound in pyproject.toml, and tests/test_dependency_contracts.py checks what is
+relied on here against the installed versions.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolbridge.gateway._parking import ParkedCall, ParkingLot
+from toolbridge.mcp._sdk import connection_of as sdk_connection_of
 from toolbridge.mcp.calls_in_flight import asking_call
 from toolbridge.tools import CallRecord
 
@@ -69,10 +70,8 @@ CURRENT_CALL: ContextVar[DownstreamCall | None] = ContextVar("toolbridge_gateway
 
 
 def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:
-    # The SDK hands a request handler a per-request session proxy; the connection it wraps (one per
-    # downstream client) has no public accessor there.
-    connection: Connection = ctx.session._connection
-    return connection
+    """The connection (one per downstream client) a request came on."""
+    return sdk_connection_of(ctx.session)
 
 
 class ClientCalls:

@@ -35,6 +35,7 @@ from toolbridge.errors import ServerError
 from toolbridge.gateway._resources import GatewayResources, UpstreamUri
 from toolbridge.gateway._upstream import Upstream, upstream_error
 from toolbridge.mcp import ListKind
+from toolbridge.mcp._sdk import connection_of
 
 __all__ = ["Downstream", "listen", "note_client", "subscribe_resource", "unsubscribe_resource"]
 
@@ -86,7 +87,7 @@ class Downstream:
         """Remember the session of a client on the older revision, until its connection closes."""
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return  # no session to tell: its news go on the listen streams it opens
-        connection = _connection_of(ctx.session)
+        connection = connection_of(ctx.session)
         if connection not in self._sessions:
             self._sessions[connection] = ctx.session
             connection.exit_stack.push_async_callback(self._gone, connection)
@@ -122,12 +123,12 @@ class Downstream:
         key = await self._resources.route(uri)
         async with self._watch_lock:
             watch = await self._watch(key, uri)
-            watch.sessions[_connection_of(ctx.session)] = ctx.session
+            watch.sessions[connection_of(ctx.session)] = ctx.session
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
         key = await self._resources.route(uri)
         watch = self._watches.get(key)
-        if watch is not None and watch.sessions.pop(_connection_of(ctx.session), None) is not None:
+        if watch is not None and watch.sessions.pop(connection_of(ctx.session), None) is not None:
             await self._release(key)
 
     async def listen(
@@ -199,13 +200,6 @@ class Downstream:
             watch.sessions.clear()
             watch.listens = 0
             await self._release(key)
-
-
-def _connection_of(session: ServerSession) -> Connection:
-    # Handlers get a new ServerSession per request; the connection behind it is what lasts as long as
-    # the client stays. The SDK does not put it on the request context yet (its TODO(L54) rework will).
-    connection: Connection = session._connection
-    return connection
 
 
 def downstream_of(ctx: ServerRequestContext[Any]) -> Downstream:

@@ -15,9 +15,9 @@ from uuid import uuid4
 
 import anyio
 import anyio.abc
-from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 
+from toolbridge.mcp._sdk import connection_of
 from toolbridge.tools import Toolbox, ToolRegistry
 
 __all__ = ["DownstreamSessions"]
@@ -85,18 +85,10 @@ class DownstreamSessions:
             return self._toolbox.registry, None
         if self._task_group is None:
             raise RuntimeError("DownstreamSessions used outside `async with sessions.running():`")
-        connection = _connection(ctx)
+        connection = connection_of(ctx.session)  # its state and exit stack are for per-connection data
         upstreams = connection.state.get(_STATE_KEY)
         if not isinstance(upstreams, _OwnUpstreams):
             upstreams = _OwnUpstreams(self._toolbox, self._task_group)
             connection.state[_STATE_KEY] = upstreams
             connection.exit_stack.push_async_callback(upstreams.end)
         return await upstreams.registry(), upstreams.cache_scope
-
-
-def _connection(ctx: ServerRequestContext) -> Connection:
-    # The SDK's handler context does not expose the connection yet (its `Context.connection` is not
-    # wired to handlers); the request's session holds it, with the state and exit stack it offers
-    # handlers for per-connection data and cleanup.
-    connection: Connection = ctx.session._connection
-    return connection

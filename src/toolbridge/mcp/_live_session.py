@@ -27,13 +27,13 @@ from toolbridge.mcp._resource_listens import ResourceListens
 from toolbridge.mcp._revision import (
     LISTEN_ACK_WAIT,
     STATELESS_LOG_LEVEL,
-    ProbingClient,
     connect_mode,
     follow_tool_changes,
     forget_revision,
     remember_revision,
     speaks_stateless_revision,
 )
+from toolbridge.mcp._sdk import ProbingClient
 from toolbridge.mcp._session_auth import transport_auth
 from toolbridge.mcp._stderr import StderrLog
 from toolbridge.mcp._transports import TransportStreams, open_transport

@@ -1,7 +1,7 @@
 """Which MCP revision a session speaks, and what the stateless 2026-07-28 revision needs besides calls.
 
 The SDK's `Client` negotiates: in `auto` it probes `server/discover` and falls back to the 2025-11-25
-`initialize` handshake for servers that do not know it. The probe waits `discover_timeout` seconds, and
+`initialize` handshake for servers that do not know it. The probe waits `discover_timeout` seconds (`_sdk.ProbingClient`), and
 a server that did not answer it is not probed again in this process. On the new revision a server sends change
 notifications only on a `subscriptions/listen` stream the client opened, so one is kept open for tool
 changes; its events reach the session's message handler like the older revision's notifications do.
@@ -11,24 +11,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from typing import Any
 
 import anyio
-import mcp_types as mcp
-from mcp import Client, ClientSession, MCPError
+from mcp import Client, ClientSession
 from mcp.client.client import ConnectMode
 from mcp_types import LoggingLevel
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolbridge.config.model import DEFAULT_DISCOVER_TIMEOUT, ProtocolChoice, ServerConfig
+from toolbridge.config.model import ProtocolChoice, ServerConfig
 
 __all__ = [
     "CONNECT_MODES",
     "LISTEN_ACK_WAIT",
     "STATELESS_LOG_LEVEL",
-    "ProbingClient",
     "connect_mode",
     "follow_tool_changes",
     "forget_revision",
@@ -41,32 +36,6 @@ logger = logging.getLogger(__name__)
 
 CONNECT_MODES: dict[ProtocolChoice, str] = {"auto": "auto", "2025-11-25": "legacy"}
 """The config's `protocol` as the SDK `Client`'s `mode`."""
-
-
-@dataclass
-class ProbingClient(Client):
-    """The SDK's `Client`, with `server/discover` given `discover_timeout` seconds instead of the SDK's 10.
-
-    A server that never answers the probe (not even with an error) is then one of the older revision
-    after a short wait, as the SDK decides when its own timeout expires.
-    """
-
-    discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT
-
-    async def _build_session(self, exit_stack: AsyncExitStack) -> ClientSession:
-        # The SDK's own seam for making the session; its probe timeout is a module constant.
-        session = await super()._build_session(exit_stack)
-        probe = session.send_discover
-        timeout = self.discover_timeout
-
-        async def send_discover(version: str) -> dict[str, Any]:
-            with anyio.move_on_after(timeout):
-                return await probe(version)
-            # What the SDK raises when its own wait runs out, so its fallback to `initialize` follows.
-            raise MCPError(mcp.REQUEST_TIMEOUT, f"no answer to server/discover in {timeout:g} s")
-
-        session.send_discover = send_discover  # type: ignore[method-assign]
-        return session
 
 
 _spoke_handshake: set[tuple[str, ...]] = set()

@@ -6,6 +6,12 @@ else the pass-through endpoint does per chunk. Chunks come out as parsed JSON; a
 sends inside the stream or a timeout raise the SDK's own exceptions, as its stream would. A body cut
 off (the connection lost before its end) raises `ReplyCutOff`: the server was reached and had begun to
 answer, so it is not the SDK's "connection error". `ChunkStream.done` says whether `[DONE]` came.
+
+This is the one module that reaches into the `openai` SDK beyond its documented API: `ChunkStream`
+subclasses `openai.AsyncStream`, overrides its `__stream__` (which the SDK's `__init__` calls once, keeping
+the generator as `_iterator`) and hands out `_iterator` itself from `__aiter__`, sparing an async
+generator around every chunk. `openai` is bounded below its next major version in pyproject.toml, and
+tests/test_dependency_contracts.py checks this against the installed SDK.
 """
 
 from __future__ import annotations

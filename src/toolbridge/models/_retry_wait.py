@@ -5,7 +5,9 @@ is waited out (within `max_retries`); a longer one fails at once, and the `Model
 Retry-After for the caller to honour (the server passes it on; the message says how long to wait).
 
 The SDKs read the (non-standard, but both honour it) `x-should-retry` header before retrying; a response
-hook on the HTTP client they send through sets it to "false" on such answers.
+hook on the HTTP client they send through sets it to "false" on such answers. That header is read by the
+SDKs' private retry logic (`_should_retry`), so both SDKs are bounded below their next major version in
+pyproject.toml and tests/test_dependency_contracts.py checks that they still honour it.
 """
 
 from __future__ import annotations

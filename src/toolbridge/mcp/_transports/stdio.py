@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import sys
@@ -14,6 +13,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
+from toolbridge.mcp._sdk import STDIO_PARSE_FAILURE, drop_log_record
 from toolbridge.mcp._stderr import EXIT_STATUS_MARKER, StderrLog
 from toolbridge.mcp._transports._streams import TransportStreams
 
@@ -27,20 +27,10 @@ _RECORD_EXIT_STATUS = (
 )
 
 
-class _WithoutParseFailureTracebacks(logging.Filter):
-    """Drops the SDK's record (with a traceback) for each stdout line it cannot parse.
-
-    A server printing garbage in a loop would otherwise print one traceback per line; the session
-    already logs each such line itself, rate-limited (`LiveSession`, `RateLimitedLog`).
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != "Failed to parse JSONRPC message from server"
-
-
-_SDK_STDIO_LOGGER = logging.getLogger("mcp.client.stdio")
-if not any(isinstance(f, _WithoutParseFailureTracebacks) for f in _SDK_STDIO_LOGGER.filters):
-    _SDK_STDIO_LOGGER.addFilter(_WithoutParseFailureTracebacks())
+# No traceback from the SDK for each stdout line it cannot parse: a server printing garbage in a loop
+# would print one per line, and the session already logs each such line itself, rate-limited
+# (`LiveSession`, `RateLimitedLog`).
+drop_log_record(STDIO_PARSE_FAILURE)
 
 
 @asynccontextmanager

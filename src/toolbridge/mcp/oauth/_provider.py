@@ -10,8 +10,6 @@ and tokens are refreshed a little before they expire rather than after.
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,12 +17,12 @@ from typing import Any
 import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
-from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthToken
 from pydantic import AnyUrl
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import AuthenticationError
+from toolbridge.mcp._sdk import OAUTH_FLOW_ERROR, EarlyRefresh, drop_log_record
 from toolbridge.mcp.oauth._storage import ServerTokenStorage
 from toolbridge.mcp.oauth._tokens import TokenStore
 
@@ -37,17 +35,9 @@ SignIn = Callable[[str, str], Awaitable[AuthorizationCodeResult]]
 """(server name, authorization URL) -> the code and state the authorization server redirected back with."""
 
 
-class _WithoutFlowTracebacks(logging.Filter):
-    """Drops the SDK's traceback for a failed OAuth flow: the failure reaches the person once, as an
-    `AuthenticationError` that says what to do (see `mcp._failures`)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != "OAuth flow error"
-
-
-_SDK_OAUTH_LOGGER = logging.getLogger("mcp.client.auth.oauth2")
-if not any(isinstance(f, _WithoutFlowTracebacks) for f in _SDK_OAUTH_LOGGER.filters):
-    _SDK_OAUTH_LOGGER.addFilter(_WithoutFlowTracebacks())
+# No traceback from the SDK for a failed OAuth flow: the failure reaches the person once, as an
+# `AuthenticationError` that says what to do (see `mcp._failures`).
+drop_log_record(OAUTH_FLOW_ERROR)
 
 
 def uses_oauth(config: ServerConfig) -> bool:
@@ -140,36 +130,22 @@ def _refresh_margin(token: OAuthToken) -> float:
     return REFRESH_MARGIN if token.expires_in is None else min(REFRESH_MARGIN, int(token.expires_in) / 2)
 
 
-class _RefreshEarly(OAuthContext):
-    """Counts a token as expired a margin early, so it is refreshed before it lapses."""
+class _StoredExpiry(EarlyRefresh):
+    """Refresh early, and know a stored token's expiry after a restart (the SDK reloads stored tokens
+    without it, and would treat an expired one as valid until a 401, then sign in again from scratch
+    instead of refreshing)."""
 
-    def update_token_expiry(self, token: OAuthToken) -> None:
-        super().update_token_expiry(token)
-        if self.token_expiry_time is not None:
-            self.token_expiry_time -= _refresh_margin(token)
-
-
-class _StoredExpiry:
-    """Mixin for the SDK's providers: refresh early, and know a stored token's expiry after a restart
-    (the SDK reloads stored tokens without it, and would treat an expired one as valid until a 401,
-    then sign in again from scratch instead of refreshing)."""
-
-    context: OAuthContext
     _storage: ServerTokenStorage
 
     def _use_early_refresh(self, storage: ServerTokenStorage) -> None:
         self._storage = storage
-        context = self.context
-        fields = {
-            field.name: getattr(context, field.name) for field in dataclasses.fields(context) if field.init
-        }
-        self.context = _RefreshEarly(**fields)
+        self.refresh_early()
 
-    async def _initialize(self) -> None:
-        await super()._initialize()  # type: ignore[misc]
-        tokens, expires_at = self.context.current_tokens, self._storage.expires_at
-        if tokens is not None and expires_at is not None:
-            self.context.token_expiry_time = expires_at - _refresh_margin(tokens)
+    def refresh_margin(self, token: OAuthToken) -> float:
+        return _refresh_margin(token)
+
+    def stored_token_expiry(self) -> float | None:
+        return self._storage.expires_at
 
 
 class _AuthorizationCode(_StoredExpiry, OAuthClientProvider):

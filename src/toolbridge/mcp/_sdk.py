@@ -1,0 +1,157 @@
+"""Everything toolbridge relies on in the MCP SDK (`mcp`) beyond its public API, in one module.
+
+The rest of toolbridge calls the names here and touches no SDK internals. What each relies on, and why:
+
+- `connection_of(session)` reads `ServerSession._connection`. A request handler of the gateway gets a
+  new `ServerSession` per request; the `Connection` behind it is what lasts as long as the downstream
+  client does, with the `state` and `exit_stack` the SDK offers for per-connection data and cleanup.
+  The handler's context has no public accessor for it yet (the SDK's `Context.connection` is not wired
+  to handlers: its TODO(L54) rework will).
+- `ProbingClient` overrides `Client._build_session`, the SDK's seam for making the session, to bound
+  the `server/discover` probe: the SDK waits a module constant (10 s) for it, calling
+  `self.send_discover` from its negotiation, so an instance attribute of that name takes its place.
+- `EarlyRefresh`, a mixin for the SDK's OAuth providers, overrides their `_initialize` (where they load
+  the stored tokens) and replaces their `context`, an `OAuthContext` dataclass rebuilt from its init
+  fields, by one whose `update_token_expiry` counts a token as expiring early.
+- `drop_log_record` filters records of the SDK's loggers by their message text (`STDIO_PARSE_FAILURE`,
+  `OAUTH_FLOW_ERROR`): tracebacks it logs for what toolbridge reports better itself.
+
+tests/test_dependency_contracts.py checks each against the installed SDK, and pyproject.toml bounds `mcp`
+below the next minor version, so a new SDK is checked before it is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import anyio
+import mcp_types as mcp
+from mcp import Client, ClientSession, MCPError
+from mcp.client.auth.oauth2 import OAuthContext
+from mcp.shared.auth import OAuthToken
+
+from toolbridge.config.model import DEFAULT_DISCOVER_TIMEOUT
+
+if TYPE_CHECKING:
+    from mcp.server.connection import Connection
+    from mcp.server.session import ServerSession
+
+__all__ = [
+    "OAUTH_FLOW_ERROR",
+    "STDIO_PARSE_FAILURE",
+    "EarlyRefresh",
+    "ProbingClient",
+    "SdkLogRecord",
+    "connection_of",
+    "drop_log_record",
+]
+
+
+def connection_of(session: ServerSession) -> Connection:
+    """The connection (one per downstream client) behind a request handler's session."""
+    connection: Connection = session._connection
+    return connection
+
+
+@dataclass
+class ProbingClient(Client):
+    """The SDK's `Client`, with `server/discover` given `discover_timeout` seconds instead of the SDK's 10.
+
+    A server that never answers the probe (not even with an error) is then one of the older revision
+    after a short wait, as the SDK decides when its own timeout expires.
+    """
+
+    discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT
+
+    async def _build_session(self, exit_stack: AsyncExitStack) -> ClientSession:
+        session = await super()._build_session(exit_stack)
+        probe = session.send_discover
+        timeout = self.discover_timeout
+
+        async def send_discover(version: str) -> dict[str, Any]:
+            with anyio.move_on_after(timeout):
+                return await probe(version)
+            # What the SDK raises when its own wait runs out, so its fallback to `initialize` follows.
+            raise MCPError(mcp.REQUEST_TIMEOUT, f"no answer to server/discover in {timeout:g} s")
+
+        session.send_discover = send_discover  # type: ignore[method-assign]
+        return session
+
+
+class _ExpiringEarly(OAuthContext):
+    """Counts a token as expired `margin(token)` seconds early."""
+
+    margin: Callable[[OAuthToken], float]
+
+    def update_token_expiry(self, token: OAuthToken) -> None:
+        super().update_token_expiry(token)
+        if self.token_expiry_time is not None:
+            self.token_expiry_time -= self.margin(token)
+
+
+class EarlyRefresh:
+    """Mixin, before the SDK's `OAuthClientProvider` (or a subclass) in the bases: tokens are refreshed
+    `refresh_margin(token)` seconds before they expire, and a stored token's expiry, which the SDK does not
+    keep, is restored from `stored_token_expiry()` once the SDK has loaded the stored tokens.
+
+    A subclass defines both and calls `refresh_early()` at the end of its `__init__`.
+    """
+
+    context: OAuthContext
+
+    def refresh_margin(self, token: OAuthToken) -> float:
+        raise NotImplementedError
+
+    def stored_token_expiry(self) -> float | None:
+        """When the stored token expires (seconds since the epoch), if known."""
+        raise NotImplementedError
+
+    def refresh_early(self) -> None:
+        context = self.context
+        fields = {
+            field.name: getattr(context, field.name) for field in dataclasses.fields(context) if field.init
+        }
+        early = _ExpiringEarly(**fields)
+        early.margin = self.refresh_margin
+        self.context = early
+
+    async def _initialize(self) -> None:
+        await super()._initialize()  # type: ignore[misc]
+        tokens, expires_at = self.context.current_tokens, self.stored_token_expiry()
+        if tokens is not None and expires_at is not None:
+            self.context.token_expiry_time = expires_at - self.refresh_margin(tokens)
+
+
+class SdkLogRecord(NamedTuple):
+    """A record one of the SDK's loggers writes, by the logger's name and the record's message."""
+
+    logger: str
+    message: str
+
+
+STDIO_PARSE_FAILURE = SdkLogRecord("mcp.client.stdio", "Failed to parse JSONRPC message from server")
+"""Logged with a traceback for each line of a stdio server's output that is not a JSON-RPC message."""
+
+OAUTH_FLOW_ERROR = SdkLogRecord("mcp.client.auth.oauth2", "OAuth flow error")
+"""Logged with a traceback when an OAuth flow fails, before the failure is raised."""
+
+
+class _Drop(logging.Filter):
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != self.message
+
+
+def drop_log_record(record: SdkLogRecord) -> None:
+    """Keep the SDK's logger from writing `record` (once per process, however often this is called)."""
+    logger = logging.getLogger(record.logger)
+    if not any(isinstance(f, _Drop) and f.message == record.message for f in logger.filters):
+        logger.addFilter(_Drop(record.message))
