@@ -1,5 +1,5 @@
 """What toolbridge relies on in its dependencies beyond their documented APIs, each in one adapter
-module: server/_uvicorn.py (uvicorn's httptools protocol) and _http_client.py (aiohttp's connector).
+module: server/_uvicorn.py (uvicorn's httptools protocol) and _aiohttp_client.py (aiohttp's connector).
 Run these before raising a dependency's upper bound in pyproject.toml. The behaviour itself is tested over
 real sockets (test_server_security, test_http_client)."""
 
@@ -47,9 +47,15 @@ def test_the_connector_takes_pooled_connections_through_get() -> None:
 
 @pytest.mark.parametrize("package", ["uvicorn", "aiohttp"])
 def test_the_installed_version_is_within_the_checked_ones(package: str) -> None:
-    dependencies = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["dependencies"]
-    (declared,) = [line for line in dependencies if re.match(rf"{package}\b", line)]
-    upper = re.search(r"<\s*([\d.]+)", declared)
-    assert upper is not None, f"{package} needs an upper bound in pyproject.toml, got {declared!r}"
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+    lines = [
+        *project["dependencies"],
+        *(line for extra in project["optional-dependencies"].values() for line in extra),
+    ]
+    declared = [line for line in lines if re.match(rf"{package}\b", line)]
+    assert declared, f"{package} is declared nowhere in pyproject.toml"
     installed = tuple(int(part) for part in version(package).split(".")[:2])
-    assert installed < tuple(int(part) for part in upper.group(1).split(".")[:2])
+    for line in declared:  # in each extra that brings it
+        upper = re.search(r"<\s*([\d.]+)", line)
+        assert upper is not None, f"{package} needs an upper bound in pyproject.toml, got {line!r}"
+        assert installed < tuple(int(part) for part in upper.group(1).split(".")[:2])
