@@ -150,8 +150,7 @@ def test_the_extras_modules_are_what_their_distributions_provide() -> None:
             provided = {d.lower().replace("_", "-") for d in providers[module.split(".")[0]]}
             assert provided & distributions(extra), f"{module} comes with no distribution of [{extra}]"
     assert set(EXTRA_MODULES) | {"all", "dev"} == set(EXTRAS)
-    every = {part for extra in EXTRA_MODULES for part in [extra]}
-    assert distributions("all") == {d for extra in every for d in distributions(extra)}
+    assert distributions("all") == {d for extra in EXTRA_MODULES for d in distributions(extra)}
     assert distributions("all") <= distributions("dev"), "CI installs .[dev]: it must test every extra"
 
 
