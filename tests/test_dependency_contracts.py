@@ -42,7 +42,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 import toolbridge
-from toolbridge import _http_client
+from toolbridge import _aiohttp_client, _http_client
 from toolbridge.mcp import _sdk
 from toolbridge.models._openai_stream import ChunkStream
 from toolbridge.server._uvicorn import BoundedHttpToolsProtocol
@@ -51,7 +51,7 @@ PYPROJECT = Path(__file__).parents[1] / "pyproject.toml"
 SOURCE = Path(toolbridge.__file__).parent
 
 ADAPTERS = {
-    "_http_client.py": ("httpx2", "httpx-aiohttp", "aiohttp"),
+    "_aiohttp_client.py": ("httpx2", "httpx-aiohttp", "aiohttp"),
     "mcp/_sdk.py": ("mcp",),
     "models/_openai_stream.py": ("openai",),
     "server/_uvicorn.py": ("uvicorn",),
@@ -96,15 +96,15 @@ def _module(name: str) -> object:
         return None
 
 
-# -- httpx2, httpx-aiohttp, aiohttp: _http_client.py --------------------------------------------------
+# -- httpx2, httpx-aiohttp, aiohttp: _aiohttp_client.py ------------------------------------------------
 
 
 def test_httpx2_makes_its_transports_through_the_methods_the_client_overrides() -> None:
-    adapter = "_http_client.py (_AiohttpClient)"
+    adapter = "_aiohttp_client.py (AiohttpClient)"
     for method in ("_init_transport", "_init_proxy_transport"):
         theirs = getattr(httpx2.AsyncClient, method, None)
         relied_on(theirs is not None, adapter, f"httpx2.AsyncClient.{method}", "httpx2")
-        ours = getattr(_http_client._AiohttpClient, method)
+        ours = getattr(_aiohttp_client.AiohttpClient, method)
         relied_on(
             parameters(theirs) == parameters(ours),
             adapter,
@@ -127,16 +127,16 @@ async def test_the_client_sends_over_aiohttp_directly_and_through_a_proxy() -> N
     client = _http_client.async_http_client()
     proxied = _http_client.async_http_client(proxy="http://127.0.0.1:9")
     async with client, proxied:
-        adapter = "_http_client.py (_AiohttpClient)"
+        adapter = "_aiohttp_client.py (AiohttpClient)"
         relied_on(
-            isinstance(client._transport, _http_client._Transport),
+            isinstance(client._transport, _aiohttp_client._Transport),
             adapter,
             "_init_transport's result used",
             "httpx2",
         )
         transports = list(proxied._mounts.values())
         relied_on(
-            bool(transports) and all(isinstance(t, _http_client._Transport) for t in transports),
+            bool(transports) and all(isinstance(t, _aiohttp_client._Transport) for t in transports),
             adapter,
             "_init_proxy_transport's result used for the proxy",
             "httpx2",
@@ -144,7 +144,7 @@ async def test_the_client_sends_over_aiohttp_directly_and_through_a_proxy() -> N
 
 
 def test_httpx_aiohttp_builds_its_session_through_get_client_from_what_it_was_given() -> None:
-    adapter = "_http_client.py (_Transport)"
+    adapter = "_aiohttp_client.py (_Transport)"
     relied_on("get_client" in vars(AiohttpTransport), adapter, "AiohttpTransport.get_client", "httpx-aiohttp")
     relied_on(
         "self.get_client()" in source(AiohttpTransport),
@@ -153,7 +153,7 @@ def test_httpx_aiohttp_builds_its_session_through_get_client_from_what_it_was_gi
         "httpx-aiohttp",
     )
     limits = httpx2.Limits(max_connections=7, keepalive_expiry=1.5)
-    transport = _http_client._Transport(limits=limits, proxy=httpx2.Proxy("http://127.0.0.1:9"))
+    transport = _aiohttp_client._Transport(limits=limits, proxy=httpx2.Proxy("http://127.0.0.1:9"))
     relied_on(transport.limits is limits, adapter, "the transport's `limits`", "httpx-aiohttp")
     relied_on(
         isinstance(transport.ssl_context, ssl.SSLContext),
@@ -174,14 +174,14 @@ async def test_httpx_aiohttp_keeps_aiohttps_error_as_the_cause() -> None:
             await transport.handle_async_request(request)
     relied_on(
         isinstance(raised.value.__cause__, aiohttp.ClientConnectorError),
-        "_http_client.py (_as_httpx)",
+        "_aiohttp_client.py (_as_httpx)",
         "aiohttp's error as the __cause__ of the one raised",
         "httpx-aiohttp",
     )
 
 
 def test_the_connector_takes_pooled_connections_through_get() -> None:
-    adapter = "_http_client.py (_Connector)"
+    adapter = "_aiohttp_client.py (_Connector)"
     get = vars(aiohttp.BaseConnector).get("_get")
     relied_on(inspect.iscoroutinefunction(get), adapter, "the coroutine BaseConnector._get", "aiohttp")
     relied_on(parameters(get) == ["self", "key", "traces"], adapter, "_get(self, key, traces)", "aiohttp")
@@ -656,9 +656,9 @@ def test_no_module_but_the_adapters_relies_on_a_dependencys_internals() -> None:
 def test_the_scan_sees_what_the_adapters_rely_on() -> None:
     found = {(where, what) for where, _line, what in _private_uses()}
     for expected in [
-        ("_http_client.py", "import httpx2._config"),
-        ("_http_client.py", "_Connector overrides _get"),
-        ("_http_client.py", "_AiohttpClient overrides _init_transport"),
+        ("_aiohttp_client.py", "import httpx2._config"),
+        ("_aiohttp_client.py", "_Connector overrides _get"),
+        ("_aiohttp_client.py", "AiohttpClient overrides _init_transport"),
         ("mcp/_sdk.py", "ProbingClient overrides _build_session"),
         ("mcp/_sdk.py", "._connection"),
         ("mcp/_sdk.py", "EarlyRefresh: super()._initialize"),

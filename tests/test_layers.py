@@ -41,6 +41,8 @@ RANK = {name: rank for rank, name in enumerate(ORDER)} | {
     "_request_guard": 0,
     "_token": 0,
     "_http_client": 0,
+    "_aiohttp_client": 0,
+    "_extras": 0,
     "telemetry": 0,
 }
 TOP = {"__init__", "__main__", "testing"}

@@ -19,6 +19,8 @@ ToolbridgeError
 │   └── ToolsNotSupportedError  the endpoint rejected function calling; prompt mode works instead
 ├── StoreError               the database could not be opened, migrated or used (`toolbridge.store`
 │                            adds AgentNotFoundError, AgentExistsError, ChatNotFoundError below it)
+├── MissingExtraError        a feature needs an optional dependency that is not installed; the message
+│                            names the `pip install 'toolbridge[extra]'` line (carries `extra`)
 └── UsageError               the Python API was called wrongly: a value it does not know (a schema
                              target, tool mode or call format), a function that cannot be a tool, a
                              duplicate tool name, a stream or pool used outside `async with`
@@ -49,6 +51,7 @@ __all__ = [
     "AuthenticationError",
     "ConfigError",
     "ConnectionLostError",
+    "MissingExtraError",
     "ModelError",
     "ModelErrorKind",
     "ServerError",
@@ -247,6 +250,21 @@ class ToolsNotSupportedError(ModelError):
 
 class StoreError(ToolbridgeError):
     """The database could not be opened, migrated or used. The message names the database."""
+
+
+class MissingExtraError(ToolbridgeError):
+    """A feature needs an optional dependency that is not installed. Carries `extra` (the name in
+    `toolbridge[extra]`), `feature` (what needed it) and `module` (what could not be imported);
+    `toolbridge._extras.require` raises it."""
+
+    def __init__(self, extra: str, feature: str, *, module: str) -> None:
+        self.extra = extra
+        self.feature = feature
+        self.module = module
+        super().__init__(
+            f"{feature} needs the {extra!r} extra, which is not installed ({module} is missing). "
+            f"Install it with: pip install 'toolbridge[{extra}]'"
+        )
 
 
 class UsageError(ToolbridgeError):

@@ -99,7 +99,7 @@ def test_access_log_lines_with_a_token_are_still_written_as_verbose_formats_them
     request line from the record's arguments: redaction must leave them in place."""
     from uvicorn.logging import AccessFormatter
 
-    from toolbridge.telemetry._logs import JsonLogFormatter
+    from toolbridge.telemetry import JsonLogFormatter
 
     (handler,) = [h for h in logging.getLogger("uvicorn.access").handlers if h.stream is access_log]  # type: ignore[attr-defined]
     handler.setFormatter(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -15,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from toolbridge._extras import installed, require_extra
 from toolbridge.config import Config, load_config
 from toolbridge.errors import ToolbridgeError
 
@@ -41,6 +41,14 @@ VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Log debug 
 def fail(message: str, code: int = 1) -> NoReturn:
     stderr.print(f"[bold red]error:[/] {escape(message)}", markup=True)
     raise typer.Exit(code)
+
+
+def need_extra(extra: str, command: str) -> None:
+    """Exit with the `pip install` line to run when `command` needs the `extra` and it is not installed."""
+    try:
+        require_extra(extra, f"`{command}`")
+    except ToolbridgeError as exc:
+        fail(str(exc))
 
 
 def warn(message: str) -> None:
@@ -96,7 +104,7 @@ def errors_reported() -> Iterator[None]:
 def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:
     """Run an async command body; toolbridge errors become a message on stderr and exit code 1.
     `fast_loop`: on uvloop where it is installed (a server, whose every message costs event-loop turns)."""
-    options = {"use_uvloop": True} if fast_loop and importlib.util.find_spec("uvloop") is not None else {}
+    options = {"use_uvloop": True} if fast_loop and installed("uvloop") else {}  # the fast-http extra
     try:
         return anyio.run(main, backend_options=options)
     except ToolbridgeError as exc:

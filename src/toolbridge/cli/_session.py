@@ -24,12 +24,13 @@ from toolbridge.mcp.client_features import ClientFeatures
 from toolbridge.mcp.oauth import OAuth
 from toolbridge.models import resolve_model
 from toolbridge.runs.recorder import RunRecorder
-from toolbridge.store import CallLog, Store, find_agent, resolve_agent_model
+from toolbridge.store import CallLog, find_agent, resolve_agent_model
 from toolbridge.tools import ContentCatalog
 from toolbridge.types import NATIVE_SOURCE, ContentPart, Message, ToolSpec
 
 if TYPE_CHECKING:
     from toolbridge.mcp.server_log import LogEntry
+    from toolbridge.store import Store
 
 __all__ = ["TerminalSession"]
 

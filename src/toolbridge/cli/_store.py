@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from toolbridge._extras import installed
 from toolbridge.cli._common import fail, load
 from toolbridge.errors import ToolbridgeError
 
@@ -26,12 +27,18 @@ DbOption = Annotated[
 ]
 
 
-def open_store(db: str | None, config: Path | None) -> Store:
-    """The store named by `--db`, `$TOOLBRIDGE_DB`, the config or the default; errors exit with a message."""
-    # SQLAlchemy and Alembic: imported when a command opens the store, not for --help.
-    from toolbridge.store import DATABASE_ENV_VAR, Store, resolve_database_url
+_DATABASE_ENV_VAR = "TOOLBRIDGE_DB"
+"""`toolbridge.store.DATABASE_ENV_VAR`, read here without the `store` extra."""
 
+
+def open_store(db: str | None, config: Path | None) -> Store:
+    """The store named by `--db`, `$TOOLBRIDGE_DB`, the config or the default; errors exit with a message
+    (also the `store` extra's absence)."""
     try:
+        # SQLAlchemy and Alembic: imported when a command opens the store, not for --help (without
+        # the `store` extra, a MissingExtraError).
+        from toolbridge.store import DATABASE_ENV_VAR, Store, resolve_database_url
+
         # The config file is read only when it decides: with neither --db nor $TOOLBRIDGE_DB.
         decided = db or os.environ.get(DATABASE_ENV_VAR)
         if decided:
@@ -43,6 +50,16 @@ def open_store(db: str | None, config: Path | None) -> Store:
         return Store(url)
     except ToolbridgeError as exc:
         fail(str(exc))
+
+
+def open_history(db: str | None, config: Path | None) -> Store | None:
+    """The store of a command that keeps what it did when it can (`ask`, `chat`, `call`): None, and
+    nothing kept, when the `store` extra is not installed and neither `--db` nor `$TOOLBRIDGE_DB` asks
+    for a database."""
+    asked = db or os.environ.get(_DATABASE_ENV_VAR)
+    if not asked and not (installed("sqlalchemy") and installed("alembic")):
+        return None
+    return open_store(db, config)
 
 
 def when(moment: datetime) -> str:

@@ -22,7 +22,7 @@ from toolbridge.cli._common import (
     warn_unavailable,
 )
 from toolbridge.cli._render import EventPrinter, JsonEventPrinter, TerminalRenderer
-from toolbridge.cli._store import DbOption, open_store
+from toolbridge.cli._store import DbOption, open_history
 from toolbridge.cli.app import app
 from toolbridge.errors import ToolbridgeError
 
@@ -48,12 +48,12 @@ def ask(
 ) -> None:
     """Ask once and print the answer; tool calls are shown as they run. `--json` prints the events.
 
-    The question and its answer are kept as a chat (`toolbridge history`)."""
+    The question and its answer are kept as a chat (`toolbridge history`) when the store is installed."""
     setup_logging(verbose)
     prompt = read_question(question)
     loaded = load(config)
     start_tracing(loaded, command="toolbridge ask")
-    store = open_store(db, config)
+    store = open_history(db, config)
     from toolbridge.cli._session import TerminalSession  # the agent stack: only when asking
 
     try:

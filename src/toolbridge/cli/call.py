@@ -5,6 +5,7 @@ logged for `stats` with `caller: "cli"`, also when Ctrl-C cancels it."""
 from __future__ import annotations
 
 import json as jsonlib
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -22,7 +23,7 @@ from toolbridge.cli._common import (
     stderr,
     stdout,
 )
-from toolbridge.cli._store import DbOption, open_store
+from toolbridge.cli._store import DbOption, open_history
 from toolbridge.cli.app import app
 from toolbridge.types import ToolCall, ToolResult
 
@@ -54,7 +55,7 @@ def call(
     parsed = parse_arguments(arguments)
     loaded = load(config)
     start_tracing(loaded, command="toolbridge call")
-    store = open_store(db, config)
+    store = open_history(db, config)
 
     from toolbridge.cli._asks import TerminalAnswers  # the MCP SDK: imported when needed
     from toolbridge.store import CallLog, find_agent
@@ -75,14 +76,15 @@ def call(
         )
         async with Toolbox(loaded, features=answers.requests.features()) as toolbox:
             # Ctrl-C cancels the call: the pipeline logs it as cancelled before `main` ends.
-            toolbox.observers.append(CallLog(store.log_tool_calls))
+            if store is not None:
+                toolbox.observers.append(CallLog(store.log_tool_calls))
             try:
                 outcome = await toolbox.calls.call(request, context)
                 return outcome.result
             finally:
                 await answers.aclose()
 
-    with store:
+    with store or nullcontext():
         result = run(main)
     if json:
         print_json(result.model_dump(mode="json"))

@@ -23,7 +23,7 @@ from toolbridge.cli._common import (
     stdout,
     warn_unavailable,
 )
-from toolbridge.cli._store import DbOption, open_store
+from toolbridge.cli._store import DbOption, open_history, open_store
 from toolbridge.cli.app import app
 from toolbridge.cli.ask import make_printer
 from toolbridge.errors import ToolbridgeError
@@ -59,11 +59,14 @@ def chat(
         fail(f"to continue chat {chat_id}, write `toolbridge chat --resume {chat_id}`.")
     loaded = load(config)
     start_tracing(loaded, command="toolbridge chat")
-    store = open_store(db, config)
+    # Without the store a chat is kept nowhere; resuming one needs it.
+    store = open_store(db, config) if resume else open_history(db, config)
     from toolbridge.cli._session import TerminalSession  # the agent stack: only when chatting
 
     try:
-        resumed, agent = _chat_to_resume(store, chat_id, agent) if resume else (None, agent)
+        resumed, agent = (
+            _chat_to_resume(store, chat_id, agent) if resume and store is not None else (None, agent)
+        )
         with TerminalSession(
             loaded,
             make_printer(json),

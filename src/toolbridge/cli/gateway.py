@@ -16,6 +16,7 @@ from toolbridge.cli._common import (
     VerboseOption,
     fail,
     load,
+    need_extra,
     run,
     setup_logging,
     start_tracing,
@@ -77,6 +78,7 @@ def gateway(
 ) -> None:
     """Serve the configured MCP servers' tools, resources and prompts as one MCP server over
     stdin/stdout (or HTTP with --http)."""
+    need_extra("gateway", "toolbridge gateway")
     from toolbridge.agent.definition import load_agent_definition
     from toolbridge.gateway import ApprovalGate, ClientCalls, Gateway, gateway_features
     from toolbridge.store import CallLog

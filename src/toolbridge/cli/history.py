@@ -24,7 +24,6 @@ from toolbridge.cli.app import app
 if TYPE_CHECKING:
     from toolbridge.runs.ledger import RunRecord
     from toolbridge.store import StoredMessage
-from toolbridge.runs.ledger import INTERRUPTED_MESSAGE, RunLedger
 from toolbridge.types import AssistantMessage, ToolMessage
 
 history_app = typer.Typer(no_args_is_help=False, help="Stored chats and their messages.")
@@ -77,6 +76,8 @@ def show(
     """Print a chat's messages in order: user, assistant (with reasoning and tool calls), tool results."""
     setup_logging(verbose)
     with open_store(db, config) as store, errors_reported():
+        from toolbridge.runs.ledger import RunLedger  # the database's: imported with it, not for --help
+
         chat = store.get_chat(chat_id)
         messages = store.get_stored_messages(chat_id)
         runs = RunLedger.of(store).of_chat(chat_id)
@@ -112,15 +113,17 @@ def _run_json(run: RunRecord) -> dict[str, Any]:
 
 
 _RUN_ENDS = {
-    "interrupted": INTERRUPTED_MESSAGE,
     "cancelled": "cancelled: the run was stopped",
     "failed": "failed: see the server's log",
 }
 
 
 def print_run_end(run: RunRecord) -> None:
+    from toolbridge.runs.ledger import INTERRUPTED_MESSAGE  # the database's: imported with it, not for --help
+
+    ends = {"interrupted": INTERRUPTED_MESSAGE, **_RUN_ENDS}
     ended = when(run.ended_at) if run.ended_at else ""
-    stdout.print(f"\n[bold yellow]run {_RUN_ENDS.get(run.status, run.status)}[/] [dim]{ended}[/]")
+    stdout.print(f"\n[bold yellow]run {ends.get(run.status, run.status)}[/] [dim]{ended}[/]")
 
 
 def _message_json(stored: StoredMessage) -> dict[str, Any]:

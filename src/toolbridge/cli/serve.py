@@ -14,6 +14,7 @@ from toolbridge.cli._common import (
     VerboseOption,
     fail,
     load,
+    need_extra,
     setup_logging,
     start_tracing,
     stderr,
@@ -74,6 +75,7 @@ def serve(
     verbose: VerboseOption = False,
 ) -> None:
     """Serve agents over HTTP: POST /v1/chat/completions for any OpenAI client, and a web chat page at /."""
+    need_extra("serve", "toolbridge serve")
     from toolbridge.server import create_app, listen, run_server, settings_from_config
     from toolbridge.store.serving import serving_lock
 

@@ -19,6 +19,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from toolbridge._extras import require
 from toolbridge.models._calls import CollectedCall, ToolCallCollector
 from toolbridge.models.base import (
     Finish,
@@ -107,10 +108,12 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # The adapters import their SDKs, which take seconds to import: only when asked for.
     if name == "OpenAIChatModel":
+        require("openai", "openai", "OpenAIChatModel")
         from toolbridge.models.openai import OpenAIChatModel
 
         return OpenAIChatModel
     if name == "AnthropicModel":
+        require("anthropic", "anthropic", "AnthropicModel")
         from toolbridge.models.anthropic import AnthropicModel
 
         return AnthropicModel

@@ -26,8 +26,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
+import httpx2
 
+from toolbridge._extras import require
 from toolbridge.config import Config, ModelConfig
 from toolbridge.errors import ConfigError
 from toolbridge.models.base import Model, ModelSettings
@@ -45,7 +46,8 @@ if TYPE_CHECKING:
     from toolbridge.models.openai import OpenAIChatModel
 
 # The SDK adapters are imported where a model is built: importing `anthropic` alone takes seconds,
-# and a run uses one provider at most.
+# and a run uses one provider at most. Each SDK is an extra (`toolbridge[openai]`, `toolbridge[anthropic]`):
+# without it, choosing such a model says what to install (`demo` needs neither).
 
 __all__ = [
     "DEFAULT_OPENAI_MODEL",
@@ -131,9 +133,11 @@ def _model_of(name: str, settings: ModelConfig, *, path: str | None, from_config
     }
     try:
         if profile.wire == "anthropic":
+            require("anthropic", "anthropic", f"The model {name!r} (Claude, through Anthropic's API)")
             from toolbridge.models.anthropic import AnthropicModel
 
             return AnthropicModel(settings.model, profile=profile, **options)
+        require("openai", "openai", f"The model {name!r} (an OpenAI-compatible endpoint)")
         from toolbridge.models.openai import OpenAIChatModel
 
         return OpenAIChatModel(settings.model, provider=profile, **options)
@@ -201,11 +205,12 @@ async def resolve_model_async(name: str | None = None, config: Config | None = N
 
 
 def _model_from_environment() -> Model:
-    from toolbridge.models.openai import OpenAIChatModel
-
     api_key = os.environ.get("OPENAI_API_KEY", "").strip()
     base_url = os.environ.get("OPENAI_BASE_URL", "").strip()
     if api_key or base_url:
+        require("openai", "openai", "The default model (from $OPENAI_API_KEY or $OPENAI_BASE_URL)")
+        from toolbridge.models.openai import OpenAIChatModel
+
         model_id = os.environ.get("OPENAI_MODEL", "").strip()
         if base_url:  # another OpenAI-compatible server: its own dialect, and its own model ids
             model_id = model_id or _first_listed_model(base_url, api_key) or DEFAULT_OPENAI_MODEL
@@ -224,18 +229,16 @@ def _model_from_environment() -> Model:
 
 
 def find_ollama_model() -> OpenAIChatModel | None:
-    from toolbridge.models.openai import OpenAIChatModel
-
     """A model of the Ollama at `$OLLAMA_HOST` (default 127.0.0.1:11434), if one answers and has models.
 
     The pick prefers families that can call tools, in the order Ollama lists them (newest first).
     """
     host = ollama_host()
     try:
-        response = httpx.get(f"{host}/api/tags", timeout=_PROBE_TIMEOUT)
+        response = httpx2.get(f"{host}/api/tags", timeout=_PROBE_TIMEOUT)
         response.raise_for_status()
         listed = response.json().get("models") or []
-    except (httpx.HTTPError, ValueError, AttributeError):
+    except (httpx2.HTTPError, ValueError, AttributeError):
         return None
     names = [str(entry.get("name") or entry.get("model")) for entry in listed if isinstance(entry, Mapping)]
     names = [n for n in names if n and n != "None" and "embed" not in n.lower()]
@@ -245,16 +248,19 @@ def find_ollama_model() -> OpenAIChatModel | None:
             "or configure another model (see `--model`)"
         )
     chosen = next((n for family in _OLLAMA_TOOL_FAMILIES for n in names if n.startswith(family)), names[0])
+    require("openai", "openai", f"The local Ollama's model {chosen!r}")
+    from toolbridge.models.openai import OpenAIChatModel
+
     return OpenAIChatModel(chosen, provider="ollama", base_url=f"{host}/v1")
 
 
 def _first_listed_model(base_url: str, api_key: str) -> str | None:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        response = httpx.get(f"{base_url.rstrip('/')}/models", headers=headers, timeout=_PROBE_TIMEOUT)
+        response = httpx2.get(f"{base_url.rstrip('/')}/models", headers=headers, timeout=_PROBE_TIMEOUT)
         response.raise_for_status()
         data = response.json().get("data") or []
-    except (httpx.HTTPError, ValueError, AttributeError):
+    except (httpx2.HTTPError, ValueError, AttributeError):
         return None
     ids = [entry.get("id") for entry in data if isinstance(entry, Mapping)]
     return next((model_id for model_id in ids if isinstance(model_id, str) and model_id), None)

@@ -10,12 +10,15 @@ The run's tool calls reach the call log through the call pipeline's observer (`C
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import anyio
 
 from toolbridge.agent import AgentEvent, MessageAddedEvent
 from toolbridge.store._errors import StoreError
-from toolbridge.store.store import Store
+
+if TYPE_CHECKING:
+    from toolbridge.store.store import Store
 
 __all__ = ["RunRecorder"]
 

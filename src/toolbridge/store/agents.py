@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from toolbridge.agent.definition import DEFAULT_AGENT_NAME, AgentDefinition, load_agent_definition
 from toolbridge.config import Config, known_servers
@@ -18,7 +18,9 @@ from toolbridge.errors import ConfigError
 from toolbridge.models import Model, model_name_problem, resolve_model
 from toolbridge.store._errors import AgentNotFoundError, InvalidAgentError
 from toolbridge.store._records import AgentRecord
-from toolbridge.store.store import Store
+
+if TYPE_CHECKING:
+    from toolbridge.store.store import Store
 
 __all__ = ["AgentSource", "CatalogAgent", "agent_catalog", "check_agent", "find_agent", "resolve_agent_model"]
 

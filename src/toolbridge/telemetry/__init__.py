@@ -10,8 +10,10 @@
 It imports nothing of toolbridge, so every layer may use it.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from toolbridge.telemetry._context import bind_log_context, log_context, set_log_context
-from toolbridge.telemetry._logs import JsonLogFormatter, logging_config
+from toolbridge.telemetry._logs import logging_config
 from toolbridge.telemetry._otlp import TracingUnavailable, configure_tracing
 from toolbridge.telemetry._spans import (
     RunTrace,
@@ -21,6 +23,9 @@ from toolbridge.telemetry._spans import (
     trace_model_request,
     trace_run,
 )
+
+if TYPE_CHECKING:
+    from toolbridge.telemetry._json_logs import JsonLogFormatter
 
 __all__ = [
     "JsonLogFormatter",
@@ -37,3 +42,12 @@ __all__ = [
     "trace_model_request",
     "trace_run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # python-json-logger comes with the `serve` extra: imported when JSON log lines are asked for.
+    if name == "JsonLogFormatter":
+        from toolbridge.telemetry._json_logs import JsonLogFormatter
+
+        return JsonLogFormatter
+    raise AttributeError(f"module 'toolbridge.telemetry' has no attribute {name!r}")

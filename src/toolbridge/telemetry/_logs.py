@@ -1,40 +1,18 @@
-"""Log lines as JSON objects, one per line, with the run, chat and user ids of the task that logged."""
+"""The servers' logging: text, or JSON objects, one per line (`_json_logs.JsonLogFormatter`, imported by
+`logging` only when asked for: python-json-logger comes with the `serve` extra)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from pythonjsonlogger.json import JsonFormatter
-
-from toolbridge.telemetry._context import log_context
-
-__all__ = ["JsonLogFormatter", "logging_config"]
-
-
-class JsonLogFormatter(JsonFormatter):
-    """`{"time": ..., "level": ..., "logger": ..., "message": ..., "run_id": ..., "chat_id": ...}`."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "%(asctime)s %(levelname)s %(name)s %(message)s",
-            rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
-            json_ensure_ascii=False,
-        )
-
-    def add_fields(
-        self, log_record: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
-    ) -> None:
-        super().add_fields(log_record, record, message_dict)
-        for key, value in log_context().items():
-            log_record.setdefault(key, value)
+__all__ = ["logging_config"]
 
 
 def logging_config(log_format: str, level: str) -> dict[str, Any]:
     """A `logging.config.dictConfig` for a server: uvicorn's loggers and ours, in `log_format` (`json` or
     `text`) on stderr; toolbridge's own lifecycle messages (serving, stopping, runs) at INFO."""
     formatter: dict[str, Any] = (
-        {"()": JsonLogFormatter}
+        {"()": "toolbridge.telemetry._json_logs.JsonLogFormatter"}
         if log_format == "json"
         else {"format": "%(levelname)s %(name)s: %(message)s"}
     )
