@@ -1,4 +1,4 @@
-.PHONY: install test-servers lint typecheck test bench
+.PHONY: install test-servers lint typecheck test docs bench
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -q -e ".[dev]"
@@ -14,6 +14,9 @@ typecheck:
 
 test:
 	.venv/bin/pytest
+
+docs:
+	.venv/bin/mkdocs build --strict
 
 bench:
 	.venv/bin/python bench/mcp_calls.py

@@ -1,11 +1,13 @@
-"""The README is a contract: its Python snippets run as scripts, and its command lines run as written.
+"""The README and the docs are a contract: their Python snippets run as scripts, their command lines run as
+written, their config examples load, and the site builds.
 
-Each fenced `python` block runs as a script with the `demo` model (one that talks to `toolbridge serve`
-at 127.0.0.1:8765 gets a server of its own, on a free port). Each `toolbridge` line of a fenced `sh`
-block runs through a shell (pipes and all) when it needs no network and no placeholder; every line's
-command and options are checked against the real `--help` either way. Everything runs in a scratch
-directory whose toolbridge.json makes `demo` the default model, with no access to the user's own config
-or database.
+The pages are README.md and every page under docs/. Each fenced `python` block runs as a script with the
+`demo` model (one that talks to `toolbridge serve` at 127.0.0.1:8765 gets a server of its own, on a free
+port). Each `toolbridge` line of a fenced `sh` block runs through a shell (pipes and all) when it needs no
+network and no placeholder; every line's command and options are checked against the real `--help`
+either way. Each `json` (or `jsonc`) block whose keys are all config keys loads as a config. Everything
+runs in a scratch directory whose toolbridge.json makes `demo` the default model, with no access to the
+user's own config or database. A snippet that appears on several pages runs once.
 """
 
 from __future__ import annotations
@@ -21,37 +23,85 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from typer.testing import CliRunner
 
 from toolbridge.cli.commands import app
+from toolbridge.config import Config, parse_config
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-_FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = [README, *sorted(DOCS.rglob("*.md"))]
+_OPENING = re.compile(r"^(`{3,}|~{3,})\s*([\w-]*)")
 _BRACKETS = re.compile(r"\[[^\[\]]*\]")
 _PLACEHOLDER = re.compile(r"^[A-Z]+$")  # TOOL, FILE, ID, S ...
 # Lines that would run until stopped: their syntax is still checked against --help.
 _LONG_RUNNING = {"serve", "gateway"}
 SERVE_ADDRESS = "127.0.0.1:8765"
 """Where `toolbridge serve` listens by default; snippets that talk to it get a server of their own."""
+CONFIG_KEYS = (set(Config.model_fields) - {"path", "unresolved"}) | {"mcpServers"}
 
 
-def blocks(language: str) -> list[str]:
-    return [body for found, body in _FENCE.findall(README.read_text(encoding="utf-8")) if found == language]
+def fences(text: str) -> Iterator[tuple[str, str]]:
+    """Each fenced block's language and body; a fence inside another (a ~~~~ block showing ```) is text."""
+    opened: tuple[str, str] | None = None
+    body: list[str] = []
+    for line in text.splitlines(keepends=True):
+        if opened is None:
+            found = _OPENING.match(line)
+            if found:
+                opened, body = (found.group(1), found.group(2)), []
+        elif line.startswith(opened[0]) and not line.strip().strip(opened[0][0]):
+            yield opened[1], "".join(body)
+            opened = None
+        else:
+            body.append(line)
 
 
-def command_lines() -> list[str]:
+def page_blocks(language: str, pages: list[Path] = PAGES) -> list[tuple[str, str]]:
+    """(page, body) of every block in `language`, each body once (the first page it is on)."""
+    seen: dict[str, str] = {}
+    for page in pages:
+        for found, body in fences(page.read_text(encoding="utf-8")):
+            if found == language and body not in seen:
+                seen[body] = page.relative_to(ROOT).as_posix()
+    return [(page, body) for body, page in seen.items()]
+
+
+def blocks(language: str, pages: list[Path] = PAGES) -> list[str]:
+    return [body for _, body in page_blocks(language, pages)]
+
+
+def command_lines(pages: list[Path] = PAGES) -> list[str]:
     """Every `toolbridge ...` command in the sh blocks, without comments (`a && b` counts its last part)."""
     lines = []
-    for block in blocks("sh"):
+    for block in blocks("sh", pages):
         for line in block.splitlines():
             line = line.split("  #", 1)[0].strip()
             last = line.split("&&")[-1].strip().removeprefix(".venv/bin/")
-            if "toolbridge" in shlex.split(last.split(" | ")[-1])[:1]:
+            if "toolbridge" in shlex.split(last.split(" | ")[-1])[:1] and last not in lines:
                 lines.append(last)
     return lines
+
+
+def config_examples() -> list[tuple[str, Any]]:
+    """(page, document) of every JSON block that is a config: its keys are all config keys (a `jsonc`
+    block holds one document per line, after its `//` comments)."""
+    examples = []
+    for language in ("json", "jsonc"):
+        for page, body in page_blocks(language):
+            lines = [line for line in body.splitlines() if not line.lstrip().startswith("//")]
+            documents = [json.loads(line) for line in lines] if language == "jsonc" else [json.loads(body)]
+            examples += [
+                (page, document)
+                for document in documents
+                if isinstance(document, dict) and document and set(document) <= CONFIG_KEYS
+            ]
+    return examples
 
 
 def runnable(line: str) -> str | None:
@@ -88,9 +138,26 @@ def scratch(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 
 def test_the_readme_has_the_snippets_this_test_runs() -> None:
-    assert len(blocks("python")) >= 3
-    assert any(line.startswith("toolbridge ask --model demo") for line in command_lines())
-    assert any(line.startswith("echo") for line in command_lines())
+    assert len(blocks("python", [README])) >= 3
+    assert any(line.startswith("toolbridge ask --model demo") for line in command_lines([README]))
+    assert any(line.startswith("echo") for line in command_lines([README]))
+
+
+def test_the_docs_pages_have_the_snippets_this_test_runs() -> None:
+    pages = sorted(DOCS.rglob("*.md"))
+    assert len(pages) >= 15
+    assert len(blocks("python", pages)) >= 12
+    assert len(command_lines(pages)) >= 30
+    assert {page for page, _ in config_examples()} >= {
+        "README.md",
+        "docs/configuration.md",
+        "docs/gateway.md",
+    }
+
+
+def test_a_fence_inside_a_longer_fence_is_text() -> None:
+    text = '~~~~\n<call>\n```json\n{"city": "Paris"}\n```</call>\n~~~~\n```sh\nls\n```\n'
+    assert list(fences(text)) == [("", '<call>\n```json\n{"city": "Paris"}\n```</call>\n'), ("sh", "ls\n")]
 
 
 @contextmanager
@@ -122,7 +189,13 @@ def served(snippet: str, cwd: Path, env: dict[str, str]) -> Iterator[str]:
         server.communicate(timeout=30)
 
 
-@pytest.mark.parametrize("snippet", blocks("python"), ids=lambda s: s.strip().splitlines()[-1][:40])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        pytest.param(body, id=f"{page}:{body.strip().splitlines()[-1][:40]}")
+        for page, body in page_blocks("python")
+    ],
+)
 def test_python_snippet_runs(snippet: str, scratch: tuple[Path, dict[str, str]]) -> None:
     cwd, env = scratch
     with served(snippet, cwd, env) as runnable_snippet:
@@ -175,3 +248,31 @@ def test_command_line_runs_offline(line: str, scratch: tuple[Path, dict[str, str
     )  # fmt: skip
     assert done.returncode == 0, f"{command}\n{done.stderr}"
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "document",
+    [pytest.param(document, id=f"{page}:{','.join(document)}") for page, document in config_examples()],
+)
+def test_config_example_loads(document: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in re.findall(r"\$\{(\w+)", json.dumps(document)):
+        monkeypatch.setenv(variable, "a-value-of-32-characters-for-keys")
+    parse_config(document)
+
+
+@pytest.mark.slow
+def test_the_docs_site_builds_strictly(tmp_path: Path) -> None:
+    """`mkdocs build --strict`: every page in the nav, every link and anchor found, every docstring of the
+    reference rendered without a warning."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    reference = (tmp_path / "site" / "reference" / "index.html").read_text(encoding="utf-8")
+    assert 'id="toolbridge.agent.Agent.run_sync"' in reference

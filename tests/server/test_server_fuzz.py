@@ -1,4 +1,4 @@
-"""Arbitrary JSON and strings posted to every endpoint of server/API.md: the answer is never a 5xx.
+"""Arbitrary JSON and strings posted to every endpoint of docs/http-api.md: the answer is never a 5xx.
 
 One real server (uvicorn on 127.0.0.1, the `demo` model) serves every example; bodies are both random
 JSON and near-valid shapes (the right keys, random values), so the checks behind the first one run too.

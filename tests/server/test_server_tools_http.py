@@ -195,10 +195,9 @@ def test_each_call_is_logged_as_an_openapi_call_of_the_keys_user(tmp_path: Path)
     assert (rows["calculate"]["succeeded"], rows["get_current_time"]["failed"]) == (1, 1)
 
 
-def test_the_readmes_curl_examples_work_as_written(tmp_path: Path) -> None:
-    readme = (Path(__file__).parent.parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Tools over HTTP", 1)[1].split("\n## ", 1)[0]
-    commands = [line.split("  #", 1)[0].strip() for line in section.splitlines() if line.startswith("curl ")]
+def test_the_docs_curl_examples_work_as_written(tmp_path: Path) -> None:
+    page = (Path(__file__).parent.parent.parent / "docs" / "tools-over-http.md").read_text(encoding="utf-8")
+    commands = [line.split("  #", 1)[0].strip() for line in page.splitlines() if line.startswith("curl ")]
     assert len(commands) == 2
     with serve_in_thread(tmp_path, None) as server:
         # The one change: the port this test's server got instead of the default 8765.
