@@ -57,7 +57,7 @@ class ApprovalGate:
 
         async def approve(request: ApprovalRequest) -> bool:
             tool, reason = request.tool, request.reason
-            # Refused in the same words as on every surface; the README says how to allow such calls
+            # Refused in the same words as on every surface; docs/gateway.md says how to allow such calls
             # here (`gateway.approval`).
             if self.mode == "refuse" or not ctx.session.check_client_capability(_ELICITATION):
                 raise refusals.unapproved(tool, reason)

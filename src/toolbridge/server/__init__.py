@@ -3,7 +3,7 @@
     app = create_app(load_config(), store=Store(resolve_database_url()), settings=ServerSettings())
     uvicorn.run(app, host="127.0.0.1", port=8765)
 
-`toolbridge serve` does this; API.md beside this file describes every endpoint.
+`toolbridge serve` does this; docs/http-api.md describes every endpoint.
 """
 
 from toolbridge.server._settings import (

@@ -116,7 +116,7 @@ _OWN_CODE_KINDS = frozenset(
 
 
 def model_failure(error: ModelError | None, detail: str) -> ApiError:
-    """The answer to a request whose model failed, in OpenAI's error shape (see API.md): a context-length
+    """The answer to a request whose model failed, in OpenAI's error shape (see docs/http-api.md): a context-length
     error is a 400 `context_length_exceeded`; a refused request, key or access and a rate limit keep the
     upstream's status (429 with its Retry-After); no connection is a 502, no answer in time a 504, and
     anything else a 502 whose message names the upstream and what it said."""

@@ -1,4 +1,4 @@
-"""The servers' resources and prompts for the web page (see API.md), and what a message attaches or
+"""The servers' resources and prompts for the web page (see docs/http-api.md), and what a message attaches or
 starts with: resources read and prompts got here, before the run starts."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The JSON API behind the web page (see API.md): agents, chats and their messages, a chat's live events,
+"""The JSON API behind the web page (see docs/http-api.md): agents, chats and their messages, a chat's live events,
 approvals, tools, servers and statistics."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// The page's client for the toolbridge HTTP API (see src/toolbridge/server/API.md).
+// The page's client for the toolbridge HTTP API (see docs/http-api.md).
 // Every request goes through `request()`, which adds the bearer token and, on a 401, asks the user
 // for it once (all requests waiting on a 401 share the one question), then retries.
 
