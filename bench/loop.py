@@ -39,7 +39,7 @@ from toolbridge.models import (
 )
 from toolbridge.models.base import Finish
 from toolbridge.parsing import parse
-from toolbridge.testing import ScriptedAnthropicModel, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedAnthropicServer, ScriptedModelServer, ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool, ToolRegistry
 from toolbridge.types import (
     AssistantMessage,
@@ -98,7 +98,7 @@ def agent_for(model: Model, steps: int) -> Agent:
 
 async def steps_per_second_http(steps: int) -> float:
     script = [Turn.tool_calls(ToolCallSpec("noop", {"n": n})) for n in range(steps)] + [Turn.text("done")]
-    async with ScriptedModel(script) as server:
+    async with ScriptedModelServer(script) as server:
         model = OpenAIChatModel(
             "bench", base_url=server.base_url, api_key="x", max_retries=0, tool_mode="native"
         )
@@ -148,7 +148,7 @@ async def request_cost(model: Model, earlier: list[Message], step: int) -> tuple
 async def step_cost_growth(adapter: str, far: int = 100, repeats: int = 30) -> None:
     """The request at step 1 against the one at step `far`, alternated so load drifts hit both."""
     script = [Turn.tool_calls(ToolCallSpec("noop", {"n": 1}))] * (2 * repeats + 1)
-    scripted = ScriptedAnthropicModel(script) if adapter == "anthropic" else ScriptedModel(script)
+    scripted = ScriptedAnthropicServer(script) if adapter == "anthropic" else ScriptedModelServer(script)
     near_messages, far_messages = transcript(0), transcript(far - 1)
     near, distant = [], []
     async with scripted as server:
@@ -187,7 +187,7 @@ async def loop_call_to_tool() -> float:
         started_at.append(time.monotonic())
         return "marked"
 
-    async with ScriptedModel([call_then_filler(), Turn.text("ok")]) as server:
+    async with ScriptedModelServer([call_then_filler(), Turn.text("ok")]) as server:
         model = OpenAIChatModel(
             "bench", base_url=server.base_url, api_key="x", max_retries=0, tool_mode="prompt"
         )
@@ -201,7 +201,7 @@ async def loop_call_to_tool() -> float:
 
 async def naive_call_to_tool() -> float:
     """The same, reading the whole stream before looking for calls."""
-    async with ScriptedModel([call_then_filler()]) as server:
+    async with ScriptedModelServer([call_then_filler()]) as server:
         model = OpenAIChatModel(
             "bench", base_url=server.base_url, api_key="x", max_retries=0, tool_mode="prompt"
         )

@@ -44,7 +44,7 @@ from serving import start_server
 from toolbridge.agent import Agent, AgentDefinition
 from toolbridge.models import OpenAIChatModel
 from toolbridge.store import percentile
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 from toolbridge.tools import ToolRegistry, native_tools
 
 
@@ -71,7 +71,7 @@ def full_script(chats: int, rounds: int) -> list[Turn]:
 
 def serve_model(chats: int, rounds: int) -> None:
     """`--model-process`: serve the whole script, print the base URL, and stop when stdin closes."""
-    with ScriptedModel(full_script(chats, rounds)) as model:
+    with ScriptedModelServer(full_script(chats, rounds)) as model:
         print(model.base_url, flush=True)
         sys.stdin.read()
 

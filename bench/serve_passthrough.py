@@ -46,7 +46,7 @@ import serving
 from serve import Measurement, _cpu_seconds, timed_concurrently
 from serving import TOOLBRIDGE
 from toolbridge.store import percentile
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 GOAL = 1.2
 TOOLS: list[dict[str, Any]] = [
@@ -114,7 +114,7 @@ def serve_profiled(path: str, arguments: list[str]) -> None:
 
 def serve_model(turns: int, tool_mode: str, token_delay: float) -> None:
     """`--model-process`: serve `turns` replies, print the base URL, and stop when stdin closes."""
-    with ScriptedModel([reply(tool_mode, token_delay)] * turns) as model:
+    with ScriptedModelServer([reply(tool_mode, token_delay)] * turns) as model:
         print(model.base_url, flush=True)
         sys.stdin.read()
 

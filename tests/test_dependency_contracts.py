@@ -45,7 +45,7 @@ import toolbridge
 from toolbridge import _aiohttp_client, _http_client
 from toolbridge.mcp import _sdk
 from toolbridge.models._openai_stream import ChunkStream
-from toolbridge.server._uvicorn import BoundedHttpToolsProtocol
+from toolbridge.server._uvicorn import bounded_http_protocol
 
 PYPROJECT = Path(__file__).parents[1] / "pyproject.toml"
 SOURCE = Path(toolbridge.__file__).parent
@@ -68,6 +68,11 @@ RELIED_ON = {
 }
 """Private names the adapters use that toolbridge also gives its own objects: any use of one on an object
 other than `self` is the dependency's, whatever the object."""
+
+IMPORTED_BY_ITS_ADAPTER_ALONE = {"uvicorn": "server/_uvicorn.py"}
+"""Dependencies relied on in public but undocumented methods and attributes (uvicorn: the steps of
+`Server.serve`, its connection state), which the scan for private names cannot tell from documented ones:
+no other module imports them."""
 
 PINNED = ("mcp", "httpx2", "httpx-aiohttp", "aiohttp", "openai", "anthropic", "uvicorn")
 """Every distribution something is relied on in (anthropic: `x-should-retry`, models/_retry_wait.py)."""
@@ -402,14 +407,14 @@ def test_the_sdk_logs_the_records_dropped_by_their_logger_and_message(
     )
 
 
-# -- uvicorn: server/_uvicorn.py, testing/_server.py -------------------------------------------------
+# -- uvicorn: server/_uvicorn.py ----------------------------------------------------------------------
 
 
 def test_the_httptools_protocol_has_what_the_bounded_one_overrides_and_reads() -> None:
     adapter = "server/_uvicorn.py (BoundedHttpToolsProtocol)"
     for callback in ("data_received", "on_headers_complete", "on_message_complete"):
         relied_on(callback in vars(HttpToolsProtocol), adapter, f"HttpToolsProtocol.{callback}", "uvicorn")
-        assert callback in vars(BoundedHttpToolsProtocol), callback
+        assert callback in vars(bounded_http_protocol()), callback
     # What the bounded protocol reads of the instance, set by uvicorn's __init__ and connection_made.
     protocol = source(HttpToolsProtocol)
     for attribute in ("self.parser", "self.transport", "self.cycle", "self.logger"):
@@ -435,9 +440,9 @@ def test_the_graceful_server_finds_the_signals_uvicorn_captured() -> None:
     )
 
 
-def test_the_test_kits_server_replaces_the_main_loop_and_shutdown() -> None:
-    # testing/_server.py (the scripted model's server) overrides public but undocumented methods.
-    adapter = "testing/_server.py (_ThreadedUvicorn)"
+def test_the_background_server_replaces_the_main_loop_and_shutdown() -> None:
+    # The test kits' server (the scripted model servers') overrides public but undocumented methods.
+    adapter = "server/_uvicorn.py (_ThreadedServer)"
     serve = source(Server)
     for step in (
         "await self.startup(sockets=sockets)",
@@ -641,8 +646,13 @@ class _Scan:
 
 
 @functools.cache
+def _scan() -> _Scan:
+    return _Scan()
+
+
+@functools.cache
 def _private_uses() -> list[tuple[str, int, str]]:
-    return _Scan().uses()
+    return _scan().uses()
 
 
 def test_no_module_but_the_adapters_relies_on_a_dependencys_internals() -> None:
@@ -650,6 +660,23 @@ def test_no_module_but_the_adapters_relies_on_a_dependencys_internals() -> None:
     assert not outside, (
         "these reach into a dependency's private API outside its adapter module; move them into the "
         f"SDK's adapter ({', '.join(ADAPTERS)}) and add a test here for what they rely on: {outside}"
+    )
+
+
+@pytest.mark.parametrize("module", IMPORTED_BY_ITS_ADAPTER_ALONE)
+def test_a_dependency_relied_on_beyond_its_documented_api_is_imported_by_its_adapter_alone(
+    module: str,
+) -> None:
+    adapter = IMPORTED_BY_ITS_ADAPTER_ALONE[module]
+    assert adapter in ADAPTERS
+    importers = {
+        where
+        for where, imported, _noted in _scan().files
+        if any(name.split(".")[0] == module for name, _ in imported.values())
+    }
+    assert importers == {adapter}, (
+        f"{sorted(importers - {adapter})} import {module}, which toolbridge relies on beyond its documented "
+        f"API: move what they use of it into {adapter}, where tests/test_dependency_contracts.py checks it"
     )
 
 

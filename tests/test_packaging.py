@@ -227,6 +227,40 @@ def test_the_library_names_the_extra_a_model_class_needs() -> None:
     assert "pip install 'toolbridge[anthropic]'" in done.stderr
 
 
+def test_the_test_kit_works_without_any_extra() -> None:
+    code = """
+import sys
+from toolbridge.testing import FunctionModel, Turn
+
+print(sorted(m for m in ("uvicorn", "starlette", "toolbridge.server") if m in sys.modules))
+
+import httpx2
+from toolbridge import Agent
+from toolbridge.errors import MissingExtraError
+
+model = FunctionModel.replying("It is 42.")
+print(Agent(model).run_sync("What is 15 + 27?").output)
+
+from toolbridge.testing import ScriptedModelServer
+
+with ScriptedModelServer([Turn.text("Served.")]) as server:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    reply = httpx2.post(f"{server.base_url}/chat/completions", json=body).json()
+    print(reply["choices"][0]["message"]["content"])
+    try:
+        server.openai_client()
+    except MissingExtraError as error:
+        print(error)
+"""
+    done = _run_without(NO_EXTRAS, code)
+    assert done.returncode == 0, done.stderr
+    loaded, answer, served, missing = done.stdout.splitlines()
+    assert loaded == "[]"  # the servers (and uvicorn) wait until one is asked for
+    assert answer == "It is 42."
+    assert served == "Served."
+    assert "pip install 'toolbridge[openai]'" in missing
+
+
 def _resolve(tmp_path: Path, target: str) -> set[str]:
     """The distributions `pip install <target>` would install in a fresh venv (resolved, not installed)."""
     venv = tmp_path / "venv"

@@ -1,7 +1,7 @@
 """Agents for the loop tests.
 
 `agent_for(model, ...)` puts an in-process model (a `FunctionModel`) in an agent: most tests test the
-loop, not the wire. `scripted_agent(turns, ...)` starts a `ScriptedModel` serving `turns`, points an
+loop, not the wire. `scripted_agent(turns, ...)` starts a `ScriptedModelServer` serving `turns`, points an
 `OpenAIChatModel` at it and yields `(agent, server)`, for what needs the real client and HTTP (a stream
 closed on the wire, an endpoint rejecting tools, the seeds end to end); leaving the block checks the
 script was consumed exactly.
@@ -19,7 +19,7 @@ import anyio
 from toolbridge.agent import Agent, AgentDefinition, Approver
 from toolbridge.models import Model, ModelEvent, ModelRequest, OpenAIChatModel, ToolMode
 from toolbridge.parsing import call_format
-from toolbridge.testing import RecordedRequest, ScriptedModel, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, Turn
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
 from toolbridge.types import ToolAnnotations, ToolCall, ToolMessage, ToolResult, UserMessage
 
@@ -67,11 +67,11 @@ async def scripted_agent(
     tool_mode: ToolMode = "native",
     approve: Approver | None = None,
     answer_from_results: Callable[[list[str]], Turn] | None = None,
-) -> AsyncIterator[tuple[Agent, ScriptedModel]]:
+) -> AsyncIterator[tuple[Agent, ScriptedModelServer]]:
     """`answer_from_results`: script each answer from the tool results the request carries."""
     if tools is not None and not isinstance(tools, Toolbox | ToolRegistry):
         tools = ToolRegistry(native=[*native_tools(), *tools])
-    async with ScriptedModel(turns) as server:
+    async with ScriptedModelServer(turns) as server:
         adapter = OpenAIChatModel(
             "scripted-model", base_url=server.base_url, api_key="test", max_retries=0, tool_mode=tool_mode
         )
@@ -171,7 +171,9 @@ class AnswersFromResults(Model):
     so tests can check that what a tool returned (a time, a workbook's cells) reached the model.
     """
 
-    def __init__(self, inner: Model, server: ScriptedModel, answer: Callable[[list[str]], Turn]) -> None:
+    def __init__(
+        self, inner: Model, server: ScriptedModelServer, answer: Callable[[list[str]], Turn]
+    ) -> None:
         self.inner = inner
         self.server = server
         self.answer = answer

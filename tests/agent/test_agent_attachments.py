@@ -14,7 +14,7 @@ from toolbridge.agent import Agent, AgentDefinition
 from toolbridge.config import Config
 from toolbridge.config.model import ServerConfig
 from toolbridge.models import AnthropicModel, OpenAIChatModel, PromptToolsModel
-from toolbridge.testing import FunctionModel, ScriptedAnthropicModel, ScriptedModel, Turn
+from toolbridge.testing import FunctionModel, ScriptedAnthropicServer, ScriptedModelServer, Turn
 from toolbridge.tools import Toolbox
 from toolbridge.types import (
     AssistantMessage,
@@ -54,7 +54,7 @@ def library(stdio_server: Callable[..., ServerConfig]) -> Config:
 async def test_resources_attached_to_a_prompt_reach_an_openai_compatible_model_as_content_parts(
     library: Config, provider: str, takes_images: bool
 ) -> None:
-    async with Toolbox(library) as toolbox, ScriptedModel([Turn.text("A dot.")]) as scripted:
+    async with Toolbox(library) as toolbox, ScriptedModelServer([Turn.text("A dot.")]) as scripted:
         attachments = await read_attachments(toolbox)
         model = OpenAIChatModel("m", provider=provider, base_url=scripted.base_url, api_key="k")
         async with Agent(model, toolbox.registry, NO_TOOLS) as agent:
@@ -82,7 +82,7 @@ async def test_resources_attached_to_a_prompt_reach_an_openai_compatible_model_a
 async def test_an_image_attachment_reaches_claude_as_an_image_block() -> None:
     pixel = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
     attachment = ResourcePart(uri="file:///tmp/a.png", mime_type="image/png", blob=pixel)
-    async with ScriptedAnthropicModel([Turn.text("A pixel.")]) as scripted:
+    async with ScriptedAnthropicServer([Turn.text("A pixel.")]) as scripted:
         model = AnthropicModel("claude-test", base_url=scripted.base_url, api_key="sk-ant-test")
         async with Agent(model, None, NO_TOOLS) as agent:
             await agent.run("What is it?", attachments=[attachment])

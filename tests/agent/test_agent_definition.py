@@ -13,7 +13,7 @@ from toolbridge.agent import Agent, AgentDefinition, ApprovalPolicy, load_agent_
 from toolbridge.config import parse_config
 from toolbridge.errors import ConfigError
 from toolbridge.models import OpenAIChatModel
-from toolbridge.testing import FunctionModel, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import FunctionModel, ScriptedModelServer, ToolCallSpec, Turn
 from toolbridge.types import SystemMessage, ToolAnnotations, ToolCall, ToolSpec
 
 
@@ -172,7 +172,7 @@ async def test_from_config_builds_the_named_agent_with_its_toolbox(tmp_path: Pat
 
 def test_run_sync_runs_the_loop_for_scripts() -> None:
     script = [Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"})), Turn.text("42")]
-    with ScriptedModel(script) as server:
+    with ScriptedModelServer(script) as server:
         agent = Agent(OpenAIChatModel("m", base_url=server.base_url, api_key="test", max_retries=0))
         result = agent.run_sync("15 + 27?")
 

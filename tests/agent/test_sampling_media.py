@@ -16,7 +16,7 @@ from toolbridge.config import Config
 from toolbridge.config.asks import SamplingConfig
 from toolbridge.config.model import ServerConfig
 from toolbridge.models import AnthropicModel, Model, OpenAIChatModel
-from toolbridge.testing import ScriptedAnthropicModel, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedAnthropicServer, ScriptedModelServer, ToolCallSpec, Turn
 from toolbridge.tools import ToolPipeline
 from toolbridge.types import ToolCall, ToolResult
 
@@ -53,7 +53,7 @@ async def describe_media(config: Config, model: Model, *, offer_lookup: bool = F
 async def test_an_image_reaches_an_openai_model_as_an_image_url_part_and_tools_come_along(
     trusted_asker: Config,
 ) -> None:
-    async with ScriptedModel([Turn.tool_calls(ToolCallSpec("lookup", {"q": "dot"}))]) as scripted:
+    async with ScriptedModelServer([Turn.tool_calls(ToolCallSpec("lookup", {"q": "dot"}))]) as scripted:
         model = OpenAIChatModel("gpt-test", provider="openai", base_url=scripted.base_url, api_key="k")
         answer = await describe_media(trusted_asker, model, offer_lookup=True)
         [request] = scripted.requests
@@ -72,7 +72,7 @@ async def test_an_image_reaches_an_openai_model_as_an_image_url_part_and_tools_c
 
 
 async def test_an_image_reaches_claude_as_an_image_block(trusted_asker: Config) -> None:
-    async with ScriptedAnthropicModel([Turn.text("A dot.")]) as scripted:
+    async with ScriptedAnthropicServer([Turn.text("A dot.")]) as scripted:
         model = AnthropicModel("claude-test", base_url=scripted.base_url, api_key="sk-ant-test")
         answer = await describe_media(trusted_asker, model)
         sent = scripted.requests[0].body["messages"][-1]
@@ -88,7 +88,7 @@ async def test_an_image_reaches_claude_as_an_image_block(trusted_asker: Config) 
 
 
 async def test_tools_and_a_required_tool_choice_reach_claude(trusted_asker: Config) -> None:
-    async with ScriptedAnthropicModel([Turn.tool_calls(ToolCallSpec("lookup", {"q": "dot"}))]) as scripted:
+    async with ScriptedAnthropicServer([Turn.tool_calls(ToolCallSpec("lookup", {"q": "dot"}))]) as scripted:
         model = AnthropicModel("claude-test", base_url=scripted.base_url, api_key="sk-ant-test")
         answer = await describe_media(trusted_asker, model, offer_lookup=True)
         body = scripted.requests[0].body
@@ -100,7 +100,7 @@ async def test_tools_and_a_required_tool_choice_reach_claude(trusted_asker: Conf
 
 
 async def test_a_text_only_model_gets_the_image_described_and_says_why(trusted_asker: Config) -> None:
-    async with ScriptedModel([Turn.text("Something small.")]) as scripted:
+    async with ScriptedModelServer([Turn.text("Something small.")]) as scripted:
         model = OpenAIChatModel("qwen-test", provider="vllm", base_url=scripted.base_url, api_key="k")
         answer = await describe_media(trusted_asker, model)
         content: list[dict[str, Any]] = scripted.requests[0].last_message["content"]
@@ -113,7 +113,7 @@ async def test_a_text_only_model_gets_the_image_described_and_says_why(trusted_a
 
 async def test_tool_arguments_nested_past_the_stack_reach_the_server_unparsed(trusted_asker: Config) -> None:
     deep = "[" * 100_000 + "]" * 100_000
-    async with ScriptedModel([Turn.tool_calls(ToolCallSpec("lookup", deep))]) as scripted:
+    async with ScriptedModelServer([Turn.tool_calls(ToolCallSpec("lookup", deep))]) as scripted:
         model = OpenAIChatModel("gpt-test", provider="openai", base_url=scripted.base_url, api_key="k")
         answer = await describe_media(trusted_asker, model, offer_lookup=True)
 

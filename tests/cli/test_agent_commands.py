@@ -15,10 +15,10 @@ import pytest
 from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, toolbridge
 from toolbridge.agent import parse_event
 from toolbridge.config.model import ServerConfig
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 
-def scripted_config(tmp_path: Path, model: ScriptedModel, **extra: Any) -> Path:
+def scripted_config(tmp_path: Path, model: ScriptedModelServer, **extra: Any) -> Path:
     path = tmp_path / "toolbridge.json"
     document = {
         "models": {
@@ -65,7 +65,7 @@ def test_ask_json_prints_every_event_through_a_real_model_endpoint(tmp_path: Pat
         Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"}, id="call_1")),
         Turn.text("15 + 27 is 42.").expecting(lambda request: request.last_message["content"] == "42"),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = scripted_config(tmp_path, model)
         done = toolbridge(tmp_path, "ask", "--config", str(config), "--json", "What is 15 + 27?")
     assert done.returncode == 0, done.stderr
@@ -80,10 +80,10 @@ def test_ask_json_prints_every_event_through_a_real_model_endpoint(tmp_path: Pat
 
 
 @pytest.fixture
-def echo_needs_approval(tmp_path: Path, stdio_server: StdioServer) -> Callable[[ScriptedModel], Path]:
+def echo_needs_approval(tmp_path: Path, stdio_server: StdioServer) -> Callable[[ScriptedModelServer], Path]:
     basic = stdio_server("basic")
 
-    def make(model: ScriptedModel) -> Path:
+    def make(model: ScriptedModelServer) -> Path:
         return scripted_config(
             tmp_path,
             model,
@@ -95,7 +95,7 @@ def echo_needs_approval(tmp_path: Path, stdio_server: StdioServer) -> Callable[[
 
 
 def test_a_call_needing_approval_is_declined_without_a_terminal(
-    tmp_path: Path, echo_needs_approval: Callable[[ScriptedModel], Path]
+    tmp_path: Path, echo_needs_approval: Callable[[ScriptedModelServer], Path]
 ) -> None:
     script = [
         Turn.tool_calls(ToolCallSpec("echo", {"text": "secret"})),
@@ -103,7 +103,7 @@ def test_a_call_needing_approval_is_declined_without_a_terminal(
             lambda request: "no one could be asked" in request.last_message["content"]
         ),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         done = toolbridge(tmp_path, "ask", "--config", str(echo_needs_approval(model)), "Echo it")
     assert done.returncode == 0, done.stderr
     assert "it needs approval and stdin is not a terminal to ask on. Pass --yes" in done.stderr
@@ -112,12 +112,14 @@ def test_a_call_needing_approval_is_declined_without_a_terminal(
     assert "✗" not in done.stdout
 
 
-def test_yes_approves_the_call(tmp_path: Path, echo_needs_approval: Callable[[ScriptedModel], Path]) -> None:
+def test_yes_approves_the_call(
+    tmp_path: Path, echo_needs_approval: Callable[[ScriptedModelServer], Path]
+) -> None:
     script = [
         Turn.tool_calls(ToolCallSpec("echo", {"text": "secret"})),
         Turn.text("Done.").expecting(lambda request: request.last_message["content"] == "secret"),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         done = toolbridge(tmp_path, "ask", "--yes", "--config", str(echo_needs_approval(model)), "Echo it")
     assert done.returncode == 0, done.stderr
     assert "✓ echo" in done.stdout
@@ -140,7 +142,7 @@ def test_ctrl_c_in_chat_stops_the_answer_but_not_the_session(tmp_path: Path) -> 
             lambda request: request.last_message == {"role": "user", "content": "second question"}
         ),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = scripted_config(tmp_path, model)
         chat = subprocess.Popen(
             [*TOOLBRIDGE, "chat", "--json", "--config", str(config)],
@@ -229,7 +231,7 @@ def test_chat_resume_continues_a_stored_chat_with_its_history(tmp_path: Path) ->
             )
         ),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = str(scripted_config(tmp_path, model))
         first = toolbridge(tmp_path, "chat", "--config", config, "--db", db, stdin="My name is Ada.\n")
         assert first.returncode == 0, first.stderr
@@ -256,7 +258,7 @@ def test_an_agent_created_in_the_store_answers_with_its_instructions(tmp_path: P
             lambda request: "Talk like a pirate." in request.messages[0]["content"]
         )
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = str(scripted_config(tmp_path, model))
         done = toolbridge(tmp_path, "ask", "--agent", "pirate", "--config", config, "--db", db, "Hello")
     assert done.returncode == 0, done.stderr
@@ -272,7 +274,7 @@ def two_file_servers(tmp_path: Path, stdio_server: StdioServer) -> Callable[...,
     files = stdio_server("files")
     entry = {"command": files.command, "args": files.args}
 
-    def make(model: ScriptedModel, agent: dict[str, Any]) -> Path:
+    def make(model: ScriptedModelServer, agent: dict[str, Any]) -> Path:
         return scripted_config(
             tmp_path, model, mcpServers={"a": entry, "h": entry}, agents={"default": agent}
         )
@@ -298,7 +300,7 @@ def test_agent_rules_for_a_tool_still_apply_when_a_collision_renames_it(
         Turn.tool_calls(ToolCallSpec("h__delete_file", {"path": str(victim)})),
         Turn.text("It stays.").expecting(lambda request: told in request.last_message["content"]),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         done = toolbridge(tmp_path, "ask", "--config", str(two_file_servers(model, agent)), "Delete it")
     assert done.returncode == 0, done.stderr
     assert victim.exists()

@@ -16,10 +16,10 @@ from typing import Any
 
 from cli.cli_helpers import TOOLBRIDGE, environment, toolbridge
 from toolbridge.config.model import ServerConfig
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 
 
-def config_with_library(tmp_path: Path, model: ScriptedModel, library: ServerConfig) -> Path:
+def config_with_library(tmp_path: Path, model: ScriptedModelServer, library: ServerConfig) -> Path:
     path = tmp_path / "toolbridge.json"
     document: dict[str, Any] = {
         "mcpServers": {"library": {"command": library.command, "args": library.args}},
@@ -56,7 +56,7 @@ def test_attachments_and_prompts_in_chat(tmp_path: Path, stdio_server: Callable[
             )
         ),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = config_with_library(tmp_path, model, stdio_server("library"))
         lines = [
             "/prompts",
@@ -137,7 +137,7 @@ def test_tab_completes_servers_uris_template_values_and_prompts(
             lambda request: last_user_content(request) == "Review this rust code:\nx"
         ),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = config_with_library(tmp_path, model, stdio_server("library"))
         env = {**environment(tmp_path), "TERM": "xterm", "INPUTRC": "/dev/null"}
         terminal = Terminal([*TOOLBRIDGE, "chat", "--config", str(config)], env, tmp_path)

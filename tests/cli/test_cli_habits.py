@@ -23,7 +23,7 @@ import typer
 from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, stdio_entry, toolbridge, write_config
 from toolbridge.cli.commands import app
 from toolbridge.config.model import ServerConfig
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 
 # -- the habits of every command line ----------------------------------------------------------------
 
@@ -81,7 +81,7 @@ def test_system_replaces_the_agents_instructions_for_the_run(tmp_path: Path) -> 
         system = request.messages[0]["content"]
         return "Talk like a pirate." in system and "Be formal." not in system
 
-    with ScriptedModel([Turn.text("Arr.").expecting(pirate_only)]) as model:
+    with ScriptedModelServer([Turn.text("Arr.").expecting(pirate_only)]) as model:
         config = write_config(
             tmp_path,
             {
@@ -262,7 +262,7 @@ def test_serve_on_a_busy_port_fails_with_a_hint_before_saying_serving(tmp_path: 
 
 def test_chat_commands_help_tools_model_clear_and_exit(tmp_path: Path) -> None:
     db = str(tmp_path / "chats.db")
-    with ScriptedModel([Turn.text("Hello from the scripted model.")]) as model:
+    with ScriptedModelServer([Turn.text("Hello from the scripted model.")]) as model:
         config = write_config(
             tmp_path,
             {
@@ -379,7 +379,7 @@ def test_a_finished_call_keeps_its_arguments_and_a_failed_one_reads_as_what_the_
 
 
 def test_a_run_that_ends_without_an_answer_says_why_on_stderr(tmp_path: Path) -> None:
-    with ScriptedModel([Turn.error(401, "Incorrect API key provided.")]) as model:
+    with ScriptedModelServer([Turn.error(401, "Incorrect API key provided.")]) as model:
         config = write_config(
             tmp_path,
             {"models": {"m": {"provider": "openai-compatible", "base_url": model.base_url, "model": "m"}}},

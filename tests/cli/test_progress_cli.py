@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolbridge.config.model import ServerConfig
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 
 def run_on_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> str:
@@ -54,7 +54,7 @@ def test_the_spinner_of_a_call_shows_its_servers_progress(
     env = {**os.environ, "TOOLBRIDGE_DB": str(tmp_path / "t.db"), "COLUMNS": "160", "TERM": "xterm"}
     env.pop("NO_COLOR", None)
     env.pop("TOOLBRIDGE_CONFIG", None)
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = tmp_path / "toolbridge.json"
         config.write_text(
             json.dumps(

@@ -12,10 +12,10 @@ from typing import Any
 
 from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, stdio_entry, toolbridge, write_config
 from cli.terminal import Terminal
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 
-def config_for(tmp_path: Path, model: ScriptedModel, server: StdioServer, **extra: Any) -> Path:
+def config_for(tmp_path: Path, model: ScriptedModelServer, server: StdioServer, **extra: Any) -> Path:
     return write_config(
         tmp_path,
         {
@@ -38,7 +38,7 @@ def test_sampling_is_approved_inline_and_answered_by_the_agents_model(
         Turn.text("short.").expecting(lambda r: r.messages[0]["content"] == "Summarize in one line."),
         Turn.text("Done.").expecting(lambda r: tool_result(r) == "short."),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = config_for(tmp_path, model, stdio_server)
         command = [*TOOLBRIDGE, "ask", "--config", str(config), "Summarize it"]
         with Terminal(command, env=environment(tmp_path), cwd=tmp_path) as terminal:
@@ -65,7 +65,7 @@ def test_a_form_is_filled_in_with_defaults_and_roots_are_shown_and_changed(
         Turn.tool_calls(ToolCallSpec("await_roots_change", {})),
         Turn.text("Seen.").expecting(lambda r: tool_result(r) == (tmp_path / "elsewhere").as_uri()),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = config_for(tmp_path, model, stdio_server)
         command = [*TOOLBRIDGE, "chat", "--config", str(config)]
         with Terminal(command, env=environment(tmp_path), cwd=tmp_path) as terminal:
@@ -110,7 +110,7 @@ def test_a_url_is_opened_after_asking_and_its_completion_shown(
         Turn.tool_calls(ToolCallSpec("ask_to_open", {"url": "https://example.com/login"})),
         Turn.text("Signed in.").expecting(lambda r: tool_result(r) == "accept"),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = config_for(tmp_path, model, stdio_server)
         env = {**environment(tmp_path), "BROWSER": f"{browser} %s"}
         command = [*TOOLBRIDGE, "ask", "--config", str(config), "Sign me in"]
@@ -135,7 +135,7 @@ def test_with_json_a_form_is_declined_with_the_reason_even_with_yes(
             lambda r: "Elicitation declined: toolbridge runs with --json" in tool_result(r)
         ),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = config_for(tmp_path, model, stdio_server)
         done = toolbridge(tmp_path, "ask", "--json", "--yes", "--config", str(config), "Who?")
     assert done.returncode == 0, done.stderr
@@ -148,7 +148,7 @@ def test_yes_approves_sampling_without_a_terminal(tmp_path: Path, stdio_server: 
         Turn.text("short."),
         Turn.text("Done.").expecting(lambda r: tool_result(r) == "short."),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = config_for(tmp_path, model, stdio_server)
         done = toolbridge(tmp_path, "ask", "--yes", "--config", str(config), "Summarize it")
     assert done.returncode == 0, done.stderr
@@ -164,7 +164,7 @@ def test_without_a_terminal_or_yes_sampling_is_declined_with_the_reason(
             lambda r: "Sampling declined: stdin is not a terminal to ask on (pass --yes" in tool_result(r)
         ),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         config = config_for(tmp_path, model, stdio_server)
         done = toolbridge(tmp_path, "ask", "--config", str(config), "Summarize it")
     assert done.returncode == 0, done.stderr

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from toolbridge.testing._server import BackgroundServer
+from toolbridge.server._uvicorn import BackgroundServer
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ from toolbridge.models import (
     ToolCallDelta,
     UsageReport,
 )
-from toolbridge.testing import ScriptedAnthropicModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedAnthropicServer, ToolCallSpec, Turn
 from toolbridge.types import (
     AssistantMessage,
     ImagePart,
@@ -49,7 +49,7 @@ CALCULATE = ToolSpec(
 )
 
 
-def claude(scripted: ScriptedAnthropicModel, **options: object) -> AnthropicModel:
+def claude(scripted: ScriptedAnthropicServer, **options: object) -> AnthropicModel:
     return AnthropicModel("claude-test", base_url=scripted.base_url, api_key="sk-ant-test", **options)  # type: ignore[arg-type]
 
 
@@ -63,7 +63,7 @@ async def collect(model: AnthropicModel, request: ModelRequest) -> list[ModelEve
 
 async def test_thinking_text_usage_and_stop_reason_map_to_our_events() -> None:
     turn = Turn.reasoning("Add them.", chunk_size=3).then_text("It is 42.", chunk_size=4).with_usage(20, 9)
-    async with ScriptedAnthropicModel([turn]) as scripted:
+    async with ScriptedAnthropicServer([turn]) as scripted:
         events = await collect(claude(scripted), ModelRequest(QUESTION))
 
     assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == "Add them."
@@ -77,7 +77,7 @@ async def test_tool_use_blocks_become_indexed_call_deltas() -> None:
         ToolCallSpec("get_current_time", {}, id="toolu_2"),
     ]
     turn = Turn.text("Let me check.").then_tool_calls(*calls, chunk_size=6)
-    async with ScriptedAnthropicModel([turn]) as scripted:
+    async with ScriptedAnthropicServer([turn]) as scripted:
         events = await collect(claude(scripted), ModelRequest(QUESTION, tools=[CALCULATE]))
 
     deltas = [e for e in events if isinstance(e, ToolCallDelta)]
@@ -108,7 +108,7 @@ async def test_the_conversation_goes_out_with_a_separate_system_prompt_and_resul
             ),
         ),
     ]
-    async with ScriptedAnthropicModel([Turn.text("42.")]) as scripted:
+    async with ScriptedAnthropicServer([Turn.text("42.")]) as scripted:
         model = claude(scripted, settings=ModelSettings(temperature=0.3))
         await collect(model, ModelRequest(messages, tools=[CALCULATE]))
         body = scripted.requests[0].body
@@ -171,7 +171,7 @@ async def test_the_conversation_goes_out_with_a_separate_system_prompt_and_resul
 
 async def test_leaving_early_closes_the_response() -> None:
     turn = Turn.text("Hello").then_tokens(2000, token=" more", delay=0.01)
-    async with ScriptedAnthropicModel([turn]) as scripted:
+    async with ScriptedAnthropicServer([turn]) as scripted:
         model = claude(scripted)
         async with model.stream(ModelRequest(QUESTION)) as events:
             async for event in events:
@@ -193,7 +193,7 @@ async def test_leaving_early_closes_the_response() -> None:
     ],
 )
 async def test_status_errors_are_mapped_with_status_and_body(status: int, message: str, advice: str) -> None:
-    async with ScriptedAnthropicModel([Turn.error(status, message)]) as scripted:
+    async with ScriptedAnthropicServer([Turn.error(status, message)]) as scripted:
         with pytest.raises(ModelError) as raised:
             await collect(claude(scripted, max_retries=0), ModelRequest(QUESTION, tools=[CALCULATE]))
     error = raised.value
@@ -206,7 +206,7 @@ async def test_status_errors_are_mapped_with_status_and_body(status: int, messag
 
 
 async def test_a_status_error_keeps_anthropics_error_type_as_its_code() -> None:
-    async with ScriptedAnthropicModel([Turn.error(529, "Overloaded")]) as scripted:
+    async with ScriptedAnthropicServer([Turn.error(529, "Overloaded")]) as scripted:
         with pytest.raises(ModelError) as raised:
             await collect(claude(scripted, max_retries=0), ModelRequest(QUESTION))
     assert (raised.value.status, raised.value.code) == (529, "overloaded_error")
@@ -215,7 +215,7 @@ async def test_a_status_error_keeps_anthropics_error_type_as_its_code() -> None:
 
 async def test_an_error_event_inside_the_stream_is_a_model_error() -> None:
     turn = Turn.text("Partial").then_stream_error("Overloaded")
-    async with ScriptedAnthropicModel([turn]) as scripted:
+    async with ScriptedAnthropicServer([turn]) as scripted:
         with pytest.raises(ModelError, match="broke off with an error: Overloaded") as raised:
             await collect(claude(scripted), ModelRequest(QUESTION))
     assert not isinstance(raised.value, ToolsNotSupportedError)
@@ -245,7 +245,7 @@ async def test_a_requests_own_settings_go_out_under_anthropics_names() -> None:
         response_format={"type": "json_object"},
         parallel_tool_calls=False,
     )
-    async with ScriptedAnthropicModel([Turn.text("Hi.")]) as scripted:
+    async with ScriptedAnthropicServer([Turn.text("Hi.")]) as scripted:
         await collect(claude(scripted), ModelRequest(QUESTION, tools=[CALCULATE], settings=settings))
         body = scripted.requests[0].body
 

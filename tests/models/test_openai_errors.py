@@ -12,7 +12,7 @@ import pytest
 
 from toolbridge.errors import ModelError, ToolsNotSupportedError
 from toolbridge.models import ModelRequest, OpenAIChatModel, TextDelta
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 from toolbridge.types import Message, ToolSpec, UserMessage
 
 from .conftest import RawChatServer, chunk
@@ -33,8 +33,8 @@ async def run(model: OpenAIChatModel, *, tools: bool = True) -> str:
 
 async def failure(
     turns: list[Turn], *, provider: str = "vllm", tools: bool = True, max_retries: int = 0
-) -> tuple[ModelError, ScriptedModel]:
-    async with ScriptedModel(turns) as scripted:
+) -> tuple[ModelError, ScriptedModelServer]:
+    async with ScriptedModelServer(turns) as scripted:
         model = OpenAIChatModel(
             "qwen3", provider=provider, base_url=scripted.base_url, api_key="sk-test", max_retries=max_retries
         )
@@ -131,7 +131,7 @@ async def test_a_status_error_keeps_its_code_and_headers() -> None:
 
 async def test_a_retry_that_succeeds_is_invisible() -> None:
     limited = Turn.error(429, "slow down", retry_after=0.001)
-    async with ScriptedModel([limited, Turn.text("42")]) as scripted:
+    async with ScriptedModelServer([limited, Turn.text("42")]) as scripted:
         model = OpenAIChatModel("m", provider="vllm", base_url=scripted.base_url, max_retries=1)
         assert await run(model) == "42"
 
@@ -151,7 +151,7 @@ async def test_a_refused_connection_asks_whether_the_server_runs(unused_port: in
 
 async def test_a_server_that_does_not_answer_in_time_is_a_timeout_error() -> None:
     slow = Turn.text("late", delay=5.0)  # the server would take 5 s for its first chunk
-    async with ScriptedModel([slow]) as scripted:
+    async with ScriptedModelServer([slow]) as scripted:
         model = OpenAIChatModel("m", provider="vllm", base_url=scripted.base_url, timeout=0.2, max_retries=0)
         with pytest.raises(ModelError, match="did not answer in time"):
             await run(model)

@@ -25,7 +25,7 @@ from toolbridge.models import (
     ToolCallDelta,
     UsageReport,
 )
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 from toolbridge.types import (
     AssistantMessage,
     ImagePart,
@@ -74,7 +74,7 @@ def text_of(events: Sequence[ModelEvent], kind: type[TextDelta] | type[Reasoning
 
 async def test_reasoning_text_usage_and_finish_arrive_in_order_with_finish_last() -> None:
     turn = Turn.reasoning("Adding.", chunk_size=3).then_text("It is 42.", chunk_size=2).with_usage(11, 7)
-    async with ScriptedModel([turn]) as scripted:
+    async with ScriptedModelServer([turn]) as scripted:
         model = OpenAIChatModel("qwen3", provider="vllm", base_url=scripted.base_url)
         events = await collect(model, ModelRequest(QUESTION))
 
@@ -91,7 +91,7 @@ async def test_native_tool_calls_stream_as_deltas_indexed_per_call() -> None:
         ToolCallSpec("calculate", {"expression": "15 + 27"}, id="call_a"),
         ToolCallSpec("get_current_time", {"timezone": "UTC"}, id="call_b"),
     ]
-    async with ScriptedModel([Turn.tool_calls(*calls, chunk_size=5)]) as scripted:
+    async with ScriptedModelServer([Turn.tool_calls(*calls, chunk_size=5)]) as scripted:
         model = OpenAIChatModel("m", provider="ollama", base_url=scripted.base_url)
         events = await collect(model, ModelRequest(QUESTION, tools=[CALCULATE]))
 
@@ -270,7 +270,7 @@ async def test_a_conversation_with_calls_and_results_is_sent_in_the_wire_format(
         AssistantMessage(content="It is 42."),
         UserMessage(content="Thanks"),
     ]
-    async with ScriptedModel([Turn.text("You're welcome.")]) as scripted:
+    async with ScriptedModelServer([Turn.text("You're welcome.")]) as scripted:
         model = OpenAIChatModel("deepseek-chat", provider="deepseek", base_url=scripted.base_url, api_key="k")
         await collect(model, ModelRequest(messages, tools=[CALCULATE]))
         sent = scripted.requests[0]
@@ -321,7 +321,7 @@ async def test_a_conversation_with_calls_and_results_is_sent_in_the_wire_format(
 
 async def test_reasoning_is_sent_back_where_the_family_wants_it() -> None:
     messages: list[Message] = [*QUESTION, AssistantMessage(content="42", reasoning="15 + 27 = 42")]
-    async with ScriptedModel([Turn.text("ok")]) as scripted:
+    async with ScriptedModelServer([Turn.text("ok")]) as scripted:
         model = OpenAIChatModel(
             "kimi-k2-thinking", provider="moonshot", base_url=scripted.base_url, api_key="k"
         )
@@ -348,7 +348,7 @@ async def test_images_in_tool_results_go_as_images_only_where_the_endpoint_takes
         AssistantMessage(tool_calls=[ToolCall(id="call_1", name="plot")]),
         ToolMessage(name="plot", result=result),
     ]
-    async with ScriptedModel([Turn.text("ok")]) as scripted:
+    async with ScriptedModelServer([Turn.text("ok")]) as scripted:
         model = OpenAIChatModel("m", provider=provider, base_url=scripted.base_url, api_key="k")
         await collect(model, ModelRequest(messages))
         sent = scripted.requests[0].messages
@@ -377,7 +377,7 @@ async def test_images_in_tool_results_go_as_images_only_where_the_endpoint_takes
 async def test_settings_use_each_familys_parameter_names_and_requests_override_model_defaults(
     provider: str, token_field: str, usage_asked: bool
 ) -> None:
-    async with ScriptedModel([Turn.text("a"), Turn.text("b")]) as scripted:
+    async with ScriptedModelServer([Turn.text("a"), Turn.text("b")]) as scripted:
         model = OpenAIChatModel(
             "m",
             provider=provider,
@@ -400,7 +400,7 @@ async def test_settings_use_each_familys_parameter_names_and_requests_override_m
 async def test_leaving_the_stream_early_closes_the_response_and_the_server_sees_the_hang_up() -> None:
     call = ToolCallSpec("get_current_time", {"timezone": "UTC"})
     turn = Turn.calls_in_text(call).then_tokens(2000, token=" (waiting for the tool result...)", delay=0.01)
-    async with ScriptedModel([turn]) as scripted:
+    async with ScriptedModelServer([turn]) as scripted:
         model = OpenAIChatModel("m", provider="llamacpp", base_url=scripted.base_url)
         text = ""
         async with model.stream(ModelRequest(QUESTION)) as events:

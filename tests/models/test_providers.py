@@ -26,7 +26,7 @@ from toolbridge.models import (
     TextDelta,
 )
 from toolbridge.models._wire_cache import WireCache
-from toolbridge.testing import ScriptedAnthropicModel, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedAnthropicServer, ScriptedModelServer, ToolCallSpec, Turn
 from toolbridge.types import (
     AssistantMessage,
     Message,
@@ -44,8 +44,8 @@ ADAPTERS: list[Adapter] = ["openai", "anthropic"]
 
 
 @asynccontextmanager
-async def scripted(adapter: Adapter, turns: list[Turn]) -> AsyncIterator[ScriptedModel]:
-    server = ScriptedAnthropicModel(turns) if adapter == "anthropic" else ScriptedModel(turns)
+async def scripted(adapter: Adapter, turns: list[Turn]) -> AsyncIterator[ScriptedModelServer]:
+    server = ScriptedAnthropicServer(turns) if adapter == "anthropic" else ScriptedModelServer(turns)
     async with server:
         yield server
 
@@ -56,7 +56,7 @@ def model_for(adapter: Adapter, provider: Provider) -> Model:
     return OpenAIChatModel("gpt-test", provider=provider)
 
 
-def provider_for(adapter: Adapter, server: ScriptedModel, **options: object) -> Provider:
+def provider_for(adapter: Adapter, server: ScriptedModelServer, **options: object) -> Provider:
     options.setdefault("max_retries", 0)
     profile = "anthropic" if adapter == "anthropic" else "openai"
     return Provider(profile, base_url=server.base_url, api_key="sk-test", **options)  # type: ignore[arg-type]
@@ -101,7 +101,7 @@ async def test_models_stream_under_any_anyio_backend(adapter: Adapter, anyio_bac
 def test_a_model_gets_a_fresh_client_on_each_event_loop() -> None:
     import anyio
 
-    with ScriptedModel([Turn.text("on asyncio"), Turn.text("on trio")]) as server:
+    with ScriptedModelServer([Turn.text("on asyncio"), Turn.text("on trio")]) as server:
         model = OpenAIChatModel("gpt-test", provider=provider_for("openai", server))
 
         async def ask() -> str:

@@ -32,8 +32,8 @@ from toolbridge.models import (
     resolve_model,
     resolve_model_async,
 )
-from toolbridge.testing import ScriptedModel, Turn
-from toolbridge.testing._server import BackgroundServer
+from toolbridge.server._uvicorn import BackgroundServer
+from toolbridge.testing import ScriptedModelServer, Turn
 from toolbridge.types import UserMessage
 
 OllamaServer = Callable[[list[str]], str]
@@ -100,7 +100,7 @@ def test_the_default_model_is_built_from_its_config_entry(
 
 @pytest.mark.anyio
 async def test_a_configured_model_sends_its_settings_to_its_base_url() -> None:
-    async with ScriptedModel([Turn.text("hi")]) as scripted:
+    async with ScriptedModelServer([Turn.text("hi")]) as scripted:
         entry = {**FAST, "provider": "vllm", "base_url": scripted.base_url, "api_key": "k", "max_retries": 0}
         model = resolve_model("local", parse_config({"models": {"local": entry}}))
         async with model.stream(ModelRequest([UserMessage(content="hello")])) as events:
@@ -255,7 +255,7 @@ def test_with_nothing_configured_openai_comes_from_the_environment(monkeypatch: 
 def test_openai_base_url_points_at_another_server_whose_first_model_is_used(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    with ScriptedModel(model_name="local-llama") as scripted:
+    with ScriptedModelServer(model_name="local-llama") as scripted:
         monkeypatch.setenv("OPENAI_BASE_URL", scripted.base_url)
         model = resolve_model()
     assert isinstance(model, OpenAIChatModel)

@@ -21,7 +21,7 @@ from toolbridge.models import (
     remembered_tool_mode,
 )
 from toolbridge.models import tool_modes as memory
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 from toolbridge.types import ToolSpec, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -116,7 +116,7 @@ async def test_the_memory_file_is_read_and_written_off_the_event_loop(
 
 
 async def test_the_loops_flow_rejected_tools_then_remembered() -> None:
-    async with ScriptedModel([Turn.error(400, '"gemma2:2b" does not support tools')]) as scripted:
+    async with ScriptedModelServer([Turn.error(400, '"gemma2:2b" does not support tools')]) as scripted:
         model = OpenAIChatModel("gemma2:2b", provider="ollama", base_url=scripted.base_url, max_retries=0)
         request = ModelRequest([UserMessage(content="time?")], tools=[ToolSpec(name="get_current_time")])
         with pytest.raises(ToolsNotSupportedError) as raised:

@@ -23,7 +23,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 from server_helpers import serving_port
 
-from toolbridge.testing import RecordedRequest, ScriptedModel
+from toolbridge.testing import RecordedRequest, ScriptedModelServer
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -62,7 +62,7 @@ ECHO_NEEDS_APPROVAL: dict[str, Any] = {
 @contextmanager
 def serving(
     tmp_path: Path,
-    model: ScriptedModel,
+    model: ScriptedModelServer,
     page: Page,
     *,
     token: str | None = None,

@@ -11,7 +11,7 @@ from typing import Any
 
 from server_helpers import RunningServer, serve_in_thread
 
-from toolbridge.testing import RecordedRequest, ScriptedModel
+from toolbridge.testing import RecordedRequest, ScriptedModelServer
 
 WEATHER_TOOL: dict[str, Any] = {
     "type": "function",
@@ -40,7 +40,7 @@ TOOLS = [WEATHER_TOOL, TIME_TOOL]
 ASK = [{"role": "user", "content": "What's the weather in Paris?"}]
 
 
-def upstream(model: ScriptedModel, tool_mode: str = "native", **extra: Any) -> dict[str, Any]:
+def upstream(model: ScriptedModelServer, tool_mode: str = "native", **extra: Any) -> dict[str, Any]:
     """A `models` entry for a scripted upstream."""
     return {
         "provider": "openai",

@@ -2,7 +2,7 @@
 own 127.0.0.1 port (picked by the server itself, `--port 0`, and read from its startup line), all with the
 same config (a scripted model over the real OpenAI wire) and a fresh schema of their own per test.
 
-    with ScriptedModel(turns) as model, start_replicas(tmp_path, model, count=3) as fleet:
+    with ScriptedModelServer(turns) as model, start_replicas(tmp_path, model, count=3) as fleet:
         a, b, c = fleet
         chat = a.http().post("/api/chats", json={}).json()
         b.kill()                                   # SIGKILL; stop() sends SIGTERM and waits
@@ -41,7 +41,7 @@ from server_helpers import (
 
 from postgres_schemas import postgres_schema
 from toolbridge.store import Store
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import ScriptedModelServer
 
 READY_TIMEOUT = 30.0
 """Replicas start at once and share two cores with the test: generous, and only spent on failure."""
@@ -192,7 +192,7 @@ def start_replica(
 @contextmanager
 def start_replicas(
     directory: Path,
-    model: ScriptedModel | None,
+    model: ScriptedModelServer | None,
     *,
     count: int = 3,
     token: str | None = None,
@@ -227,7 +227,7 @@ CONDITION_TIMEOUT = 20.0
 
 
 def three_servers(
-    tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack, **sections: Any
+    tmp_path: Path, model: ScriptedModelServer, url: str, stack: ExitStack, **sections: Any
 ) -> list[RunningServer]:
     """Three servers on the database at `url`, each with `sections` in its config too."""
     servers = []

@@ -1,7 +1,7 @@
 """Running `toolbridge serve` for tests, in-process (uvicorn on a thread) or as a real process, on a free
 127.0.0.1 port, with the scripted model behind its agents; and reading its event streams.
 
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model, agents={...}) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model, agents={...}) as server:
         answer = server.openai().chat.completions.create(model="default", messages=[...])
 """
 
@@ -30,9 +30,9 @@ from sqlalchemy import create_engine, text
 from postgres_schemas import POSTGRES_URL, schema_url
 from toolbridge.config import load_config
 from toolbridge.server import create_app, settings_from_config
-from toolbridge.server._uvicorn import BoundedHttpToolsProtocol
+from toolbridge.server._uvicorn import bounded_http_protocol
 from toolbridge.store import Store
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 READY_TIMEOUT = 20.0
 EVENT_TIMEOUT = 10.0
@@ -71,7 +71,7 @@ def serving_port(output: str) -> int | None:
 
 def write_config(
     directory: Path,
-    model: ScriptedModel | None,
+    model: ScriptedModelServer | None,
     *,
     agents: dict[str, Any] | None = None,
     server: dict[str, Any] | None = None,
@@ -136,7 +136,7 @@ class RunningServer:
 @contextmanager
 def serve_in_thread(
     directory: Path,
-    model: ScriptedModel | None,
+    model: ScriptedModelServer | None,
     *,
     token: str | None = None,
     db_url: str | None = None,
@@ -158,7 +158,7 @@ def serve_in_thread(
                 app,
                 host="127.0.0.1",
                 port=port,
-                http=BoundedHttpToolsProtocol,  # as `toolbridge serve` runs it
+                http=bounded_http_protocol(),  # as `toolbridge serve` runs it
                 lifespan="on",
                 log_config=None,
                 access_log=False,

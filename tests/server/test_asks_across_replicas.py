@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, select
 from toolbridge.runs.ledger import RunLedger
 from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 ASKER = {
     "asker": {
@@ -50,7 +50,7 @@ def test_a_form_asked_on_one_replica_is_answered_on_another(
         Turn.tool_calls(ToolCallSpec("ask_preferences", {}, id="call_form")),
         Turn.text("Booked.", expect=tool_result_says(json.dumps(sent, sort_keys=True))),
     ]
-    with ScriptedModel(turns) as model, postgres_schema("asks") as url, ExitStack() as stack:
+    with ScriptedModelServer(turns) as model, postgres_schema("asks") as url, ExitStack() as stack:
         a, b, c = three_servers(tmp_path, model, url, stack, mcp_servers=ASKER)
         chat_id = a.http().post("/api/chats", json={}).json()["id"]
         with EventReader(b.http(), chat_id) as on_b:
@@ -111,7 +111,7 @@ def test_sampling_approved_on_another_replica_and_a_malformed_answer_left_aside(
         ),
         Turn.text("Declined, then.", expect=tool_result_says("declined the sampling request")),
     ]
-    with ScriptedModel(turns) as model, postgres_schema("asks") as url, ExitStack() as stack:
+    with ScriptedModelServer(turns) as model, postgres_schema("asks") as url, ExitStack() as stack:
         a, b, _ = three_servers(tmp_path, model, url, stack, mcp_servers=ASKER)
         chat_id = a.http().post("/api/chats", json={}).json()["id"]
         with EventReader(a.http(), chat_id) as on_a:

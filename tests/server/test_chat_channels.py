@@ -18,7 +18,7 @@ from toolbridge.runs.ledger import RunLedger
 from toolbridge.runs.writer import EventWriter
 from toolbridge.server.web.chats import ChatHub
 from toolbridge.store import Store
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 
 DEADLINE = 10.0
 
@@ -39,7 +39,7 @@ def wait_for_no_live_chats(server: RunningServer) -> frozenset[int]:
 def test_chats_run_and_streamed_leave_nothing_behind(tmp_path: Path) -> None:
     chats = 4
     with (
-        ScriptedModel([Turn.text(f"Answer {n}.") for n in range(chats)]) as model,
+        ScriptedModelServer([Turn.text(f"Answer {n}.") for n in range(chats)]) as model,
         serve_in_thread(tmp_path, model) as server,
     ):
         http = server.http()

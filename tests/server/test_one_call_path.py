@@ -34,7 +34,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from server_helpers import free_port, start_process, toolbridge_command, write_config
 
 from server_paths import test_server_path
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -49,7 +49,7 @@ CALLS = [ToolCallSpec(tool, arguments) for tool, arguments, _ in SITUATIONS.valu
 TIMEOUT = 60
 
 
-def _config(tmp_path: Path, model: ScriptedModel, otlp: Receiver) -> Path:
+def _config(tmp_path: Path, model: ScriptedModelServer, otlp: Receiver) -> Path:
     basic = {"command": sys.executable, "args": [str(test_server_path("basic"))]}
     default = {"tools": {"deny": ["pid"]}, "approval": {"tools": {"fail": "always"}}}
     path = write_config(tmp_path, model, mcp_servers={"basic": basic}, agents={"default": default})
@@ -72,7 +72,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _tool_messages(model: ScriptedModel) -> dict[str, str]:
+def _tool_messages(model: ScriptedModelServer) -> dict[str, str]:
     """Tool name -> the result the model read, from the last request the scripted model received (an
     error result reaches a model marked `Error: `, the wire's way to say it failed)."""
     request = model.requests[-1]
@@ -93,7 +93,7 @@ def _by_tool(texts: dict[str, str]) -> dict[str, str]:
     return {situation: texts[tool] for situation, (tool, _, _) in SITUATIONS.items()}
 
 
-def through_ask(config: Path, db: Path, model: ScriptedModel) -> dict[str, str]:
+def through_ask(config: Path, db: Path, model: ScriptedModelServer) -> dict[str, str]:
     model.add(Turn.tool_calls(*CALLS), Turn.text("Done."))
     done = _run("ask", "Try the tools.", "--config", str(config), "--db", str(db))
     assert done.returncode == 0, done.stderr
@@ -175,7 +175,7 @@ def _rows(db: Path) -> list[dict[str, Any]]:
 def test_four_refusals_read_log_and_trace_the_same_on_all_five_surfaces(tmp_path: Path) -> None:
     db = tmp_path / "toolbridge.db"
     seen: dict[str, dict[str, str]] = {}
-    with receiver() as otlp, ScriptedModel() as model:
+    with receiver() as otlp, ScriptedModelServer() as model:
         config = _config(tmp_path, model, otlp)
         seen["ask"] = through_ask(config, db, model)
         seen["call"] = through_call(config, db)

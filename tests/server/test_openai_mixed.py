@@ -15,7 +15,7 @@ from server_helpers import serve_in_thread
 
 from server_paths import test_server_path
 from toolbridge.store import Store
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 BASIC = {"command": sys.executable, "args": [test_server_path("basic")]}
 QUESTION: list[Any] = [
@@ -77,7 +77,7 @@ def echo_calls(db_url: str) -> int:
 
 def test_the_agent_runs_its_tool_returns_the_client_call_and_resumes_with_its_result(tmp_path: Path) -> None:
     with (
-        ScriptedModel(script()) as model,
+        ScriptedModelServer(script()) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"basic": BASIC}) as server,
     ):
         client = server.openai()
@@ -108,7 +108,7 @@ def test_the_agent_runs_its_tool_returns_the_client_call_and_resumes_with_its_re
 
 def test_streamed_the_client_call_comes_as_tool_call_deltas_and_the_run_resumes(tmp_path: Path) -> None:
     with (
-        ScriptedModel(script()) as model,
+        ScriptedModelServer(script()) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"basic": BASIC}) as server,
     ):
         client = server.openai()
@@ -149,7 +149,7 @@ def test_streamed_the_client_call_comes_as_tool_call_deltas_and_the_run_resumes(
 
 def test_streamed_tool_call_deltas_have_openai_shape(tmp_path: Path) -> None:
     turns = [Turn.tool_calls(ToolCallSpec("get_weather", {"city": "Paris"}))]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model) as server:
         chunks = list(
             server.openai().chat.completions.create(
                 model="default", messages=QUESTION, tools=[WEATHER_TOOL], stream=True
@@ -172,7 +172,7 @@ def test_a_client_tool_named_like_an_agent_tool_is_namespaced_for_the_model_only
     client_echo: Any = {"type": "function", "function": {"name": "echo", "description": "The client's echo."}}
     turns = [Turn.tool_calls(ToolCallSpec("client__echo", {"text": "hi"}))]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"basic": BASIC}) as server,
     ):
         paused = server.openai().chat.completions.create(
@@ -188,7 +188,7 @@ def test_a_client_tool_named_like_an_agent_tool_is_namespaced_for_the_model_only
 
 
 def test_a_changed_step_record_or_a_result_for_no_call_is_a_400(tmp_path: Path) -> None:
-    with ScriptedModel([]) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer([]) as model, serve_in_thread(tmp_path, model) as server:
         client = server.openai()
         damaged = {"role": "assistant", "content": '<!-- toolbridge:steps {"v": 1, "messages": 7} -->'}
         with pytest.raises(openai.BadRequestError) as changed:
@@ -221,7 +221,7 @@ def test_a_prompt_mode_agent_pauses_and_resumes_the_same_way(tmp_path: Path) -> 
     ]
     agents = {"prompted": {"tool_mode": "prompt"}}
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, agents=agents, mcp_servers={"basic": BASIC}) as server,
     ):
         client = server.openai()
@@ -243,7 +243,7 @@ def test_a_prompt_mode_agent_pauses_and_resumes_the_same_way(tmp_path: Path) -> 
 
 def test_tool_choice_none_keeps_the_client_tools_from_the_model(tmp_path: Path) -> None:
     turns = [Turn.text("No tools needed.")]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model) as server:
         completion = server.openai().chat.completions.create(
             model="default", messages=QUESTION, tools=[WEATHER_TOOL], tool_choice="none"
         )
@@ -256,7 +256,7 @@ def test_tool_choice_none_keeps_the_client_tools_from_the_model(tmp_path: Path) 
 
 def test_a_client_tool_with_a_broken_schema_or_named_twice_is_a_400(tmp_path: Path) -> None:
     broken: Any = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "objekt"}}}
-    with ScriptedModel([]) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer([]) as model, serve_in_thread(tmp_path, model) as server:
         client = server.openai()
         with pytest.raises(openai.BadRequestError) as schema:
             client.chat.completions.create(model="default", messages=QUESTION, tools=[broken])

@@ -15,13 +15,16 @@ from passthrough_helpers import ASK, TOOLS, arguments_of, passthrough_server, sy
 from toolbridge.agent import AgentDefinition
 from toolbridge.server.openai.passthrough_wire import MAX_CLIENT_TOOLS
 from toolbridge.store import Store
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 
 def test_native_upstream_calls_come_back_as_tool_calls(tmp_path: Path) -> None:
     call = ToolCallSpec("get_weather", {"city": "Paris"})
     turn = Turn.text("Let me look.").then_tool_calls(call).with_usage(12, 7)
-    with ScriptedModel([turn]) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+    with (
+        ScriptedModelServer([turn]) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
 
     choice = completion.choices[0]
@@ -45,7 +48,7 @@ def test_hermes_text_calls_come_back_as_tool_calls_streamed(tmp_path: Path) -> N
     call = ToolCallSpec("get_weather", {"city": "Paris", "days": 2})
     turn = Turn.calls_in_text(call, before="Checking. ").then_text(" and some rambling after the call")
     with (
-        ScriptedModel([turn]) as model,
+        ScriptedModelServer([turn]) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
     ):
         chunks = list(
@@ -87,7 +90,7 @@ def test_hermes_text_calls_come_back_as_tool_calls_streamed(tmp_path: Path) -> N
 def test_stream_helper_accumulates_the_calls(tmp_path: Path) -> None:
     calls = [ToolCallSpec("get_weather", {"city": "Paris"}), ToolCallSpec("get_time", {"city": "Paris"})]
     with (
-        ScriptedModel([Turn.tool_calls(*calls, chunk_size=3)]) as model,
+        ScriptedModelServer([Turn.tool_calls(*calls, chunk_size=3)]) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}) as server,
         server.openai().chat.completions.stream(model="local", messages=ASK, tools=TOOLS) as stream,  # type: ignore[arg-type]
     ):
@@ -104,7 +107,7 @@ def test_stream_helper_accumulates_the_calls(tmp_path: Path) -> None:
 
 def test_a_plain_answer_is_a_plain_completion(tmp_path: Path) -> None:
     with (
-        ScriptedModel([Turn.reasoning("Easy.").then_text("It is sunny.")]) as model,
+        ScriptedModelServer([Turn.reasoning("Easy.").then_text("It is sunny.")]) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}) as server,
     ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK)  # type: ignore[arg-type]
@@ -125,7 +128,7 @@ def test_sampling_and_format_fields_are_passed_on_and_unknown_ones_ignored(tmp_p
         },
     }
     with (
-        ScriptedModel([Turn.text('{"sky": "clear"}'), Turn.text("ok")]) as model,
+        ScriptedModelServer([Turn.text('{"sky": "clear"}'), Turn.text("ok")]) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}) as server,
     ):
         client = server.openai()
@@ -163,7 +166,7 @@ def test_sampling_and_format_fields_are_passed_on_and_unknown_ones_ignored(tmp_p
 
 
 def test_an_agent_name_wins_over_a_model_name(tmp_path: Path) -> None:
-    with ScriptedModel([Turn.text("From the agent.")]) as model:
+    with ScriptedModelServer([Turn.text("From the agent.")]) as model:
         models = {"local": upstream(model)}
         agents = {"local": {"model": "local", "instructions": "You are the agent."}}
         with passthrough_server(tmp_path, models, agents=agents) as server:
@@ -183,7 +186,7 @@ def test_an_agent_stored_under_a_model_name_wins_too(tmp_path: Path) -> None:
     """Stored agents are looked up by name on each request (not listed whole), so one stored while the
     server runs takes the name over at once."""
     with (
-        ScriptedModel([Turn.text("Passed through."), Turn.text("From the agent.")]) as model,
+        ScriptedModelServer([Turn.text("Passed through."), Turn.text("From the agent.")]) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}) as server,
     ):
         client = server.openai()
@@ -203,7 +206,7 @@ def test_an_agent_stored_under_a_model_name_wins_too(tmp_path: Path) -> None:
 
 def test_a_name_that_is_neither_an_agent_nor_a_model_is_a_404_naming_both(tmp_path: Path) -> None:
     with (
-        ScriptedModel([]) as model,
+        ScriptedModelServer([]) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}) as server,
         pytest.raises(openai.NotFoundError) as missing,
     ):
@@ -261,7 +264,7 @@ def test_a_name_that_is_neither_an_agent_nor_a_model_is_a_404_naming_both(tmp_pa
 def test_requests_a_model_cannot_take_are_400s_naming_the_field(
     tmp_path: Path, fields: dict[str, Any], param: str, says: str
 ) -> None:
-    with ScriptedModel([]) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+    with ScriptedModelServer([]) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
         answer = server.http().post(
             "/v1/chat/completions", json={"model": "local", "messages": ASK, "tools": TOOLS, **fields}
         )
@@ -298,7 +301,7 @@ def test_odd_but_valid_client_schemas_reach_the_model(tmp_path: Path, tool_mode:
         for n, schema in enumerate(ODD_BUT_VALID_SCHEMAS)
     ]
     with (
-        ScriptedModel([Turn.text("Fine.")]) as model,
+        ScriptedModelServer([Turn.text("Fine.")]) as model,
         passthrough_server(tmp_path, {"local": upstream(model, tool_mode)}) as server,
     ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=tools)  # type: ignore[arg-type]
@@ -311,7 +314,7 @@ def test_as_many_tools_as_a_request_may_bring_reach_the_model(tmp_path: Path) ->
         for n in range(MAX_CLIENT_TOOLS)
     ]
     with (
-        ScriptedModel([Turn.tool_calls(ToolCallSpec("tool_511", {"city": "Paris"}))]) as model,
+        ScriptedModelServer([Turn.tool_calls(ToolCallSpec("tool_511", {"city": "Paris"}))]) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}) as server,
     ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=tools)  # type: ignore[arg-type]
@@ -322,7 +325,10 @@ def test_as_many_tools_as_a_request_may_bring_reach_the_model(tmp_path: Path) ->
 
 def test_an_upstream_failure_is_an_error_status_or_an_error_event_once_streaming(tmp_path: Path) -> None:
     turns = [Turn.error(500, "The upstream fell over."), Turn.text("Let me").then_stream_error("overloaded")]
-    with ScriptedModel(turns) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+    with (
+        ScriptedModelServer(turns) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
         client = server.openai()
         with pytest.raises(openai.APIStatusError) as before:
             client.chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
@@ -341,7 +347,10 @@ def test_an_upstream_failure_is_an_error_status_or_an_error_event_once_streaming
 def test_markup_a_native_upstream_leaked_into_its_text_comes_back_as_tool_calls(tmp_path: Path) -> None:
     # vLLM or Ollama without a tool parser for the model: the call arrives as text in `content`.
     leaked = Turn.calls_in_text(ToolCallSpec("get_weather", {"city": "Paris"}), before="On it.\n")
-    with ScriptedModel([leaked]) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+    with (
+        ScriptedModelServer([leaked]) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
     message = completion.choices[0].message
     assert message.content == "On it."
@@ -355,7 +364,7 @@ def test_an_inline_provider_model_name_is_passed_through(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     call = ToolCallSpec("get_time", {"city": "Paris"})
-    with ScriptedModel([Turn.tool_calls(call)], model_name="qwen3:8b") as model:
+    with ScriptedModelServer([Turn.tool_calls(call)], model_name="qwen3:8b") as model:
         monkeypatch.setenv("OLLAMA_HOST", model.base_url.removesuffix("/v1"))
         with passthrough_server(tmp_path, {}) as server:
             completion = server.openai().chat.completions.create(
@@ -382,7 +391,10 @@ def test_call_ids_a_model_reuses_are_made_unique(tmp_path: Path) -> None:
         ToolCallSpec("get_weather", {"city": "Paris"}, id="call_0"),
         ToolCallSpec("get_weather", {"city": "Rome"}, id="call_0"),
     )
-    with ScriptedModel([twice]) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+    with (
+        ScriptedModelServer([twice]) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
         completion = server.openai().chat.completions.create(model="local", messages=earlier, tools=TOOLS)  # type: ignore[arg-type]
     ids = [call.id for call in completion.choices[0].message.tool_calls or []]
     assert len(ids) == 2
@@ -414,7 +426,7 @@ def test_an_upstream_that_refuses_tools_is_asked_in_prompt_mode_instead(tmp_path
         Turn.calls_in_text(ToolCallSpec("get_weather", {"city": "Paris"}), expect=offered_no_native_tools),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "auto")}) as server,
     ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]

@@ -11,7 +11,13 @@ import openai
 import pytest
 from passthrough_helpers import ASK, TOOLS, arguments_of, passthrough_server, system_text, upstream
 
-from toolbridge.testing import RecordedRequest, ScriptedAnthropicModel, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import (
+    RecordedRequest,
+    ScriptedAnthropicServer,
+    ScriptedModelServer,
+    ToolCallSpec,
+    Turn,
+)
 
 PARIS = ToolCallSpec("get_weather", {"city": "Paris"})
 ROME = ToolCallSpec("get_weather", {"city": "Rome"})
@@ -28,7 +34,7 @@ NAMED = {"type": "function", "function": {"name": "get_time"}}
 )
 def test_tool_choice_reaches_a_native_openai_upstream(tmp_path: Path, choice: Any, sent: Any) -> None:
     with (
-        ScriptedModel([Turn.tool_calls(ToolCallSpec("get_time", {"city": "Paris"}))]) as model,
+        ScriptedModelServer([Turn.tool_calls(ToolCallSpec("get_time", {"city": "Paris"}))]) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}) as server,
     ):
         server.openai().chat.completions.create(model="local", messages=ASK, tools=TOOLS, tool_choice=choice)  # type: ignore[arg-type]
@@ -37,7 +43,7 @@ def test_tool_choice_reaches_a_native_openai_upstream(tmp_path: Path, choice: An
 
 def test_tool_choice_none_offers_no_tools(tmp_path: Path) -> None:
     with (
-        ScriptedModel([Turn.text("Sunny, I think.")]) as model,
+        ScriptedModelServer([Turn.text("Sunny, I think.")]) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
     ):
         completion = server.openai().chat.completions.create(
@@ -69,7 +75,7 @@ def test_tool_choice_none_keeps_earlier_calls_as_text_for_a_prompt_mode_model(tm
         {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
     ]
     with (
-        ScriptedModel([Turn.text("It is sunny.")]) as model,
+        ScriptedModelServer([Turn.text("It is sunny.")]) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
     ):
         server.openai().chat.completions.create(
@@ -94,7 +100,7 @@ def test_tool_choice_none_keeps_earlier_calls_as_text_for_a_prompt_mode_model(tm
     [("required", {"type": "any"}), (NAMED, {"type": "tool", "name": "get_time"})],
 )
 def test_tool_choice_reaches_an_anthropic_upstream(tmp_path: Path, choice: Any, sent: Any) -> None:
-    with ScriptedAnthropicModel([Turn.tool_calls(ToolCallSpec("get_time", {"city": "Paris"}))]) as model:
+    with ScriptedAnthropicServer([Turn.tool_calls(ToolCallSpec("get_time", {"city": "Paris"}))]) as model:
         claude = {"provider": "anthropic", "model": "claude-test", "base_url": model.base_url, "api_key": "k"}
         with passthrough_server(tmp_path, {"claude": {**claude, "max_retries": 0}}) as server:
             completion = server.openai().chat.completions.create(
@@ -119,7 +125,7 @@ def test_prompt_mode_asks_once_more_when_a_required_call_is_missing(tmp_path: Pa
         Turn.calls_in_text(ToolCallSpec("get_time", {"city": "Paris"}), expect=says_a_call_is_needed),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
     ):
         chunks = list(
@@ -160,7 +166,7 @@ def test_prompt_mode_asks_once_more_when_the_named_tool_is_not_the_one_called(tm
         ),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
     ):
         completion = server.openai().chat.completions.create(
@@ -179,7 +185,7 @@ def test_prompt_mode_asks_once_more_when_the_named_tool_is_not_the_one_called(tm
 def test_with_a_named_tool_only_its_calls_are_passed_on(tmp_path: Path) -> None:
     """As a native API, which makes no other call: no retry when the named call is there."""
     with (
-        ScriptedModel([Turn.calls_in_text(PARIS, ToolCallSpec("get_time", {"city": "Rome"}))]) as model,
+        ScriptedModelServer([Turn.calls_in_text(PARIS, ToolCallSpec("get_time", {"city": "Rome"}))]) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
     ):
         completion = server.openai().chat.completions.create(
@@ -208,7 +214,7 @@ def test_a_required_call_still_missing_after_the_retry_is_a_502(
     replies = [Turn.text("Sunny."), Turn.text("Still sunny.", expect=says_a_call_is_needed)]
     received: list[str] = []
     with (
-        ScriptedModel(replies * 2) as model,
+        ScriptedModelServer(replies * 2) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
     ):
         client = server.openai()
@@ -233,7 +239,7 @@ def test_a_reply_cut_off_at_the_token_limit_is_answered_as_it_is(tmp_path: Path)
     """As a native API answers a reply that ran out of tokens before its call: finish_reason length."""
     turns = [Turn.text("Let me see").with_finish_reason("length")] * 2
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
     ):
         completion = server.openai().chat.completions.create(
@@ -250,7 +256,7 @@ def test_a_reply_cut_off_at_the_token_limit_is_answered_as_it_is(tmp_path: Path)
 def test_parallel_tool_calls_false_keeps_the_first_call(tmp_path: Path, tool_mode: str) -> None:
     turn = Turn.tool_calls(PARIS, ROME) if tool_mode == "native" else Turn.calls_in_text(PARIS, ROME)
     with (
-        ScriptedModel([turn]) as model,
+        ScriptedModelServer([turn]) as model,
         passthrough_server(tmp_path, {"local": upstream(model, tool_mode)}) as server,
     ):
         completion = server.openai().chat.completions.create(
@@ -280,7 +286,10 @@ def test_an_unknown_tool_is_repaired_with_one_retry(tmp_path: Path) -> None:
         Turn.tool_calls(wrong),
         Turn.tool_calls(PARIS, expect=tool_result_says("no tool named 'weather'")),
     ]
-    with ScriptedModel(turns) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+    with (
+        ScriptedModelServer(turns) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
     [call] = completion.choices[0].message.tool_calls or []
     assert call.id == PARIS.id
@@ -296,7 +305,10 @@ def test_arguments_that_break_the_schema_are_retried_then_returned_as_they_are(t
         Turn.tool_calls(broken),
         Turn.tool_calls(broken, expect=tool_result_says("Invalid arguments for tool 'get_weather'")),
     ]
-    with ScriptedModel(turns) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+    with (
+        ScriptedModelServer(turns) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
     [call] = completion.choices[0].message.tool_calls or []
     assert arguments_of(call) == {"town": "Paris"}
@@ -319,7 +331,10 @@ def test_a_pattern_that_would_backtrack_is_checked_at_once_and_the_server_answer
         Turn.tool_calls(backtracking),
         Turn.tool_calls(backtracking, expect=tool_result_says("does not match")),
     ]
-    with ScriptedModel(turns) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+    with (
+        ScriptedModelServer(turns) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=[tool])  # type: ignore[list-item]
         assert server.http().get("/healthz").status_code == 200
     assert completion.choices[0].finish_reason == "tool_calls"
@@ -330,7 +345,7 @@ def test_repair_retries_are_configurable_and_obvious_slips_need_none(tmp_path: P
     slipped = ToolCallSpec("get_weather", {"city": "Paris", "days": "3"})
     unknown = ToolCallSpec("weather", {"city": "Paris"})
     with (
-        ScriptedModel([Turn.tool_calls(slipped), Turn.tool_calls(unknown)]) as model,
+        ScriptedModelServer([Turn.tool_calls(slipped), Turn.tool_calls(unknown)]) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}, server={"repair_retries": 0}) as server,
     ):
         client = server.openai()
@@ -350,7 +365,7 @@ def test_unreadable_text_calls_are_retried_with_the_dialects_feedback(tmp_path: 
         Turn.calls_in_text(PARIS, expect=told_it_could_not_be_read),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
     ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
@@ -367,7 +382,7 @@ def test_a_streamed_repair_shows_the_text_once_and_the_repaired_calls(tmp_path: 
         ),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}) as server,
         server.openai().chat.completions.stream(model="local", messages=ASK, tools=TOOLS) as stream,  # type: ignore[arg-type]
     ):

@@ -11,7 +11,7 @@ import pytest
 from passthrough_helpers import ASK, TOOLS, arguments_of, passthrough_server, system_text, upstream
 
 from toolbridge.parsing import call_format, dialect_names
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 RESULT = "Sunny, 21 °C"
 
@@ -46,7 +46,7 @@ def test_each_dialect_round_trips_through_the_client(tmp_path: Path, dialect: st
         Turn.text(written),
         Turn.text("It is sunny in Paris.", expect=sees_its_call_and_the_result),
     ]
-    with ScriptedModel(turns) as model:
+    with ScriptedModelServer(turns) as model:
         models = {"local": upstream(model, "prompt", dialect=dialect)}
         with passthrough_server(tmp_path, models) as server:
             client = server.openai()
@@ -80,7 +80,10 @@ def test_each_dialect_round_trips_through_the_client(tmp_path: Path, dialect: st
 def test_a_native_upstream_gets_native_tool_messages_back(tmp_path: Path) -> None:
     call = ToolCallSpec("get_weather", {"city": "Paris"})
     turns = [Turn.tool_calls(call), Turn.text("It is sunny in Paris.")]
-    with ScriptedModel(turns) as model, passthrough_server(tmp_path, {"local": upstream(model)}) as server:
+    with (
+        ScriptedModelServer(turns) as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
         client = server.openai()
         first = client.chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
         second = client.chat.completions.create(
@@ -115,7 +118,7 @@ def test_system_developer_and_content_parts_reach_the_upstream(tmp_path: Path) -
         },
     ]
     with (
-        ScriptedModel([Turn.text("Paris, sunny.")]) as model,
+        ScriptedModelServer([Turn.text("Paris, sunny.")]) as model,
         passthrough_server(tmp_path, {"local": upstream(model)}) as server,
     ):
         server.openai().chat.completions.create(model="local", messages=messages, tools=TOOLS)  # type: ignore[arg-type]

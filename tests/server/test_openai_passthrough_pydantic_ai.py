@@ -27,7 +27,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.usage import RunUsage
 
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 QUESTION = "What's the weather in Paris?"
 WEATHER = {"Paris": "21 C and sunny", "Lyon": "18 C and cloudy"}
@@ -40,7 +40,7 @@ class Weather(BaseModel):
 
 @contextmanager
 def pydantic_ai_agent(
-    tmp_path: Path, model: ScriptedModel, tool_mode: str, **options: Any
+    tmp_path: Path, model: ScriptedModelServer, tool_mode: str, **options: Any
 ) -> Iterator[tuple[Agent[None, Any], list[str]]]:
     """A pydantic-ai agent whose model is `local` on `toolbridge serve`, with one Python tool of its own,
     and the cities that tool was asked about."""
@@ -110,7 +110,7 @@ def test_pydantic_ai_runs_its_tool_and_answers_with_the_result(
         asking(mode, ToolCallSpec("get_weather", {"city": "Paris"})),
         Turn.text(answer, expect=tool_result_posted(mode, "21 C and sunny")).with_usage(40, 6),
     ]
-    with ScriptedModel(script) as model, pydantic_ai_agent(tmp_path, model, mode) as (agent, asked):
+    with ScriptedModelServer(script) as model, pydantic_ai_agent(tmp_path, model, mode) as (agent, asked):
         if streamed:
             output, texts, ran, usage = anyio.run(run_streamed, agent, QUESTION)
             assert ran == ["get_weather"]
@@ -145,7 +145,7 @@ def test_pydantic_ai_structured_output_comes_through_its_output_tool_in_prompt_m
         Turn.calls_in_text(output, expect=tool_result_posted("prompt", "21 C and sunny", "18 C and cloudy")),
     ]
     with (
-        ScriptedModel(script) as model,
+        ScriptedModelServer(script) as model,
         pydantic_ai_agent(tmp_path, model, "prompt", output_type=Weather) as (agent, asked),
     ):
         result = agent.run_sync(QUESTION)

@@ -23,8 +23,8 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from toolbridge.testing import ScriptedAnthropicModel, ScriptedModel, Turn
-from toolbridge.testing._server import BackgroundServer
+from toolbridge.server._uvicorn import BackgroundServer
+from toolbridge.testing import ScriptedAnthropicServer, ScriptedModelServer, Turn
 
 QUESTION: Any = [{"role": "user", "content": "What is 15 + 27?"}]
 WEATHER: Any = {
@@ -46,7 +46,7 @@ def route(request: pytest.FixtureRequest) -> dict[str, Any]:
     return ROUTES[request.param]
 
 
-def openai_model(model: ScriptedModel, **settings: Any) -> dict[str, Any]:
+def openai_model(model: ScriptedModelServer, **settings: Any) -> dict[str, Any]:
     return {
         "provider": "openai",
         "model": model.model_name,
@@ -58,7 +58,7 @@ def openai_model(model: ScriptedModel, **settings: Any) -> dict[str, Any]:
     }
 
 
-def anthropic_model(model: ScriptedAnthropicModel) -> dict[str, Any]:
+def anthropic_model(model: ScriptedAnthropicServer) -> dict[str, Any]:
     return {
         "provider": "anthropic",
         "model": "claude-scripted",
@@ -69,13 +69,13 @@ def anthropic_model(model: ScriptedAnthropicModel) -> dict[str, Any]:
 
 
 @contextmanager
-def upstream(wire: str, turns: list[Turn]) -> Iterator[tuple[ScriptedModel, dict[str, Any]]]:
+def upstream(wire: str, turns: list[Turn]) -> Iterator[tuple[ScriptedModelServer, dict[str, Any]]]:
     """A scripted upstream on `wire` ("openai" or "anthropic") and the `models` entry pointing at it."""
     if wire == "anthropic":
-        with ScriptedAnthropicModel(turns) as claude:
+        with ScriptedAnthropicServer(turns) as claude:
             yield claude, anthropic_model(claude)
     else:
-        with ScriptedModel(turns) as model:
+        with ScriptedModelServer(turns) as model:
             yield model, openai_model(model)
 
 
@@ -318,7 +318,7 @@ def test_a_plain_bad_request_is_not_taken_for_a_context_length_error(
 ) -> None:
     turns = [Turn.error(400, "temperature must be at most 2", code="invalid_value")]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serving(tmp_path, openai_model(model)) as server,
         pytest.raises(openai.BadRequestError) as refused,
     ):
@@ -377,7 +377,7 @@ def test_a_rate_limit_is_a_429_with_the_upstreams_retry_after(
 def test_a_quota_code_is_passed_on_so_clients_do_not_retry_it(tmp_path: Path, route: dict[str, Any]) -> None:
     turns = [Turn.error(429, "You exceeded your current quota.", code="insufficient_quota")]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serving(tmp_path, openai_model(model)) as server,
         pytest.raises(openai.RateLimitError) as refused,
     ):
@@ -394,7 +394,7 @@ def test_the_models_own_retries_pass_on_the_last_retry_after(tmp_path: Path, rou
         Turn.error(429, "slow down more", retry_after=3.5),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serving(tmp_path, openai_model(model, max_retries=1)) as server,
         pytest.raises(openai.RateLimitError) as refused,
     ):

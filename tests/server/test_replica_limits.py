@@ -11,7 +11,7 @@ import pytest
 from replicas import Replica, start_replicas
 from users_helpers import add_user
 
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 
 PER_MINUTE = 3
 LIMITS = {"users": {"alice": {"requests_per_minute": PER_MINUTE}, "bob": {"tokens_per_day": 100}}}
@@ -31,7 +31,7 @@ def test_replicas_share_each_users_limits(tmp_path: Path) -> None:
     turns = [Turn.text("ok") for _ in range(PER_MINUTE)]
     turns.append(Turn.text("bob's").with_usage(prompt_tokens=90, completion_tokens=20))
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         start_replicas(tmp_path, model, count=3, server={"limits": LIMITS}) as fleet,
     ):
         alice, bob = add_user(fleet.db_url, "alice"), add_user(fleet.db_url, "bob")

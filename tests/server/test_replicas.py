@@ -9,11 +9,11 @@ from replicas import start_replicas
 from sqlalchemy import create_engine, text
 
 from postgres_schemas import POSTGRES_URL
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import ScriptedModelServer
 
 
 def test_three_replicas_share_one_database(tmp_path: Path) -> None:
-    with ScriptedModel() as model, start_replicas(tmp_path, model, count=3) as fleet:
+    with ScriptedModelServer() as model, start_replicas(tmp_path, model, count=3) as fleet:
         a, b, c = fleet
         assert len({a.port, b.port, c.port}) == 3
         assert len({a.pid, b.pid, c.pid}) == 3
@@ -31,7 +31,7 @@ def test_three_replicas_share_one_database(tmp_path: Path) -> None:
 
 
 def test_the_schema_is_dropped_and_every_replica_stopped_afterwards(tmp_path: Path) -> None:
-    with ScriptedModel() as model, start_replicas(tmp_path, model, count=2) as fleet:
+    with ScriptedModelServer() as model, start_replicas(tmp_path, model, count=2) as fleet:
         schema = fleet.db_url.rsplit("%3D", 1)[1]
         processes = [replica.process for replica in fleet]
     assert all(process.poll() is not None for process in processes)

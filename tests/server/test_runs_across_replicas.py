@@ -16,7 +16,7 @@ from sqlalchemy import create_engine, insert
 from toolbridge.runs.ledger import RunLedger, RunRecord
 from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow, utcnow
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 WAIT = 20.0
 
@@ -34,7 +34,7 @@ def test_a_run_started_on_one_replica_is_streamed_approved_and_cancelled_on_othe
         Turn.text("42."),
         Turn.text("Never sent.").expecting(gate),
     ]
-    with ScriptedModel(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
+    with ScriptedModelServer(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
         stack.callback(gate.released.set)  # before the model stops
         a, b, c = three_servers(tmp_path, model, url, stack)
         on_a, on_b, on_c = a.http(), b.http(), c.http()
@@ -108,7 +108,7 @@ def test_a_run_started_on_one_replica_is_streamed_approved_and_cancelled_on_othe
 
 def test_a_stream_opened_mid_run_replays_it_from_its_start_on_any_replica(tmp_path: Path) -> None:
     turns = [Turn.tool_calls(ToolCallSpec("calculate", {"expression": "1 + 1"}, id="call_sum"))]
-    with ScriptedModel(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
+    with ScriptedModelServer(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
         a, b, c = three_servers(tmp_path, model, url, stack)
         chat_id = a.http().post("/api/chats", json={}).json()["id"]
         with EventReader(a.http(), chat_id) as on_owner:
@@ -128,7 +128,7 @@ def test_a_stream_opened_mid_run_replays_it_from_its_start_on_any_replica(tmp_pa
 def test_a_signal_whose_notice_was_lost_is_acted_on_at_the_next_lease_renewal(tmp_path: Path) -> None:
     gate = Gate(WAIT)
     with (
-        ScriptedModel([Turn.text("Never sent.").expecting(gate)]) as model,
+        ScriptedModelServer([Turn.text("Never sent.").expecting(gate)]) as model,
         postgres_schema("runs") as url,
         ExitStack() as stack,
     ):

@@ -15,7 +15,7 @@ from users_helpers import cli, cli_json
 
 from toolbridge.runs.ledger import RunLedger
 from toolbridge.store import Store
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
 WAIT = 30.0
@@ -32,7 +32,7 @@ def test_three_replicas_share_runs_and_a_killed_owners_run_ends_interrupted(tmp_
     ]
     server = {"run_lease": 1.5}
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         ExitStack() as before_the_model_stops,
         start_replicas(tmp_path, model, agents=CAREFUL, server=server) as fleet,
     ):

@@ -23,12 +23,14 @@ from server_helpers import EventReader, Gate, RunningServer, serve_in_thread
 from sqlalchemy import Connection, Engine, create_engine, text
 
 from postgres_schemas import POSTGRES_URL, blocked_by
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 WAIT = 20.0
 
 
-def two_servers(tmp_path: Path, model: ScriptedModel, url: str, stack: ExitStack) -> list[RunningServer]:
+def two_servers(
+    tmp_path: Path, model: ScriptedModelServer, url: str, stack: ExitStack
+) -> list[RunningServer]:
     servers = []
     for name in "ab":
         (tmp_path / name).mkdir()
@@ -53,7 +55,7 @@ def test_a_run_cancelled_from_another_replica_while_it_is_set_up_stops_as_it_sta
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="toolbridge.server.web.chats")
-    with ScriptedModel([]) as model, postgres_schema("runs") as url, ExitStack() as stack:
+    with ScriptedModelServer([]) as model, postgres_schema("runs") as url, ExitStack() as stack:
         a, b = two_servers(tmp_path, model, url, stack)
         on_a, on_b = a.http(), b.http()
         chat_id = on_a.post("/api/chats", json={}).json()["id"]
@@ -93,7 +95,7 @@ def test_a_run_being_ended_is_not_cancelled_and_the_next_run_waits_for_it(
     caplog.set_level(logging.DEBUG, logger="toolbridge.server.web.chats")
     gate = Gate(WAIT)
     turns = [Turn.text("First.").expecting(gate), Turn.text("Second.")]
-    with ScriptedModel(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
+    with ScriptedModelServer(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
         stack.callback(gate.released.set)  # before the model stops
         a, b = two_servers(tmp_path, model, url, stack)
         on_a, on_b = a.http(), b.http()
@@ -143,7 +145,7 @@ def test_a_run_whose_claim_is_slow_is_not_taken_for_one_another_replica_reaped(t
         Turn.text("Claimed late, answered all the same."),
         Turn.text("Not calculated."),
     ]
-    with ScriptedModel(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
+    with ScriptedModelServer(turns) as model, postgres_schema("runs") as url, ExitStack() as stack:
         server = stack.enter_context(
             serve_in_thread(tmp_path, model, db_url=url, agents=CAREFUL, server={"run_lease": 1.5})
         )

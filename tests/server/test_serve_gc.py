@@ -13,7 +13,7 @@ from pathlib import Path
 from server_helpers import free_port, write_config
 
 from toolbridge.server._uvicorn import YOUNG_COLLECTION_THRESHOLD
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import ScriptedModelServer
 
 # `toolbridge serve` in this process, and a thread that waits (bounded) for the freeze, reports it and
 # stops the server with SIGTERM, as an orchestrator would.
@@ -37,7 +37,7 @@ main()
 def test_serve_freezes_what_it_made_while_starting_and_collects_young_objects_less_often(
     tmp_path: Path,
 ) -> None:
-    with ScriptedModel([]) as model:
+    with ScriptedModelServer([]) as model:
         config = write_config(tmp_path, model)
         serve = ["serve", "--config", str(config), "--db", f"sqlite:///{tmp_path / 'chats.db'}"]
         finished = subprocess.run(

@@ -9,7 +9,7 @@ from typing import Any
 
 from server_helpers import serve_in_thread
 
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 TESTS = Path(__file__).resolve().parents[1]
 QUESTION = [{"role": "user", "content": "Go."}]
@@ -35,7 +35,7 @@ def test_sampling_needing_approval_and_elicitation_are_declined_with_the_reason(
         Turn.tool_calls(ToolCallSpec("ask_contact", {})),
         Turn.text("no.", expect=tool_result_has("Elicitation declined: toolbridge serve has nobody to ask")),
     ]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model, mcp_servers=asker()) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model, mcp_servers=asker()) as server:
         for _ in range(2):
             server.openai().chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
 
@@ -47,6 +47,6 @@ def test_sampling_allowed_by_the_config_is_answered_by_the_default_model(tmp_pat
         Turn.text("Done.", expect=tool_result_has("short.")),
     ]
     servers = asker(sampling={"approval": "never"})
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model, mcp_servers=servers) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model, mcp_servers=servers) as server:
         completion = server.openai().chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
     assert completion.choices[0].message.content == "Done."

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from server_helpers import EventReader, RunningServer, serve_in_thread
 
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 QUESTION = [{"role": "user", "content": "Who?"}]
 # The same call id in both chats: the question is told apart by the call, not by its id.
@@ -76,7 +76,7 @@ def test_two_chats_calling_the_same_server_at_once_each_get_their_own_question(
         Turn.text("Ann it is.", expect=tool_result_has("accepted Ann")),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers=asker_over_http) as server,
     ):
         first, second = Chat(server), Chat(server)
@@ -107,7 +107,7 @@ def test_a_call_through_the_openai_endpoint_is_declined_while_a_chats_call_is_as
         Turn.text("Ann it is.", expect=tool_result_has("accepted Ann")),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers=asker_over_http) as server,
     ):
         chat = Chat(server)

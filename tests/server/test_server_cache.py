@@ -8,7 +8,7 @@ from pathlib import Path
 
 from server_helpers import EventReader, RunningServer, serve_in_thread
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 NOTEBOOK = {
     "command": sys.executable,
@@ -34,7 +34,7 @@ def test_each_chat_has_its_own_cache_entries(tmp_path: Path) -> None:
     turns = [Turn.tool_calls(READ), Turn.text("Read."), Turn.tool_calls(READ), Turn.text("Read again.")]
     turns += [Turn.tool_calls(READ), Turn.text("Read in the other chat.")]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"notebook": NOTEBOOK}, cache={"ttl": 300}) as server,
     ):
         http = server.http()
@@ -53,7 +53,7 @@ def test_each_openai_request_has_its_own_cache_entries(tmp_path: Path) -> None:
     turns = [Turn.tool_calls(READ), Turn.tool_calls(READ), Turn.text("Read twice.")]
     turns += [Turn.tool_calls(READ), Turn.text("Read in the next request.")]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"notebook": NOTEBOOK}, cache={"ttl": 300}) as server,
     ):
         for _ in range(2):

@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from server_helpers import serve_in_thread, toolbridge_command
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 CALCULATE = ToolCallSpec("calculate", {"expression": "15 + 27"})
 
@@ -39,7 +39,7 @@ async def _call_through_the_gateway(config: Path, db: Path) -> None:
 def test_stats_show_gateway_openapi_and_cli_calls_apart_from_agent_calls(tmp_path: Path) -> None:
     config, db = tmp_path / "toolbridge.json", tmp_path / "toolbridge.db"
     with (
-        ScriptedModel([Turn.tool_calls(CALCULATE), Turn.text("42.")]) as model,
+        ScriptedModelServer([Turn.tool_calls(CALCULATE), Turn.text("42.")]) as model,
         serve_in_thread(tmp_path, model) as server,
     ):
         server.openai().chat.completions.create(

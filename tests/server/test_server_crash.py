@@ -10,7 +10,7 @@ from pathlib import Path
 
 from server_helpers import EventReader, start_process, write_config
 
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 
 def test_killed_mid_reply_keeps_every_completed_message(tmp_path: Path) -> None:
@@ -24,7 +24,7 @@ def test_killed_mid_reply_keeps_every_completed_message(tmp_path: Path) -> None:
         slow_reply,
     ]
 
-    with ScriptedModel(turns) as model:
+    with ScriptedModelServer(turns) as model:
         first = start_process(write_config(tmp_path, model), db_url)
         try:
             http = first.server.http()
@@ -47,7 +47,7 @@ def test_killed_mid_reply_keeps_every_completed_message(tmp_path: Path) -> None:
             and request.messages[3]["content"] == "42"
         )
 
-    with ScriptedModel(
+    with ScriptedModelServer(
         [Turn.text("Sorry, I was cut off. 6 * 7 = 42.", expect=sees_the_stored_history)]
     ) as model:
         second = start_process(write_config(tmp_path, model), db_url)
@@ -79,7 +79,7 @@ def test_killed_during_a_tool_call_the_chat_goes_on(tmp_path: Path) -> None:
     basic = {"command": sys.executable, "args": [str(Path(__file__).parent.parent / "servers" / "basic.py")]}
     turns = [Turn.tool_calls(ToolCallSpec("sleep", {"ms": 60_000}, id="call_killed"))]
 
-    with ScriptedModel(turns) as model:
+    with ScriptedModelServer(turns) as model:
         first = start_process(write_config(tmp_path, model, mcp_servers={"basic": basic}), db_url)
         try:
             http = first.server.http()
@@ -100,7 +100,7 @@ def test_killed_during_a_tool_call_the_chat_goes_on(tmp_path: Path) -> None:
             and "interrupted: no result was recorded" in killed.get("content", "")
         )
 
-    with ScriptedModel(
+    with ScriptedModelServer(
         [Turn.text("I was interrupted; shall I retry?", expect=answers_the_killed_call)]
     ) as model:
         second = start_process(write_config(tmp_path, model, mcp_servers={"basic": basic}), db_url)

@@ -19,7 +19,7 @@ from toolbridge.errors import ConfigError
 from toolbridge.server import settings_from_config
 from toolbridge.server._redact import install_token_redaction
 from toolbridge.store import SchemaDamagedError, Store
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import ScriptedModelServer
 
 TOKEN = "s3cret-token"
 
@@ -236,7 +236,7 @@ def test_an_answer_is_returned_when_the_store_cannot_be_written(
     turns = [*calculate_then_answer(), *calculate_then_answer()]
     question = [{"role": "user", "content": "What is 15 + 27?"}]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, db_url=read_only_database) as server,
         caplog.at_level(logging.ERROR, logger="toolbridge.store"),
     ):

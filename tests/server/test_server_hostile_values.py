@@ -10,7 +10,7 @@ from pathlib import Path
 
 from server_helpers import EventReader, serve_in_thread
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 NOTEBOOK = {
     "command": sys.executable,
@@ -25,7 +25,7 @@ def test_a_lone_surrogate_from_the_model_leaves_the_chat_readable(tmp_path: Path
         Turn.text("Still here."),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"notebook": NOTEBOOK}, cache={"ttl": 300}) as server,
     ):
         http = server.http()

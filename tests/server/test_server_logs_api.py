@@ -8,7 +8,7 @@ from pathlib import Path
 
 from server_helpers import EventReader, serve_in_thread
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 REPORTS = str(Path(__file__).parent.parent / "servers" / "reports.py")
 
@@ -22,7 +22,10 @@ def test_a_servers_log_messages_accumulate_and_are_listed(tmp_path: Path) -> Non
         Turn.tool_calls(ToolCallSpec("say", {"level": "error", "text": "disk full"})),
         Turn.text("Said."),
     ]
-    with ScriptedModel(script) as model, serve_in_thread(tmp_path, model, mcp_servers=servers) as server:
+    with (
+        ScriptedModelServer(script) as model,
+        serve_in_thread(tmp_path, model, mcp_servers=servers) as server,
+    ):
         http = server.http()
         at_connect = http.get("/api/servers/reports/logs").json()
         chat_id = http.post("/api/chats", json={}).json()["id"]
@@ -47,7 +50,10 @@ def test_a_servers_log_messages_accumulate_and_are_listed(tmp_path: Path) -> Non
 def test_the_openai_endpoint_shows_a_calls_progress_in_its_tool_activity(tmp_path: Path) -> None:
     servers = {"reports": {"command": sys.executable, "args": [REPORTS]}}
     script = [Turn.tool_calls(ToolCallSpec("crunch", {"steps": 2, "step_ms": 1})), Turn.text("Crunched.")]
-    with ScriptedModel(script) as model, serve_in_thread(tmp_path, model, mcp_servers=servers) as server:
+    with (
+        ScriptedModelServer(script) as model,
+        serve_in_thread(tmp_path, model, mcp_servers=servers) as server,
+    ):
         completion = server.openai().chat.completions.create(
             model="default",
             messages=[{"role": "user", "content": "Crunch it."}],

@@ -9,13 +9,13 @@ import openai
 import pytest
 from server_helpers import calculate_then_answer, serve_in_thread, tool_result_says
 
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 QUESTION = [{"role": "user", "content": "What is 15 + 27?"}]
 
 
 def test_non_streamed_answer_runs_the_tool_loop_and_shows_tool_activity(tmp_path: Path) -> None:
-    with ScriptedModel(calculate_then_answer()) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(calculate_then_answer()) as model, serve_in_thread(tmp_path, model) as server:
         completion = server.openai().chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
 
     message = completion.choices[0].message
@@ -32,7 +32,7 @@ def test_non_streamed_answer_runs_the_tool_loop_and_shows_tool_activity(tmp_path
 
 
 def test_streamed_answer_has_text_tool_activity_usage_and_done(tmp_path: Path) -> None:
-    with ScriptedModel(calculate_then_answer()) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(calculate_then_answer()) as model, serve_in_thread(tmp_path, model) as server:
         stream = server.openai().chat.completions.create(
             model="default",
             messages=QUESTION,  # type: ignore[arg-type]
@@ -65,7 +65,7 @@ def test_streamed_answer_has_text_tool_activity_usage_and_done(tmp_path: Path) -
 def test_tool_activity_can_be_switched_off(tmp_path: Path) -> None:
     turns = [*calculate_then_answer(), *calculate_then_answer()]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, server={"tool_activity": False}) as server,
     ):
         client = server.openai()
@@ -82,7 +82,7 @@ def test_tool_activity_can_be_switched_off(tmp_path: Path) -> None:
 
 def test_models_lists_the_agents_then_the_models(tmp_path: Path) -> None:
     agents = {"excel-helper": {"description": "Spreadsheets."}, "careful": {}}
-    with ScriptedModel([]) as model, serve_in_thread(tmp_path, model, agents=agents) as server:
+    with ScriptedModelServer([]) as model, serve_in_thread(tmp_path, model, agents=agents) as server:
         models = server.openai().models.list()
     assert [m.id for m in models.data] == ["default", "excel-helper", "careful", "scripted"]
 
@@ -100,7 +100,7 @@ def test_history_and_system_messages_reach_the_model(tmp_path: Path) -> None:
         {"role": "assistant", "content": "Hello!"},
         {"role": "user", "content": "15 + 27?"},
     ]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model) as server:
         completion = server.openai().chat.completions.create(model="default", messages=messages)  # type: ignore[arg-type]
     assert completion.choices[0].message.content == "Quarante-deux."
 
@@ -111,7 +111,7 @@ def test_calls_needing_approval_are_declined_unless_auto_approve(tmp_path: Path)
         Turn.tool_calls(ToolCallSpec("calculate", {"expression": "2 + 2"})),
         Turn.text("I may not calculate.", expect=tool_result_says("needs the user's approval")),
     ]
-    with ScriptedModel(declined) as model, serve_in_thread(tmp_path, model, agents=agents) as server:
+    with ScriptedModelServer(declined) as model, serve_in_thread(tmp_path, model, agents=agents) as server:
         completion = server.openai().chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
     assert "✗ calculate" in (completion.choices[0].message.model_extra or {})["reasoning_content"]
 
@@ -120,7 +120,7 @@ def test_calls_needing_approval_are_declined_unless_auto_approve(tmp_path: Path)
         Turn.text("4.", expect=tool_result_says("4")),
     ]
     with (
-        ScriptedModel(approved) as model,
+        ScriptedModelServer(approved) as model,
         serve_in_thread(tmp_path, model, agents=agents, server={"auto_approve": True}) as server,
     ):
         completion = server.openai().chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
@@ -128,7 +128,7 @@ def test_calls_needing_approval_are_declined_unless_auto_approve(tmp_path: Path)
 
 
 def test_bad_requests_get_clear_openai_errors(tmp_path: Path) -> None:
-    with ScriptedModel([]) as model, serve_in_thread(tmp_path, model, agents={"helper": {}}) as server:
+    with ScriptedModelServer([]) as model, serve_in_thread(tmp_path, model, agents={"helper": {}}) as server:
         with pytest.raises(openai.NotFoundError) as unknown:
             server.openai().chat.completions.create(model="gpt-4o", messages=QUESTION)  # type: ignore[arg-type]
         http = server.http()
@@ -184,7 +184,7 @@ def test_a_failing_model_is_a_502_or_an_error_event_in_the_stream(tmp_path: Path
         Turn.error(500, "This model's server fell over."),
         Turn.text("The answer is").then_stream_error("the model's server fell over mid-reply"),
     ]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model) as server:
         client = server.openai().with_options(max_retries=0)
         with pytest.raises(openai.InternalServerError) as whole:
             client.chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
@@ -214,7 +214,7 @@ def test_an_upstream_refusal_is_answered_with_its_own_status(
     tmp_path: Path, status: int, client_error: type[openai.APIStatusError]
 ) -> None:
     turns = [Turn.error(status, "refused upstream", code="upstream_code", retry_after=7.2)] * 2
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model) as server:
         client = server.openai().with_options(max_retries=0)
         with pytest.raises(client_error) as whole:
             client.chat.completions.create(model="default", messages=QUESTION)  # type: ignore[arg-type]
@@ -234,7 +234,7 @@ def test_an_upstream_refusal_is_answered_with_its_own_status(
 def test_an_upstream_server_failure_is_still_a_502(tmp_path: Path) -> None:
     turns = [Turn.error(503, "overloaded")]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model) as server,
         pytest.raises(openai.APIStatusError) as whole,
     ):

@@ -9,7 +9,7 @@ from typing import Any
 
 from server_helpers import EventReader, serve_in_thread
 
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 from toolbridge.tools.content import MAX_ATTACHED_BYTES
 
 SERVERS = Path(__file__).parent.parent / "servers"
@@ -51,7 +51,7 @@ def test_a_message_carries_resources_and_a_prompt_starts_a_chat(tmp_path: Path) 
         ),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers=LIBRARY, agents=NO_TOOLS) as server,
     ):
         http = server.http()
@@ -132,7 +132,7 @@ def test_a_large_attachment_is_cut_to_the_agents_limit_and_a_large_binary_one_re
     ]
     agents = {"default": {"tool_calling": False, "max_result_chars": 1000}}
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers=bulky, agents=agents) as server,
     ):
         http = server.http()
@@ -168,7 +168,7 @@ def test_a_resource_embedded_in_a_prompt_is_cut_as_an_attachment_is(tmp_path: Pa
     )
     agents = {"default": {"tool_calling": False, "max_result_chars": 1000}}
     with (
-        ScriptedModel([Turn.text("Read.")]) as model,
+        ScriptedModelServer([Turn.text("Read.")]) as model,
         serve_in_thread(tmp_path, model, mcp_servers=bulky, agents=agents) as server,
     ):
         http = server.http()

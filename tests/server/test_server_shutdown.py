@@ -8,11 +8,11 @@ from pathlib import Path
 
 from server_helpers import EventReader, start_process, write_config
 
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import ScriptedModelServer
 
 
 def test_ctrl_c_ends_open_event_streams_cleanly(tmp_path: Path) -> None:
-    with ScriptedModel([]) as model:
+    with ScriptedModelServer([]) as model:
         running = start_process(write_config(tmp_path, model), f"sqlite:///{tmp_path / 'chats.db'}")
         try:
             http = running.server.http()

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from server_helpers import EventReader, serve_in_thread
 
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 FILES = str(Path(__file__).resolve().parent.parent / "servers" / "files.py")
 TWO_FILE_SERVERS = {name: {"command": sys.executable, "args": [FILES]} for name in ("a", "h")}
@@ -37,7 +37,7 @@ def test_the_page_asks_before_the_renamed_tool_runs(tmp_path: Path, victim: Path
         Turn.text("Kept.", expect=lambda request: "declined" in last_tool_result(request)),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, agents=ALWAYS_ASK, mcp_servers=TWO_FILE_SERVERS) as server,
     ):
         http = server.http()
@@ -70,7 +70,7 @@ def test_v1_does_not_run_the_renamed_tool_against_a_rule(
     ]
     question = [{"role": "user", "content": "Delete it"}]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, agents=agents, mcp_servers=TWO_FILE_SERVERS) as server,
     ):
         completion = server.openai().chat.completions.create(model="default", messages=question)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from toolbridge.models import DemoModel
 from toolbridge.server._limits import UsageLimits
 from toolbridge.server._metering import metered_sampling
 from toolbridge.store import ModelUsage, Store
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -40,7 +40,7 @@ def test_requests_per_minute_are_limited_per_user_with_retry_after(tmp_path: Pat
     db = f"sqlite:///{tmp_path / 'toolbridge.db'}"
     turns = [Turn.text("one"), Turn.text("two"), Turn.text("carol's")]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, server={"limits": LIMITS}) as server,
     ):
         alice, carol = add_user(db, "alice"), add_user(db, "carol")
@@ -65,7 +65,7 @@ def test_tokens_per_day_are_limited_per_user_with_retry_after(tmp_path: Path) ->
     db = f"sqlite:///{tmp_path / 'toolbridge.db'}"
     turns = [Turn.text("a long answer").with_usage(prompt_tokens=90, completion_tokens=20)]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, server={"limits": LIMITS}) as server,
     ):
         bob = add_user(db, "bob")
@@ -81,7 +81,7 @@ def test_pass_through_tokens_count_against_the_users_day_too(tmp_path: Path) -> 
     db = f"sqlite:///{tmp_path / 'toolbridge.db'}"
     turns = [Turn.text("passed through").with_usage(prompt_tokens=80, completion_tokens=30)]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, server={"limits": LIMITS}) as server,
     ):
         bob = add_user(db, "bob")
@@ -99,7 +99,7 @@ def test_a_chat_run_is_charged_to_the_user_who_posted_the_message(tmp_path: Path
     db = f"sqlite:///{tmp_path / 'toolbridge.db'}"
     turns = [Turn.text("a long answer").with_usage(prompt_tokens=90, completion_tokens=20)]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, server={"limits": LIMITS}) as server,
     ):
         http = server.http(headers=bearer(add_user(db, "bob")))
@@ -120,7 +120,10 @@ def test_a_client_that_hangs_up_mid_run_pays_for_the_model_requests_made(tmp_pat
         Turn.text("Counting slowly: " + "1 2 3 " * 200, chunk_size=2, delay=0.05),
     ]
     limits = {"tokens_per_day": 10_000}
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model, server={"limits": limits}) as server:
+    with (
+        ScriptedModelServer(turns) as model,
+        serve_in_thread(tmp_path, model, server={"limits": limits}) as server,
+    ):
         bob = add_user(db, "bob")
         client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=bob, max_retries=0)
         stream = client.chat.completions.create(
@@ -149,7 +152,7 @@ def test_a_servers_sampling_during_a_run_is_charged_to_the_runs_user_and_capped(
     servers = {"asker": {**asker, "sampling": {"approval": "never"}}}
     limits = {"users": {"bob": {"tokens_per_day": 500}}}
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers=servers, server={"limits": limits}) as server,
     ):
         bob = add_user(db, "bob")
@@ -162,7 +165,7 @@ def test_runs_in_flight_hold_tokens_so_a_second_run_at_once_is_refused(tmp_path:
     db = f"sqlite:///{tmp_path / 'toolbridge.db'}"
     turns = [Turn.text("Counting slowly: " + "1 2 3 " * 200, chunk_size=2, delay=0.05)]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, server={"limits": LIMITS}) as server,
     ):
         bob = add_user(db, "bob")
@@ -183,7 +186,7 @@ def test_a_run_over_the_limit_makes_no_more_model_requests(tmp_path: Path) -> No
     db = f"sqlite:///{tmp_path / 'toolbridge.db'}"
     turns = [Turn.tool_calls(ToolCallSpec("calculate", {"expression": "1 + 1"})).with_usage(90, 20)]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, server={"limits": LIMITS}) as server,
     ):
         bob = add_user(db, "bob")

@@ -15,7 +15,7 @@ import pytest
 from server_helpers import EventReader, serve_in_thread
 from users_helpers import add_user, bearer, cli, cli_json
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 TOKEN = "the-one-person-token"
 CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
@@ -54,7 +54,10 @@ def test_the_cli_adds_lists_and_removes_users_and_keys_stored_hashed(tmp_path: P
 
 def test_with_a_user_every_request_needs_a_live_key(tmp_path: Path) -> None:
     db = db_of(tmp_path)
-    with ScriptedModel([Turn.text("Hello, alice.")]) as model, serve_in_thread(tmp_path, model) as server:
+    with (
+        ScriptedModelServer([Turn.text("Hello, alice.")]) as model,
+        serve_in_thread(tmp_path, model) as server,
+    ):
         anonymous = server.http()
         assert anonymous.get("/api/chats").status_code == 200  # no users yet: this machine only, open
         key = add_user(db, "alice", label="script")
@@ -116,7 +119,7 @@ def test_a_key_is_accepted_when_its_last_use_cannot_be_written(
     read_only = f"sqlite:///file:{tmp_path / 'toolbridge.db'}?mode=ro&uri=true"
     question = [{"role": "user", "content": "Hi"}]
     with (
-        ScriptedModel([Turn.text("Hello, alice."), Turn.text("Hello again.")]) as model,
+        ScriptedModelServer([Turn.text("Hello, alice."), Turn.text("Hello again.")]) as model,
         serve_in_thread(tmp_path, model, db_url=read_only) as server,
         caplog.at_level(logging.WARNING, logger="toolbridge"),
     ):
@@ -176,7 +179,7 @@ def test_each_user_sees_only_their_own_chats_and_calls_and_admins_see_all(tmp_pa
         Turn.tool_calls(ToolCallSpec("calculate", {"expression": "6 * 7"}, id="call_alice")),
         Turn.text("42, alice."),
     ]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model) as server:
         alice = server.http(headers=bearer(add_user(db, "alice")))
         bob = server.http(headers=bearer(add_user(db, "bob")))
         admin = server.http(headers=bearer(add_user(db, "root", admin=True)))
@@ -234,7 +237,7 @@ def test_no_spelling_of_a_chats_id_lets_another_user_reach_it(tmp_path: Path) ->
         Turn.text("42, alice."),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, agents=CAREFUL) as server,
     ):
         alice = server.http(headers=bearer(add_user(db, "alice")))
@@ -278,7 +281,7 @@ def test_each_app_has_its_own_key_and_usage_figures(tmp_path: Path) -> None:
         Turn.text("2.").with_usage(20, 3),
         Turn.text("No tools needed.").with_usage(7, 4),
     ]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model) as server:
         reports = add_user(db, "reports-app")
         chat = add_user(db, "chat-app")
         for key, question in [(reports, "1 + 1?"), (chat, "Hi")]:

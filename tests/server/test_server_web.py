@@ -11,7 +11,7 @@ from server_helpers import EventReader, serve_in_thread
 
 from toolbridge.agent import AgentDefinition
 from toolbridge.store import Store
-from toolbridge.testing import RecordedRequest, ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
 
@@ -31,7 +31,7 @@ def test_a_chat_runs_streams_its_events_and_stores_every_message(tmp_path: Path)
         Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"}, id="call_sum")),
         Turn.text("The answer is 42.", expect=lambda request: last_tool_result(request) == "42"),
     ]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model) as server:
         http = server.http()
         created = http.post("/api/chats", json={"agent": "default"})
         assert created.status_code == 201
@@ -97,7 +97,7 @@ def test_approval_round_trip_late_joiner_and_busy_chat(tmp_path: Path) -> None:
         Turn.tool_calls(ToolCallSpec("calculate", {"expression": "1 / 0"}, id="call_no")),
         Turn.text("Fine, I won't.", expect=lambda request: "declined" in last_tool_result(request)),
     ]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model, agents=CAREFUL) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model, agents=CAREFUL) as server:
         http = server.http()
         chat_id = http.post("/api/chats", json={}).json()["id"]
         with EventReader(http, chat_id) as events:
@@ -159,7 +159,7 @@ def test_stats_count_calls_and_cache_hits_from_both_endpoints(tmp_path: Path) ->
     same_sum = ToolCallSpec("calculate", {"expression": "15 + 27"})
     turns = [Turn.tool_calls(same_sum), Turn.text("42."), Turn.tool_calls(same_sum), Turn.text("Still 42.")]
     shared_cache = {"ttl": 300, "scope": "shared"}
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model, cache=shared_cache) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model, cache=shared_cache) as server:
         http = server.http()
         chat_id = http.post("/api/chats", json={"agent": "default"}).json()["id"]
         with EventReader(http, chat_id) as events:
@@ -191,7 +191,7 @@ def test_a_call_stopped_while_it_runs_is_counted_as_cancelled(tmp_path: Path) ->
     basic = {"command": sys.executable, "args": [str(Path(__file__).parent.parent / "servers" / "basic.py")]}
     turns = [Turn.tool_calls(ToolCallSpec("sleep", {"ms": 60_000}, id="call_slow"))]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"basic": basic}) as server,
     ):
         http = server.http()
@@ -214,7 +214,7 @@ def test_agents_tools_servers_and_not_found(tmp_path: Path) -> None:
     with Store(f"sqlite:///{tmp_path / 'toolbridge.db'}") as store:  # the database the server opens
         store.create_agent(AgentDefinition(name="stored", description="Kept.", model="demo"))
     with (
-        ScriptedModel([]) as model,
+        ScriptedModelServer([]) as model,
         serve_in_thread(tmp_path, model, agents=agents, mcp_servers={"basic": basic}) as server,
     ):
         http = server.http()
@@ -260,7 +260,7 @@ def test_a_run_can_be_stopped_and_keeps_what_it_completed(tmp_path: Path) -> Non
         Turn.tool_calls(ToolCallSpec("calculate", {"expression": "6 * 7"}, id="call_first")),
         Turn.text("Counting slowly: " + "1 2 3 " * 200, chunk_size=2, delay=0.05),
     ]
-    with ScriptedModel(turns) as model, serve_in_thread(tmp_path, model) as server:
+    with ScriptedModelServer(turns) as model, serve_in_thread(tmp_path, model) as server:
         http = server.http()
         chat_id = http.post("/api/chats", json={"agent": "default"}).json()["id"]
         assert http.post(f"/api/chats/{chat_id}/cancel").status_code == 404  # nothing to stop yet

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from server_helpers import free_port, serving_port, start_process, write_config
 
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import ScriptedModelServer
 
 
 def test_the_port_is_read_from_the_plain_or_json_startup_line() -> None:
@@ -21,7 +21,7 @@ def test_the_port_is_read_from_the_plain_or_json_startup_line() -> None:
 
 
 def test_a_process_serves_on_the_port_it_picked_or_the_one_given(tmp_path: Path) -> None:
-    with ScriptedModel([]) as model:
+    with ScriptedModelServer([]) as model:
         config = write_config(tmp_path, model)
         picked = start_process(config, f"sqlite:///{tmp_path / 'picked.db'}")
         try:

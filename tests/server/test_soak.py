@@ -26,7 +26,7 @@ import pytest
 from replicas import Replica, start_replicas
 
 from toolbridge.store import percentile
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 SOAK_SECONDS = float(os.environ.get("TOOLBRIDGE_SOAK_SECONDS", "10"))
 CHATS_PER_REPLICA = 50
@@ -53,7 +53,7 @@ class Script:
     `MAX_STEPS` of them; the calls' expressions all differ, so no chat repeats a call (which would stop
     its run)."""
 
-    def __init__(self, model: ScriptedModel) -> None:
+    def __init__(self, model: ScriptedModelServer) -> None:
         self._model = model
         self._numbers = itertools.count()
 
@@ -153,7 +153,7 @@ async def soak(loads: list[ReplicaLoad], script: Script, seconds: float, chats_e
 def test_three_replicas_fifty_chats_each_without_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with ScriptedModel() as model:
+    with ScriptedModelServer() as model:
         with start_replicas(tmp_path, model, count=3, agents=AGENTS) as fleet:
             script = Script(model)
             loads = [ReplicaLoad(replica) for replica in fleet]

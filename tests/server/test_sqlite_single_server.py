@@ -13,7 +13,7 @@ from replicas import READY_TIMEOUT, start_replica
 from server_helpers import toolbridge_command, write_config
 
 from toolbridge.store.serving import serving_lock
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import ScriptedModelServer
 
 
 def serve_briefly(config: Path, db_url: str) -> subprocess.CompletedProcess[str]:
@@ -25,7 +25,7 @@ def serve_briefly(config: Path, db_url: str) -> subprocess.CompletedProcess[str]
 def test_a_second_server_on_one_sqlite_file_is_refused_until_the_first_dies(tmp_path: Path) -> None:
     database = tmp_path / "toolbridge.db"
     db_url = f"sqlite:///{database}"
-    with ScriptedModel() as model:
+    with ScriptedModelServer() as model:
         config = write_config(tmp_path, model)
         first = start_replica("a", config, db_url, tmp_path)
         try:

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from server_helpers import RunningServer, serve_in_thread
 from users_helpers import add_user, bearer
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 NOTEBOOK = {
     "command": sys.executable,
@@ -44,7 +44,7 @@ def test_metrics_count_runs_steps_tool_calls_cache_hits_and_tokens(tmp_path: Pat
         Turn.text("Done.").with_usage(16, 1),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"notebook": NOTEBOOK}, cache={"ttl": 300}) as server,
     ):
         before = samples(server)

@@ -10,7 +10,7 @@ from pathlib import Path
 from otlp_receiver import attributes, receiver
 from server_helpers import start_process, write_config
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 NOTEBOOK = {
     "command": sys.executable,
@@ -20,7 +20,7 @@ NOTEBOOK = {
 
 def test_spans_reach_an_otlp_http_receiver(tmp_path: Path) -> None:
     turns = [Turn.tool_calls(ToolCallSpec("read_note", {"name": "n"})).with_usage(9, 4), Turn.text("Read.")]
-    with receiver() as otlp, ScriptedModel(turns) as model:
+    with receiver() as otlp, ScriptedModelServer(turns) as model:
         config = write_config(tmp_path, model, mcp_servers={"notebook": NOTEBOOK})
         data = config.read_text().replace(
             '"agents"',

@@ -16,7 +16,7 @@ from users_helpers import add_user, bearer, new_key
 
 from toolbridge.runs.ledger import RunLedger
 from toolbridge.store import Store
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 WAIT = 30.0
 
@@ -61,7 +61,7 @@ class JsonLog:
         return self.seen
 
 
-def start(tmp_path: Path, model: ScriptedModel, grace: float) -> tuple[ServerProcess, JsonLog, str]:
+def start(tmp_path: Path, model: ScriptedModelServer, grace: float) -> tuple[ServerProcess, JsonLog, str]:
     server = {"shutdown_grace": grace, "log_format": "json"}
     db = f"sqlite:///{tmp_path / 'chats.db'}"
     running = start_process(write_config(tmp_path, model, server=server), db)
@@ -70,7 +70,7 @@ def start(tmp_path: Path, model: ScriptedModel, grace: float) -> tuple[ServerPro
 
 def test_sigterm_lets_a_run_finish_within_the_grace_period(tmp_path: Path) -> None:
     gate = Gate()
-    with ScriptedModel([Turn.text("All done.").expecting(gate)]) as model:
+    with ScriptedModelServer([Turn.text("All done.").expecting(gate)]) as model:
         db = f"sqlite:///{tmp_path / 'chats.db'}"
         add_user(db, "ada")
         key = new_key(db, "ada")
@@ -100,7 +100,7 @@ def test_sigterm_lets_a_run_finish_within_the_grace_period(tmp_path: Path) -> No
 def test_sigterm_interrupts_a_run_past_the_grace_period_keeping_what_it_completed(tmp_path: Path) -> None:
     gate = Gate()
     turns = [Turn.tool_calls(ToolCallSpec("no_such_tool", {})), Turn.text("Never sent.").expecting(gate)]
-    with ScriptedModel(turns) as model:
+    with ScriptedModelServer(turns) as model:
         running, log, db = start(tmp_path, model, grace=0)
         try:
             http = running.server.http()

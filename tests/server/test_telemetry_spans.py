@@ -11,7 +11,7 @@ from pathlib import Path
 from opentelemetry import trace
 from server_helpers import serve_in_thread
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 from tracing_helpers import by_name, in_memory_spans
 
 NOTEBOOK = {
@@ -27,7 +27,7 @@ def test_a_run_is_traced_with_nested_genai_spans(tmp_path: Path) -> None:
         Turn.text("Noted.").with_usage(20, 2),
     ]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"notebook": NOTEBOOK}) as server,
     ):
         answer = server.openai().chat.completions.create(
@@ -81,7 +81,7 @@ def test_a_failed_tool_call_marks_its_span_with_the_error_kind(tmp_path: Path) -
     exporter = in_memory_spans()
     turns = [Turn.tool_calls(ToolCallSpec("no_such_tool", {})), Turn.text("It failed.")]
     with (
-        ScriptedModel(turns) as model,
+        ScriptedModelServer(turns) as model,
         serve_in_thread(tmp_path, model, mcp_servers={"notebook": NOTEBOOK}) as server,
     ):
         server.openai().chat.completions.create(
@@ -96,7 +96,7 @@ def test_a_failed_tool_call_marks_its_span_with_the_error_kind(tmp_path: Path) -
 def test_a_request_passed_through_to_a_model_is_a_chat_span(tmp_path: Path) -> None:
     exporter = in_memory_spans()
     with (
-        ScriptedModel([Turn.text("Hello.").with_usage(7, 2)]) as model,
+        ScriptedModelServer([Turn.text("Hello.").with_usage(7, 2)]) as model,
         serve_in_thread(tmp_path, model) as server,
     ):
         server.openai().chat.completions.create(

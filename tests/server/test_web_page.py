@@ -25,7 +25,7 @@ from browser_helpers import (
 )
 from playwright.sync_api import Page, Route, expect
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 # -- tests ---------------------------------------------------------------------------------------------
 
@@ -37,7 +37,7 @@ def test_a_question_shows_its_tool_card_and_answer_and_the_chat_is_in_history_af
         Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"}, id="call_calc")),
         Turn.text("15 + 27 = **42**.", expect=answers_tool_result("42")),
     ]
-    with ScriptedModel(script) as model, serving(tmp_path, model, page) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page) as url:
         page.goto(url)
         expect(page.get_by_label("Agent")).to_have_value("default")
         ask(page, "What is 15 + 27?")
@@ -102,7 +102,7 @@ def test_calls_that_need_approval_wait_for_the_buttons_deny_declines_and_approve
             expect=answers_tool_result("hello from the page"),
         ),
     ]
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
         page.goto(url)
         ask(page, "Echo something")
         denied = tool_card(page, "call_denied")
@@ -152,7 +152,7 @@ def test_a_reload_in_the_middle_of_a_run_shows_the_run_again_and_its_approval_st
         Turn.text("Let me echo it.").then_tool_calls(ToolCallSpec("echo", {"text": "again"}, id="call_wait")),
         Turn.text("Echoed after the reload.", expect=answers_tool_result("again")),
     ]
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
         page.goto(url)
         ask(page, "Say something")
         expect(last_answer(page)).to_have_text("First answer.")
@@ -177,7 +177,7 @@ def test_images_in_a_tool_result_are_shown_once_the_run_is_over(tmp_path: Path, 
         Turn.tool_calls(ToolCallSpec("media", {}, id="call_media")),
         Turn.text("Here is everything the tool returned.", expect=answers_tool_result("all kinds")),
     ]
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
         page.goto(url)
         ask(page, "Show me the media")
         card = tool_card(page, "call_media")
@@ -193,7 +193,7 @@ def test_images_in_a_tool_result_are_shown_once_the_run_is_over(tmp_path: Path, 
 
 def test_stop_ends_a_slow_answer_and_the_page_says_so(tmp_path: Path, page: Page) -> None:
     slow = Turn.text("Counting: " + "one two three " * 300, chunk_size=3, delay=0.05)
-    with ScriptedModel([slow]) as model, serving(tmp_path, model, page) as url:
+    with ScriptedModelServer([slow]) as model, serving(tmp_path, model, page) as url:
         page.goto(url)
         ask(page, "Count for me")
         expect(last_answer(page)).to_contain_text("Counting")
@@ -208,7 +208,7 @@ def test_stop_ends_a_slow_answer_and_the_page_says_so(tmp_path: Path, page: Page
 
 def test_model_text_is_shown_as_text_never_as_html(tmp_path: Path, page: Page) -> None:
     attack = "<img src=x onerror=\"document.title='owned'\"> [click](javascript:alert(1)) <b>bold?</b>"
-    with ScriptedModel([Turn.text(attack)]) as model, serving(tmp_path, model, page) as url:
+    with ScriptedModelServer([Turn.text(attack)]) as model, serving(tmp_path, model, page) as url:
         page.goto(url)
         ask(page, "<i>hi</i>")
         expect(last_answer(page)).to_have_text(attack)
@@ -220,7 +220,7 @@ def test_model_text_is_shown_as_text_never_as_html(tmp_path: Path, page: Page) -
 
 
 def test_the_servers_panel_shows_each_server_state_and_tools(tmp_path: Path, page: Page) -> None:
-    with ScriptedModel([]) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
+    with ScriptedModelServer([]) as model, serving(tmp_path, model, page, **ECHO_NEEDS_APPROVAL) as url:
         page.goto(url)
         page.get_by_role("link", name="Servers").click()
         basic = page.locator('[data-testid="server-card"][data-server="basic"]')
@@ -236,7 +236,7 @@ def test_the_servers_panel_shows_each_server_state_and_tools(tmp_path: Path, pag
 
 def test_a_server_with_a_token_asks_for_it_once(tmp_path: Path, page: Page) -> None:
     script = [Turn.text("Authorized.")]
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, token="s3cret") as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, token="s3cret") as url:
         page.goto(url)
         dialog = page.get_by_role("dialog", name="Access token")
         dialog.get_by_label("Token").fill("wrong")

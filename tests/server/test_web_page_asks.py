@@ -21,7 +21,7 @@ from browser_helpers import (
 )
 from playwright.sync_api import Page, expect
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 ASKER = {
     "asker": {
@@ -43,7 +43,7 @@ def test_a_form_and_a_sampling_request_are_answered_in_the_tool_card(tmp_path: P
         Turn.text("short.", expect=lambda r: r.messages[0]["content"] == "Summarize in one line."),
         Turn.text("Summarized.", expect=answers_tool_result("short.")),
     ]
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, mcpServers=ASKER) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, mcpServers=ASKER) as url:
         page.goto(url)
         ask(page, "Book a table")
         card = tool_card(page, "call_form")
@@ -81,7 +81,7 @@ def test_a_page_to_open_is_offered_in_the_card_and_its_completion_shown(tmp_path
         Turn.tool_calls(ToolCallSpec("ask_to_open", {"url": "https://example.com/login"}, id="call_url")),
         Turn.text("Signed in.", expect=answers_tool_result("accept")),
     ]
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, mcpServers=ASKER) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, mcpServers=ASKER) as url:
         page.goto(url)
         page.context.route("https://example.com/**", lambda route: route.fulfill(body="signed in"))
         ask(page, "Sign me in")
@@ -110,7 +110,7 @@ def test_two_pages_calling_the_same_server_at_once_each_answer_their_own_questio
         Turn.text("Bea it is.", expect=answers_tool_result("accepted Bea")),
         Turn.text("Ann it is.", expect=answers_tool_result("accepted Ann")),
     ]
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, mcpServers=servers) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, mcpServers=servers) as url:
         other = page.context.new_page()
         try:
             page.goto(url)

@@ -9,7 +9,7 @@ from pathlib import Path
 from browser_helpers import REPO, ask, expect_run_over, serving, tool_card
 from playwright.sync_api import Page, expect
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 REPORTS_SERVER = REPO / "tests" / "servers" / "reports.py"
 
@@ -21,7 +21,7 @@ def test_a_running_calls_card_shows_the_progress_its_server_reports(tmp_path: Pa
         Turn.text("It is done."),
     ]
     servers = {"mcpServers": {"reports": {"command": sys.executable, "args": [str(REPORTS_SERVER)]}}}
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, **servers) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, **servers) as url:
         page.goto(url)
         ask(page, "Hold on")
         card = tool_card(page, "call_hold")
@@ -37,7 +37,10 @@ def test_a_running_calls_card_shows_the_progress_its_server_reports(tmp_path: Pa
 
 def test_the_servers_view_shows_what_a_server_logged(tmp_path: Path, page: Page) -> None:
     reports = {"command": sys.executable, "args": [str(REPORTS_SERVER)], "log_level": "info"}
-    with ScriptedModel([]) as model, serving(tmp_path, model, page, mcpServers={"reports": reports}) as url:
+    with (
+        ScriptedModelServer([]) as model,
+        serving(tmp_path, model, page, mcpServers={"reports": reports}) as url,
+    ):
         page.goto(url)
         page.get_by_role("link", name="Servers").click()
         card = page.locator('[data-testid="server-card"][data-server="reports"]')

@@ -8,14 +8,14 @@ from pathlib import Path
 from browser_helpers import BASIC_SERVER, serving
 from playwright.sync_api import Locator, Page, expect
 
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import ScriptedModelServer
 
 BASIC = {"command": sys.executable, "args": [str(BASIC_SERVER)]}
 
 
 def test_each_server_card_names_the_revision_it_speaks(tmp_path: Path, page: Page) -> None:
     servers = {"new": BASIC, "old": {**BASIC, "protocol": "2025-11-25"}, "off": {**BASIC, "enabled": False}}
-    with ScriptedModel([]) as model, serving(tmp_path, model, page, mcpServers=servers) as url:
+    with ScriptedModelServer([]) as model, serving(tmp_path, model, page, mcpServers=servers) as url:
         page.goto(url)
         page.get_by_role("link", name="Servers").click()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from browser_helpers import ARTIFACTS, REPO, expect_run_over, last_answer, serving
 from playwright.sync_api import Page, expect
 
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 
 LIBRARY = {"library": {"command": sys.executable, "args": [str(REPO / "tests" / "servers" / "library.py")]}}
 
@@ -36,7 +36,7 @@ def test_a_picked_resource_goes_with_the_message_and_a_prompt_from_the_slash_men
         ),
     ]
     with (
-        ScriptedModel(script) as model,
+        ScriptedModelServer(script) as model,
         serving(
             tmp_path, model, page, mcpServers=LIBRARY, agents={"default": {"tool_calling": False}}
         ) as url,
@@ -116,7 +116,7 @@ def test_a_template_is_filled_in_with_the_servers_completions_and_so_are_prompt_
         ),
     ]
     with (
-        ScriptedModel(script) as model,
+        ScriptedModelServer(script) as model,
         serving(
             tmp_path, model, page, mcpServers=LIBRARY, agents={"default": {"tool_calling": False}}
         ) as url,
@@ -173,7 +173,7 @@ def test_templates_are_expanded_as_rfc_6570_says(tmp_path: Path, page: Page) -> 
         ("api://items{?q,page}", {"q": "x"}, "api://items?q=x"),  # an empty one is left out
         ("repo://{owner}{/path*}", {"owner": "me", "path": "src"}, "repo://me/src"),
     ]
-    with ScriptedModel([]) as model, serving(tmp_path, model, page) as url:
+    with ScriptedModelServer([]) as model, serving(tmp_path, model, page) as url:
         page.goto(url)
         expanded = page.evaluate(
             """async (cases) => {

@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 from replicas import postgres_schema
 from server_helpers import Gate, serve_in_thread
 
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 
 INTERRUPTED = "interrupted: the server running it stopped; its completed steps are kept"
 
@@ -22,7 +22,7 @@ def test_the_page_says_a_run_was_interrupted_live_and_when_the_chat_opens_later(
     (tmp_path / "owner").mkdir()
     (tmp_path / "page").mkdir()
     with (
-        ScriptedModel([Turn.text("Never sent.").expecting(gate)]) as model,
+        ScriptedModelServer([Turn.text("Never sent.").expecting(gate)]) as model,
         postgres_schema("runs_page") as url,
     ):
         try:

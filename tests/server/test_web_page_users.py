@@ -11,12 +11,12 @@ from browser_helpers import ask, expect_run_over, last_answer, serving, web_db_u
 from playwright.sync_api import Page, expect
 from users_helpers import add_user, bearer
 
-from toolbridge.testing import ScriptedModel, Turn
+from toolbridge.testing import ScriptedModelServer, Turn
 
 
 def test_the_page_asks_for_a_key_once_and_shows_only_the_users_chats(tmp_path: Path, page: Page) -> None:
     db = web_db_url(tmp_path)
-    with ScriptedModel([Turn.text("Hello, alice.")]) as model, serving(tmp_path, model, page) as url:
+    with ScriptedModelServer([Turn.text("Hello, alice.")]) as model, serving(tmp_path, model, page) as url:
         alice, bob = add_user(db, "alice"), add_user(db, "bob")
         created = httpx.post(f"{url}api/chats", json={"title": "bob's secret plans"}, headers=bearer(bob))
         assert created.status_code == 201

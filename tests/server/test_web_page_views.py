@@ -29,7 +29,7 @@ from playwright.sync_api import Locator, Page, expect
 from server_helpers import read_only_database_url
 
 from toolbridge.store import Store, ToolCallLogEntry
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 from toolbridge.tools.cache import argument_hash
 
 NARROW = {"width": 400, "height": 800}
@@ -105,7 +105,7 @@ def test_the_stats_view_draws_each_tools_latency_and_calls_over_time_and_folds_l
     tmp_path: Path, page: Page
 ) -> None:
     seed_calls(tmp_path)
-    with ScriptedModel([]) as model, serving(tmp_path, model, page) as url:
+    with ScriptedModelServer([]) as model, serving(tmp_path, model, page) as url:
         page.goto(url)
         open_stats_for_the_last_hour(page)
         charts = page.locator('[data-testid="stats-charts"][data-tool="read_range"]')
@@ -173,7 +173,7 @@ def test_a_chat_fits_a_400_px_window(tmp_path: Path, page: Page) -> None:
     page.set_viewport_size(NARROW)
     agents = {"default": {"approval": {"tools": {"echo": "never"}}}}
     with (
-        ScriptedModel(script) as model,
+        ScriptedModelServer(script) as model,
         serving(tmp_path, model, page, agents=agents, **BROKEN_AND_BASIC) as url,
     ):
         page.goto(url)
@@ -207,7 +207,7 @@ def test_stop_marks_a_running_call_cancelled_also_after_a_reload(tmp_path: Path,
         "mcpServers": {"basic": BASIC},
         "agents": {"default": {"approval": {"tools": {"sleep": "never"}}}},
     }
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, **config) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, **config) as url:
         page.goto(url)
         ask(page, "Sleep for a minute")
         card = tool_card(page, "call_sleep")
@@ -231,7 +231,7 @@ def test_stop_while_a_call_waits_for_approval_marks_it_cancelled(tmp_path: Path,
         "mcpServers": {"basic": BASIC},
         "agents": {"default": {"approval": {"tools": {"sleep": "always"}}}},
     }
-    with ScriptedModel(script) as model, serving(tmp_path, model, page, **config) as url:
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page, **config) as url:
         page.goto(url)
         ask(page, "Sleep a little")
         card = tool_card(page, "call_waiting")
@@ -243,7 +243,7 @@ def test_stop_while_a_call_waits_for_approval_marks_it_cancelled(tmp_path: Path,
 
 
 def test_a_server_that_failed_to_start_is_named_in_a_banner(tmp_path: Path, page: Page) -> None:
-    with ScriptedModel([]) as model, serving(tmp_path, model, page, **BROKEN_AND_BASIC) as url:
+    with ScriptedModelServer([]) as model, serving(tmp_path, model, page, **BROKEN_AND_BASIC) as url:
         page.goto(url)
         banner = page.get_by_test_id("server-banner")
         expect(banner).to_be_visible()
@@ -263,7 +263,7 @@ def test_a_server_that_failed_to_start_is_named_in_a_banner(tmp_path: Path, page
 
 
 def test_no_banner_when_every_server_started(tmp_path: Path, page: Page) -> None:
-    with ScriptedModel([]) as model, serving(tmp_path, model, page, mcpServers={"basic": BASIC}) as url:
+    with ScriptedModelServer([]) as model, serving(tmp_path, model, page, mcpServers={"basic": BASIC}) as url:
         page.goto(url)
         page.get_by_role("link", name="Servers").click()
         expect(page.locator('[data-testid="server-card"][data-server="basic"]')).to_contain_text("connected")
@@ -272,7 +272,7 @@ def test_no_banner_when_every_server_started(tmp_path: Path, page: Page) -> None
 
 def test_the_servers_view_shows_a_database_that_cannot_be_written(tmp_path: Path, page: Page) -> None:
     db_url = read_only_database_url("read_only_page")
-    with ScriptedModel([]) as model, serving(tmp_path, model, page, db_url=db_url) as url:
+    with ScriptedModelServer([]) as model, serving(tmp_path, model, page, db_url=db_url) as url:
         page.goto(url)
         page.get_by_role("link", name="Servers").click()
         expect(page.get_by_test_id("server-banner")).to_be_hidden()

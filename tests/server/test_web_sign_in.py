@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 from server_helpers import serve_in_thread
 
 from oauth_helpers import OAuthServer, start_oauth_server
-from toolbridge.testing import ScriptedModel
+from toolbridge.testing import ScriptedModelServer
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def test_sign_in_from_the_servers_panel(
 ) -> None:
     monkeypatch.setenv("TOOLBRIDGE_TOKENS", str(tmp_path / "tokens.json"))
     servers = {"mcpServers": {"secure": {"url": oauth_server.url}}}
-    with ScriptedModel([]) as model, serving(tmp_path, model, page, **servers) as url:
+    with ScriptedModelServer([]) as model, serving(tmp_path, model, page, **servers) as url:
         page.goto(url)
         page.get_by_role("link", name="Servers").click()
         card = page.locator('[data-testid="server-card"][data-server="secure"]')

@@ -14,7 +14,7 @@ from toolbridge.agent import Agent, ApprovalRequest, ToolCallStartedEvent
 from toolbridge.models import OpenAIChatModel
 from toolbridge.runs.recorder import RunRecorder
 from toolbridge.store import CallLog, Store
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 from toolbridge.tools import FunctionTool, ToolPipeline, ToolRegistry, native_tools
 from toolbridge.types import ToolAnnotations
 
@@ -56,7 +56,7 @@ async def test_declined_failed_unknown_and_cancelled_calls_are_logged_by_kind(st
     chat = store.create_chat(agent="default", user_id=alice)
     registry = ToolRegistry(native=[*native_tools(), destructive, shout, wait_forever])
     calls = ToolPipeline(registry, [CallLog(store.log_tool_calls)])
-    async with ScriptedModel(turns) as server:
+    async with ScriptedModelServer(turns) as server:
         model = OpenAIChatModel("scripted", base_url=server.base_url, api_key="test", max_retries=0)
         agent = Agent(model, calls, approve=decline, chat_id=chat.id, user_id=alice)
         recorder = RunRecorder(store, chat_id=chat.id, written=0)

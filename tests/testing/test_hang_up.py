@@ -6,7 +6,7 @@ Tests wait on the server's recorded state (`wait_for_reply`), never on sleeps.
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 USER: list[ChatCompletionMessageParam] = [{"role": "user", "content": "What time is it?"}]
 CALL = ToolCallSpec("get_current_time", {"timezone": "UTC"})
@@ -18,7 +18,7 @@ def call_then_filler() -> Turn:
 
 
 def test_a_client_that_closes_the_stream_after_the_call_is_seen_hanging_up() -> None:
-    with ScriptedModel([call_then_filler()]) as model:
+    with ScriptedModelServer([call_then_filler()]) as model:
         stream = model.openai_client().chat.completions.create(model="m", messages=USER, stream=True)
         text = ""
         for chunk in stream:
@@ -40,7 +40,7 @@ def test_a_client_that_closes_the_stream_after_the_call_is_seen_hanging_up() -> 
 
 @pytest.mark.anyio
 async def test_an_async_client_that_closes_the_stream_early_is_seen_hanging_up() -> None:
-    async with ScriptedModel([call_then_filler()]) as model:
+    async with ScriptedModelServer([call_then_filler()]) as model:
         client = model.async_openai_client()
         stream = await client.chat.completions.create(model="m", messages=USER, stream=True)
         text = ""
@@ -57,7 +57,7 @@ async def test_an_async_client_that_closes_the_stream_early_is_seen_hanging_up()
 
 
 def test_a_stream_read_to_the_end_is_complete_and_not_a_hang_up() -> None:
-    with ScriptedModel([Turn.text("Hello", chunk_size=1)]) as model:
+    with ScriptedModelServer([Turn.text("Hello", chunk_size=1)]) as model:
         list(model.openai_client().chat.completions.create(model="m", messages=USER, stream=True))
         reply = model.wait_for_reply(1)
 
@@ -70,7 +70,7 @@ def test_a_stream_read_to_the_end_is_complete_and_not_a_hang_up() -> None:
 
 
 def test_a_per_chunk_delay_paces_the_stream() -> None:
-    with ScriptedModel([Turn.text("abcde", chunk_size=1, delay=0.02)]) as model:
+    with ScriptedModelServer([Turn.text("abcde", chunk_size=1, delay=0.02)]) as model:
         list(model.openai_client().chat.completions.create(model="m", messages=USER, stream=True))
         reply = model.wait_for_reply(1)
 
@@ -79,7 +79,7 @@ def test_a_per_chunk_delay_paces_the_stream() -> None:
 
 
 def test_closing_the_model_ends_a_reply_still_streaming_to_a_client_that_stopped_reading() -> None:
-    model = ScriptedModel([Turn.text("start").then_tokens(1000, delay=0.05)])
+    model = ScriptedModelServer([Turn.text("start").then_tokens(1000, delay=0.05)])
     with model:
         stream = model.openai_client().chat.completions.create(model="m", messages=USER, stream=True)
         next(iter(stream))
@@ -93,5 +93,8 @@ def test_closing_the_model_ends_a_reply_still_streaming_to_a_client_that_stopped
 
 
 def test_waiting_for_a_reply_that_never_comes_times_out_with_what_was_seen() -> None:
-    with ScriptedModel() as model, pytest.raises(TimeoutError, match=r"reply 1 did not end .*0 request\(s\)"):
+    with (
+        ScriptedModelServer() as model,
+        pytest.raises(TimeoutError, match=r"reply 1 did not end .*0 request\(s\)"),
+    ):
         model.wait_for_reply(1, timeout=0.01)

@@ -5,7 +5,7 @@ import pytest
 from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
 
 from toolbridge.errors import UsageError
-from toolbridge.testing import RecordedRequest, ScriptedModel, Turn
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, Turn
 
 USER: list[ChatCompletionMessageParam] = [{"role": "user", "content": "What is 15 + 27?"}]
 CALCULATE: ChatCompletionFunctionToolParam = {
@@ -15,7 +15,7 @@ CALCULATE: ChatCompletionFunctionToolParam = {
 
 
 def test_every_request_is_recorded_with_its_body_and_receive_time() -> None:
-    with ScriptedModel([Turn.text("a"), Turn.text("b")]) as model:
+    with ScriptedModelServer([Turn.text("a"), Turn.text("b")]) as model:
         client = model.openai_client()
         list(
             client.chat.completions.create(
@@ -43,7 +43,7 @@ def test_an_expectation_that_holds_lets_the_reply_through() -> None:
     def asks_a_question(request: RecordedRequest) -> None:
         assert request.last_message["role"] == "user"
 
-    with ScriptedModel([Turn.text("42", expect=asks_a_question)]) as model:
+    with ScriptedModelServer([Turn.text("42", expect=asks_a_question)]) as model:
         reply = model.openai_client().chat.completions.create(model="m", messages=USER)
     assert reply.choices[0].message.content == "42"
 
@@ -52,7 +52,7 @@ def test_a_failed_expectation_fails_the_request_without_retries_and_fails_the_sc
     def last_message_is_a_tool_result(request: RecordedRequest) -> None:
         assert request.last_message["role"] == "tool", "expected a tool result"
 
-    model = ScriptedModel([Turn.text("42").expecting(last_message_is_a_tool_result)])
+    model = ScriptedModelServer([Turn.text("42").expecting(last_message_is_a_tool_result)])
     # The script's failure is raised when the block ends, so the block holds the whole test.
     with pytest.raises(AssertionError, match="the script was not followed") as failed, model:  # noqa: PT012
         client = model.openai_client(max_retries=2)
@@ -66,7 +66,7 @@ def test_a_failed_expectation_fails_the_request_without_retries_and_fails_the_sc
 
 
 def test_an_expectation_can_be_a_lambda_that_returns_false() -> None:
-    model = ScriptedModel([Turn.text("x", expect=lambda request: request.stream)])
+    model = ScriptedModelServer([Turn.text("x", expect=lambda request: request.stream)])
     with (
         pytest.raises(AssertionError, match="returned False"),  # raised when the model's block ends
         model,
@@ -77,7 +77,7 @@ def test_an_expectation_can_be_a_lambda_that_returns_false() -> None:
 
 def test_an_unconsumed_script_fails_at_exit_listing_the_turns_left() -> None:
     script = [Turn.text("Hello"), Turn.text("Bye"), Turn.error(500, "boom")]
-    with pytest.raises(AssertionError) as failed, ScriptedModel(script) as model:
+    with pytest.raises(AssertionError) as failed, ScriptedModelServer(script) as model:
         model.openai_client().chat.completions.create(model="m", messages=USER)
     message = str(failed.value)
     assert "1 request(s) received" in message
@@ -87,7 +87,7 @@ def test_an_unconsumed_script_fails_at_exit_listing_the_turns_left() -> None:
 
 @pytest.mark.anyio
 async def test_an_extra_request_gets_a_500_and_fails_the_script_at_exit() -> None:
-    model = ScriptedModel([Turn.text("only one")])
+    model = ScriptedModelServer([Turn.text("only one")])
     with pytest.raises(AssertionError) as failed:  # noqa: PT012 - the failure comes at exit
         async with model:
             client = model.async_openai_client(max_retries=2)
@@ -103,13 +103,13 @@ async def test_an_extra_request_gets_a_500_and_fails_the_script_at_exit() -> Non
 
 
 def test_a_failing_test_keeps_its_own_error_with_the_script_problems_as_a_note() -> None:
-    with pytest.raises(KeyError) as raised, ScriptedModel([Turn.text("never sent")]):
+    with pytest.raises(KeyError) as raised, ScriptedModelServer([Turn.text("never sent")]):
         raise KeyError("the test's own failure")
     assert raised.value.__notes__ == ["turn 1 was never requested: content 'never sent'"]
 
 
 def test_turns_added_after_start_are_part_of_the_script() -> None:
-    with ScriptedModel() as model:
+    with ScriptedModelServer() as model:
         model.add(Turn.text("late"))
         reply = model.openai_client().chat.completions.create(model="m", messages=USER)
     assert reply.choices[0].message.content == "late"
@@ -118,4 +118,4 @@ def test_turns_added_after_start_are_part_of_the_script() -> None:
 
 def test_base_url_needs_a_started_model() -> None:
     with pytest.raises(UsageError, match="not started"):
-        _ = ScriptedModel().base_url
+        _ = ScriptedModelServer().base_url

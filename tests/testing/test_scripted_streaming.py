@@ -7,13 +7,13 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
-from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 USER: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 
 
 def test_text_arrives_in_the_scripted_chunks() -> None:
-    with ScriptedModel([Turn.text("Hello world", chunk_size=3)]) as model:
+    with ScriptedModelServer([Turn.text("Hello world", chunk_size=3)]) as model:
         chunks = list(model.openai_client().chat.completions.create(model="m", messages=USER, stream=True))
 
     texts = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
@@ -26,7 +26,7 @@ def test_text_arrives_in_the_scripted_chunks() -> None:
 
 @pytest.mark.anyio
 async def test_text_arrives_in_the_scripted_chunks_through_the_async_client() -> None:
-    async with ScriptedModel([Turn.text(["Hel", "lo"])]) as model:
+    async with ScriptedModelServer([Turn.text(["Hel", "lo"])]) as model:
         stream = await model.async_openai_client().chat.completions.create(
             model="m", messages=USER, stream=True
         )
@@ -42,7 +42,7 @@ def test_native_tool_call_deltas_assemble_into_full_calls_in_the_sdk_stream_help
         )
     ]
     with (
-        ScriptedModel(script) as model,
+        ScriptedModelServer(script) as model,
         model.openai_client().chat.completions.stream(model="m", messages=USER) as stream,
     ):
         completion = stream.get_final_completion()
@@ -59,7 +59,7 @@ def test_native_tool_call_deltas_assemble_into_full_calls_in_the_sdk_stream_help
 
 def test_tool_call_deltas_have_the_openai_shape_a_first_delta_with_id_and_name_then_argument_pieces() -> None:
     call = ToolCallSpec("calculate", {"expression": "1 + 2"}, id="call_1")
-    with ScriptedModel([Turn.tool_calls(call, chunk_size=6)]) as model:
+    with ScriptedModelServer([Turn.tool_calls(call, chunk_size=6)]) as model:
         chunks = list(model.openai_client().chat.completions.create(model="m", messages=USER, stream=True))
 
     deltas = [tc for c in chunks for tc in (c.choices[0].delta.tool_calls or [])]
@@ -74,7 +74,7 @@ def test_tool_call_deltas_have_the_openai_shape_a_first_delta_with_id_and_name_t
 @pytest.mark.anyio
 async def test_parallel_native_calls_assemble_through_the_async_stream_helper() -> None:
     calls = [ToolCallSpec("get_time", {}, id="call_t"), ToolCallSpec("calculate", {"expression": "2*3"})]
-    async with ScriptedModel([Turn.tool_calls(*calls)]) as model:
+    async with ScriptedModelServer([Turn.tool_calls(*calls)]) as model:
         client = model.async_openai_client()
         async with client.chat.completions.stream(model="m", messages=USER) as stream:
             completion = await stream.get_final_completion()
@@ -87,7 +87,7 @@ async def test_parallel_native_calls_assemble_through_the_async_stream_helper() 
 
 def test_reasoning_content_arrives_before_the_answer() -> None:
     script = [Turn.reasoning("Think", chunk_size=2).then_text("Answer")]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         chunks = list(model.openai_client().chat.completions.create(model="m", messages=USER, stream=True))
 
     reasoning_and_text: list[tuple[str, Any]] = []
@@ -108,7 +108,7 @@ def test_reasoning_content_arrives_before_the_answer() -> None:
 
 def test_usage_arrives_in_a_last_chunk_only_when_the_client_asks_for_it() -> None:
     script = [Turn.text("Hi").with_usage(12, 3, reasoning_tokens=1), Turn.text("Hello", chunk_size=1)]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         client = model.openai_client()
         asked = list(
             client.chat.completions.create(
@@ -128,7 +128,7 @@ def test_usage_arrives_in_a_last_chunk_only_when_the_client_asks_for_it() -> Non
 
 
 def test_usage_defaults_to_one_completion_token_per_scripted_chunk() -> None:
-    with ScriptedModel([Turn.text("Hello", chunk_size=1)]) as model:
+    with ScriptedModelServer([Turn.text("Hello", chunk_size=1)]) as model:
         chunks = list(
             model.openai_client().chat.completions.create(
                 model="m", messages=USER, stream=True, stream_options={"include_usage": True}
@@ -140,7 +140,7 @@ def test_usage_defaults_to_one_completion_token_per_scripted_chunk() -> None:
 
 def test_calls_written_in_text_arrive_as_plain_content_cut_across_the_markup() -> None:
     call = ToolCallSpec("get_time", {"zone": "UTC"})
-    with ScriptedModel([Turn.calls_in_text(call, before="Checking. ", chunk_size=5)]) as model:
+    with ScriptedModelServer([Turn.calls_in_text(call, before="Checking. ", chunk_size=5)]) as model:
         chunks = list(model.openai_client().chat.completions.create(model="m", messages=USER, stream=True))
 
     pieces = [c.choices[0].delta.content for c in chunks if c.choices[0].delta.content]
@@ -157,7 +157,7 @@ def test_a_stream_broken_by_an_error_event_raises_api_error_after_the_text_befor
     def read_all(stream: openai.Stream[ChatCompletionChunk]) -> None:
         received.extend(chunk.choices[0].delta.content or "" for chunk in stream)
 
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         stream = model.openai_client().chat.completions.create(model="m", messages=USER, stream=True)
         with pytest.raises(openai.APIError, match="upstream overloaded"):
             read_all(stream)
@@ -170,7 +170,7 @@ def test_non_streaming_requests_get_one_chat_completion_with_everything_joined()
         Turn.reasoning("Hmm").then_text("Sure.").then_tool_calls(call).with_usage(9, 4),
         Turn.text("42"),
     ]
-    with ScriptedModel(script) as model:
+    with ScriptedModelServer(script) as model:
         client = model.openai_client()
         with_call = client.chat.completions.create(model="m", messages=USER)
         answer = client.chat.completions.create(model="m", messages=USER)
@@ -190,5 +190,5 @@ def test_non_streaming_requests_get_one_chat_completion_with_everything_joined()
 
 
 def test_the_models_endpoint_lists_the_scripted_model() -> None:
-    with ScriptedModel(model_name="fake-1") as model:
+    with ScriptedModelServer(model_name="fake-1") as model:
         assert [m.id for m in model.openai_client().models.list()] == ["fake-1"]

@@ -6,6 +6,8 @@
 `toolbridge serve` does this; docs/http-api.md describes every endpoint.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from toolbridge.server._settings import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -13,8 +15,10 @@ from toolbridge.server._settings import (
     ServerSettings,
     settings_from_config,
 )
-from toolbridge.server._uvicorn import listen, run_server
-from toolbridge.server.app import STATIC_DIR, create_app
+
+if TYPE_CHECKING:
+    from toolbridge.server._uvicorn import listen, run_server
+    from toolbridge.server.app import STATIC_DIR, create_app
 
 __all__ = [
     "DEFAULT_HOST",
@@ -27,3 +31,17 @@ __all__ = [
     "run_server",
     "settings_from_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The app needs FastAPI (the serve extra); the uvicorn runner, which the gateway and the test kit's
+    # servers use, does not: each is imported when asked for.
+    if name in ("listen", "run_server"):
+        from toolbridge.server import _uvicorn
+
+        return getattr(_uvicorn, name)
+    if name in ("STATIC_DIR", "create_app"):
+        from toolbridge.server import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module 'toolbridge.server' has no attribute {name!r}")

@@ -11,33 +11,41 @@ an agent): a Python function writes each reply, in the test's own process::
     result = await Agent(model).run("15 + 27?")
     assert result.output == "42." and model.requests[1].messages[-1].result.text == "42"
 
-`ScriptedModel` tests the wire (adapters, the server): each request takes the next turn of a script and
-gets it streamed back over HTTP on 127.0.0.1, so the code under test goes through the real `openai`
-client::
+`ScriptedModelServer` tests the wire (adapters, the server): a model server on 127.0.0.1 whose every
+request takes the next turn of a script and gets it streamed back over HTTP, so the code under test goes
+through the real `openai` client (`ScriptedAnthropicServer`: the real `anthropic` one)::
 
-    from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
+    from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
     def test_the_loop_calls_the_tool_then_answers() -> None:
         script = [
             Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"})),
             Turn.text("The answer is 42.").expecting(lambda request: request.last_message["role"] == "tool"),
         ]
-        with ScriptedModel(script) as model:
-            client = model.openai_client()          # or openai.OpenAI(base_url=model.base_url, ...)
+        with ScriptedModelServer(script) as server:
+            client = server.openai_client()         # or openai.OpenAI(base_url=server.base_url, ...)
             ...                                     # run the code under test
-            assert model.requests[1].messages[-1]["content"] == "42"
+            assert server.requests[1].messages[-1]["content"] == "42"
         # leaving the block checks that every turn was requested exactly once
 
-The server records every request (`model.requests`) and how each reply went (`.reply`: chunks
+The server records every request (`server.requests`) and how each reply went (`.reply`: chunks
 sent, whether the client hung up early, timestamps), and tests can wait on that state with
 `wait_for_reply()` / `wait_for_reply_async()` instead of sleeping.
+
+`FunctionModel` and the script's types need the core alone. The servers are imported when first named
+(uvicorn and Starlette, which come with the MCP SDK); their client helpers need the `openai` or
+`anthropic` extra.
 """
 
-from ._anthropic import ScriptedAnthropicModel
+from typing import TYPE_CHECKING, Any
+
 from ._function import FunctionModel, FunctionReply, ReplyFunction, ReplyPiece
-from ._model import ScriptedModel
 from ._records import RecordedRequest, ReplyRecord
 from ._script import ErrorReply, Expectation, ToolCallSpec, Turn, Usage
+
+if TYPE_CHECKING:
+    from ._anthropic import ScriptedAnthropicServer
+    from ._model import ScriptedModelServer
 
 __all__ = [
     "ErrorReply",
@@ -48,9 +56,23 @@ __all__ = [
     "ReplyFunction",
     "ReplyPiece",
     "ReplyRecord",
-    "ScriptedAnthropicModel",
-    "ScriptedModel",
+    "ScriptedAnthropicServer",
+    "ScriptedModelServer",
     "ToolCallSpec",
     "Turn",
     "Usage",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The servers bring uvicorn and Starlette (thousands of modules with what they pull in): a test of an
+    # agent on a `FunctionModel` should not pay for them.
+    if name == "ScriptedModelServer":
+        from ._model import ScriptedModelServer
+
+        return ScriptedModelServer
+    if name == "ScriptedAnthropicServer":
+        from ._anthropic import ScriptedAnthropicServer
+
+        return ScriptedAnthropicServer
+    raise AttributeError(f"module 'toolbridge.testing' has no attribute {name!r}")

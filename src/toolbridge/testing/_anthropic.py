@@ -1,12 +1,12 @@
-"""`ScriptedAnthropicModel`: the same scripts, served over Anthropic's Messages API (`POST /v1/messages`).
+"""`ScriptedAnthropicServer`: the same scripts, served over Anthropic's Messages API (`POST /v1/messages`).
 
-Turns are written exactly as for `ScriptedModel`; each segment becomes one content block: content as a
+Turns are written exactly as for `ScriptedModelServer`; each segment becomes one content block: content as a
 `text` block, reasoning as a `thinking` block (with a signature), each native call as a `tool_use`
 block whose input arrives as `input_json_delta` pieces, a stream error as an `error` event. Error turns
 answer with Anthropic's error body. The records, the waiting helpers and the end-of-script check are
-`ScriptedModel`'s::
+`ScriptedModelServer`'s::
 
-    async with ScriptedAnthropicModel([Turn.text("Hello")]) as model:
+    async with ScriptedAnthropicServer([Turn.text("Hello")]) as model:
         client = model.async_anthropic_client()     # or anthropic.AsyncAnthropic(base_url=model.base_url, ...)
 """
 
@@ -16,30 +16,33 @@ import json
 import time
 from collections.abc import Iterable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from toolbridge._extras import require
 from toolbridge.errors import UsageError
 
 from ._app import _NO_RETRY, ScriptedApp, _one_line, _parse_json_object, _StreamingReply
-from ._model import ScriptedModel
+from ._model import ScriptedModelServer
 from ._records import ScriptState
 from ._script import ErrorReply, Segment, Turn
 from ._wire import SseEvent
 
-__all__ = ["ScriptedAnthropicModel"]
+if TYPE_CHECKING:
+    import anthropic
+
+__all__ = ["ScriptedAnthropicServer"]
 
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 # Our scripts name error types as OpenAI does; Anthropic's differ for server errors.
 _ERROR_TYPES = {"server_error": "api_error", "invalid_request_error": "invalid_request_error"}
 
 
-class ScriptedAnthropicModel(ScriptedModel):
+class ScriptedAnthropicServer(ScriptedModelServer):
     """A fake Claude behind the real Anthropic Messages protocol on 127.0.0.1."""
 
     def __init__(self, turns: Iterable[Turn] = (), *, model_name: str = "scripted-claude") -> None:
@@ -54,22 +57,30 @@ class ScriptedAnthropicModel(ScriptedModel):
         return super().base_url.removesuffix("/v1")
 
     def anthropic_client(self, **options: Any) -> anthropic.Anthropic:
-        """A client for this server, closed with the model; no retries unless asked for."""
+        """A client for this server, closed with it; no retries unless asked for."""
+        require("anthropic", "anthropic", "ScriptedAnthropicServer.anthropic_client()")
+        import anthropic
+
         client = anthropic.Anthropic(**self._anthropic_options(options))
         self._anthropic_clients.append(client)
         return client
 
     def async_anthropic_client(self, **options: Any) -> anthropic.AsyncAnthropic:
-        """An async client, closed when an `async with` of the model ends; otherwise close it yourself."""
+        """An async client, closed when an `async with` of the server ends; otherwise close it yourself."""
+        require("anthropic", "anthropic", "ScriptedAnthropicServer.async_anthropic_client()")
+        import anthropic
+
         client = anthropic.AsyncAnthropic(**self._anthropic_options(options))
         self._async_anthropic_clients.append(client)
         return client
 
     def openai_client(self, **options: Any) -> Any:
-        raise UsageError("ScriptedAnthropicModel speaks the Anthropic protocol: use anthropic_client()")
+        raise UsageError("ScriptedAnthropicServer speaks the Anthropic protocol: use anthropic_client()")
 
     def async_openai_client(self, **options: Any) -> Any:
-        raise UsageError("ScriptedAnthropicModel speaks the Anthropic protocol: use async_anthropic_client()")
+        raise UsageError(
+            "ScriptedAnthropicServer speaks the Anthropic protocol: use async_anthropic_client()"
+        )
 
     def close(self) -> None:
         super().close()

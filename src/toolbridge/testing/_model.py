@@ -1,28 +1,34 @@
-"""`ScriptedModel`: the script, its server, the records, and the check that the script was used up."""
+"""`ScriptedModelServer`: the script, its server, the records, and the check that the script was used up.
+
+It needs uvicorn and Starlette (which come with the MCP SDK); the `openai` SDK only for the clients it
+makes (`openai_client()`), the `openai` extra."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
-import openai
 
+from toolbridge._extras import require
 from toolbridge.errors import UsageError
+from toolbridge.server._uvicorn import BackgroundServer
 
 from ._app import ScriptedApp
 from ._records import RecordedRequest, ReplyRecord, ScriptState
 from ._script import Turn
-from ._server import BackgroundServer
 
-__all__ = ["ScriptedModel"]
+if TYPE_CHECKING:
+    import openai
+
+__all__ = ["ScriptedModelServer"]
 
 DEFAULT_WAIT = 5.0
 
 
-class ScriptedModel:
+class ScriptedModelServer:
     """A fake model behind the real OpenAI chat-completions protocol on 127.0.0.1.
 
     Each request takes the next turn of the script. Use it as a context manager (sync or async):
@@ -92,17 +98,25 @@ class ScriptedModel:
     def base_url(self) -> str:
         """For `openai.OpenAI(base_url=..., api_key="test")`, e.g. `http://127.0.0.1:PORT/v1`."""
         if self._server is None:
-            raise UsageError("the scripted model is not started: use `with ScriptedModel(...)` or start()")
+            raise UsageError(
+                "the scripted model is not started: use `with ScriptedModelServer(...)` or start()"
+            )
         return f"http://127.0.0.1:{self._server.port}/v1"
 
     def openai_client(self, **options: Any) -> openai.OpenAI:
-        """A client for this server, closed with the model; no retries unless asked for (`max_retries`)."""
+        """A client for this server, closed with it; no retries unless asked for (`max_retries`)."""
+        require("openai", "openai", "ScriptedModelServer.openai_client()")
+        import openai
+
         client = openai.OpenAI(**self._client_options(options))
         self._clients.append(client)
         return client
 
     def async_openai_client(self, **options: Any) -> openai.AsyncOpenAI:
-        """An async client, closed when an `async with` of the model ends; otherwise close it yourself."""
+        """An async client, closed when an `async with` of the server ends; otherwise close it yourself."""
+        require("openai", "openai", "ScriptedModelServer.async_openai_client()")
+        import openai
+
         client = openai.AsyncOpenAI(**self._client_options(options))
         self._async_clients.append(client)
         return client
