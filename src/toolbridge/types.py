@@ -22,12 +22,15 @@ __all__ = [
     "ImagePart",
     "Message",
     "ResourcePart",
+    "RunToolMode",
     "SystemMessage",
     "TextPart",
     "ToolAnnotations",
     "ToolCall",
     "ToolErrorKind",
     "ToolMessage",
+    "ToolMode",
+    "ToolModeSetting",
     "ToolResult",
     "ToolSpec",
     "Usage",
@@ -39,6 +42,17 @@ NATIVE_SOURCE = "native"
 
 QUALIFIER = "__"
 """Joins a source and a tool name in an exposed name: `excel__read_data`."""
+
+ToolMode = Literal["native", "prompt"]
+"""How tools reach a model. `native`: through the API's function calling. `prompt`: the tool catalog in
+the system prompt, calls parsed from the text."""
+
+ToolModeSetting = Literal[ToolMode, "auto"]
+"""The tool mode a model or an agent is configured with; `auto`: native where the endpoint accepts
+tools, else prompt."""
+
+RunToolMode = Literal[ToolMode, "none"]
+"""How a run offers its tools; `none`: it has none to offer."""
 
 
 class _Model(BaseModel):

@@ -22,7 +22,6 @@ def test_the_public_names_are_exactly_these() -> None:
         "CallWriter",
         "Persona",
         "SchemaTarget",
-        "ToolMode",
         "build_system_prompt",
         "example_arguments",
         "openai_strict_problems",

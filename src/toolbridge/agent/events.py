@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolbridge.agent.result import RunResult
-from toolbridge.types import Message, ToolCall, ToolErrorKind, Usage
+from toolbridge.types import Message, RunToolMode, ToolCall, ToolErrorKind, ToolMode, Usage
 
 __all__ = [
     "AgentEvent",
@@ -53,7 +53,7 @@ class StepStartedEvent(_Event):
     """A request to the model is about to be sent."""
 
     type: Literal["step_started"] = "step_started"
-    tool_mode: Literal["native", "prompt", "none"]
+    tool_mode: RunToolMode
 
 
 class TextDeltaEvent(_Event):
@@ -72,7 +72,7 @@ class ToolModeChangedEvent(_Event):
     """The endpoint rejected native tools: the step is redone with the tools in the prompt."""
 
     type: Literal["tool_mode_changed"] = "tool_mode_changed"
-    tool_mode: Literal["native", "prompt"]
+    tool_mode: ToolMode
     reason: str
 
 

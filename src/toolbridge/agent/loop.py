@@ -52,6 +52,7 @@ from toolbridge.types import (
     AssistantMessage,
     ContentPart,
     Message,
+    RunToolMode,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -65,8 +66,6 @@ __all__ = ["REPEAT_LIMIT", "AgentRun", "AwaitExternal", "FinalAnswer", "RunTools
 
 REPEAT_LIMIT = 3
 """A step asking for exactly the calls of the previous steps this many times in a row stops the run."""
-
-ActiveMode = Literal["native", "prompt", "none"]
 
 AGENT_CALLS = CallContext(caller="agent")
 """The calls of a run that belongs to no chat or user."""
@@ -155,7 +154,7 @@ class AgentRun:
         self._external_specs = list(external_tools)
         self._external = ExternalTools((), set())
         self._runner = ToolRunner(tools, definition, context, approve=approve, emit=emit)
-        self._mode: ActiveMode = "none"
+        self._mode: RunToolMode = "none"
         self._tools_model: ToolCallingModel | None = None
         self._system_prompt = ""
         self._steps = 0

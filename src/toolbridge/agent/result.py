@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
 from toolbridge.errors import ModelError, ModelErrorKind, ToolsNotSupportedError
-from toolbridge.types import AssistantMessage, Message, ToolCall, ToolResult, Usage
+from toolbridge.types import AssistantMessage, Message, RunToolMode, ToolCall, ToolResult, Usage
 
 __all__ = ["RunResult", "StopReason", "ToolCallRecord"]
 
@@ -99,7 +99,7 @@ class RunResult(BaseModel):
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     """Summed over the run's model requests. A reply closed early (after its calls) reports none."""
-    tool_mode: Literal["native", "prompt", "none"] = "none"
+    tool_mode: RunToolMode = "none"
     """How tools were offered at the end of the run (`none`: the agent had no tools)."""
     pending_calls: list[ToolCall] = Field(default_factory=list)
     """For `external_calls`: the calls to external tools the run stopped for, under the names the caller

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from toolbridge.config.tool_rules import ToolRef, allowed, rule_for
-from toolbridge.types import ToolSpec
+from toolbridge.types import ToolModeSetting, ToolSpec
 
 __all__ = [
     "DEFAULT_AGENT_NAME",
@@ -49,16 +49,11 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalRule",
     "ToolFilter",
-    "ToolMode",
 ]
 
 DEFAULT_AGENT_NAME = "default"
 DEFAULT_MAX_STEPS = 10
 DEFAULT_MAX_RESULT_CHARS = 20_000
-
-ToolMode = Literal["native", "prompt", "auto"]
-"""`native`: the API's function calling. `prompt`: the tool catalog in the system prompt, calls parsed
-from the text. `auto`: native where the endpoint accepts tools, else prompt."""
 
 ApprovalRule = Literal["auto", "always", "never"]
 """`always`: ask before every call. `never`: never ask. `auto`: ask only for tools the server marks
@@ -128,7 +123,7 @@ class AgentDefinition(_Section):
     model: str | None = None
     """A model name resolved by the models layer; None: the configured default model."""
     tool_calling: bool = True
-    tool_mode: ToolMode | None = None
+    tool_mode: ToolModeSetting | None = None
     """None: whatever the model is configured with."""
     servers: list[str] | None = None
     """MCP servers whose tools the agent may use (native tools are always offered); None: all."""

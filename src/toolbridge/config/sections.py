@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from toolbridge.config.agents import ToolMode
 from toolbridge.config.limits import LimitsConfig
+from toolbridge.types import ToolModeSetting
 
 __all__ = [
     "DEFAULT_HOST",
@@ -42,7 +42,7 @@ class ModelConfig(_Section):
     """The provider's model id; not needed for `demo`."""
     base_url: str | None = None
     api_key: SecretStr | None = None
-    tool_mode: ToolMode = "auto"
+    tool_mode: ToolModeSetting = "auto"
     dialect: str | None = None
     """The tool-call dialect the model writes in text; None: its model profile's (checked by the models
     layer, which knows the dialects)."""

@@ -32,7 +32,6 @@ from toolbridge.models.base import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
-    ToolMode,
     ToolModeChanged,
     UsageReport,
 )
@@ -49,7 +48,6 @@ from toolbridge.models.resolve import (
     resolve_model_async,
 )
 from toolbridge.models.tool_calling import (
-    ActiveToolMode,
     AutoToolsModel,
     NativeToolsModel,
     PromptToolsModel,
@@ -57,6 +55,7 @@ from toolbridge.models.tool_calling import (
     tool_calling_model,
 )
 from toolbridge.models.tool_modes import forget_tool_mode, remember_prompt_mode, remembered_tool_mode
+from toolbridge.types import ToolMode, ToolModeSetting
 
 if TYPE_CHECKING:
     from toolbridge.models.anthropic import AnthropicModel
@@ -64,7 +63,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROFILES",
-    "ActiveToolMode",
     "AnthropicModel",
     "AutoToolsModel",
     "CollectedCall",
@@ -90,6 +88,7 @@ __all__ = [
     "ToolCallingModel",
     "ToolMode",
     "ToolModeChanged",
+    "ToolModeSetting",
     "UsageReport",
     "build_model",
     "find_profile",

@@ -15,9 +15,10 @@ from anyio.lowlevel import current_token
 
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._errors import Endpoint
-from toolbridge.models.base import Model, ModelEvent, ModelRequest, ModelSettings, ToolMode
+from toolbridge.models.base import Model, ModelEvent, ModelRequest, ModelSettings
 from toolbridge.models.profiles import ProviderProfile
 from toolbridge.models.provider import Provider
+from toolbridge.types import ToolModeSetting
 
 __all__ = ["HttpModel", "LoopLocal", "first_set", "provider_of"]
 
@@ -83,7 +84,7 @@ class HttpModel(Model, Generic[SdkClientT, SdkStreamT]):
         *,
         provider: Provider,
         name: str,
-        tool_mode: ToolMode,
+        tool_mode: ToolModeSetting,
         settings: ModelSettings | None,
     ) -> None:
         self.provider = provider

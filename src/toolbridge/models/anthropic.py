@@ -32,7 +32,6 @@ from toolbridge.models.base import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
-    ToolMode,
     UsageReport,
 )
 from toolbridge.models.profiles import PROFILES, ProviderProfile
@@ -45,6 +44,7 @@ from toolbridge.types import (
     SystemMessage,
     TextPart,
     ToolMessage,
+    ToolModeSetting,
     ToolResult,
     ToolSpec,
     Usage,
@@ -77,7 +77,7 @@ class AnthropicModel(HttpModel[anthropic.AsyncAnthropic, "anthropic.AsyncStream[
         base_url: str | None = None,
         api_key: str | None = None,
         api_key_from: str | None = None,
-        tool_mode: ToolMode = "auto",
+        tool_mode: ToolModeSetting = "auto",
         settings: ModelSettings | None = None,
         max_retries: int | None = None,
         timeout: float | None = None,

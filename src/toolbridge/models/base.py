@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolbridge._values import readable_text
-from toolbridge.config.agents import ToolMode
-from toolbridge.types import Message, ToolSpec, Usage
+from toolbridge.types import Message, ToolMode, ToolModeSetting, ToolSpec, Usage
 
 __all__ = [
     "Finish",
@@ -27,7 +26,6 @@ __all__ = [
     "ReasoningDelta",
     "TextDelta",
     "ToolCallDelta",
-    "ToolMode",
     "ToolModeChanged",
     "UsageReport",
     "event_stream",
@@ -81,7 +79,7 @@ class InvalidToolCall:
 class ToolModeChanged:
     """The endpoint rejected native tools: from this request on, tools are described in the prompt."""
 
-    tool_mode: Literal["native", "prompt"]
+    tool_mode: ToolMode
     reason: str
 
 
@@ -142,7 +140,7 @@ class Model(ABC):
 
     name: str
     """How the user named it (`gpt-4o`, `ollama:qwen3`, `demo`)."""
-    tool_mode: ToolMode = "auto"
+    tool_mode: ToolModeSetting = "auto"
     dialect: str | None = None
     """The tool-call dialect it writes in text (`toolbridge parse --formats`); None: its model profile's."""
     reasoning_open: bool | None = None

@@ -36,7 +36,6 @@ from toolbridge.models.base import (
     ModelRequest,
     TextDelta,
     ToolCallDelta,
-    ToolMode,
     UsageReport,
     event_stream,
 )
@@ -46,6 +45,7 @@ from toolbridge.types import (
     Message,
     SystemMessage,
     ToolMessage,
+    ToolModeSetting,
     ToolSpec,
     Usage,
     UserMessage,
@@ -113,7 +113,9 @@ class _Reply:
 class DemoModel(Model):
     """The rule-based stand-in. `chunk_size` is how many characters each streamed piece carries."""
 
-    def __init__(self, *, name: str = "demo", tool_mode: ToolMode = "auto", chunk_size: int = 4) -> None:
+    def __init__(
+        self, *, name: str = "demo", tool_mode: ToolModeSetting = "auto", chunk_size: int = 4
+    ) -> None:
         self.name = name
         self.tool_mode = tool_mode
         self.chunk_size = chunk_size

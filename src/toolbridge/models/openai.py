@@ -36,7 +36,6 @@ from toolbridge.models.base import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
-    ToolMode,
     UsageReport,
 )
 from toolbridge.models.profiles import ProviderProfile, find_profile
@@ -49,6 +48,7 @@ from toolbridge.types import (
     SystemMessage,
     TextPart,
     ToolMessage,
+    ToolModeSetting,
     ToolResult,
     ToolSpec,
     Usage,
@@ -80,7 +80,7 @@ class OpenAIChatModel(HttpModel[openai.AsyncOpenAI, ChunkStream]):
         base_url: str | None = None,
         api_key: str | None = None,
         api_key_from: str | None = None,
-        tool_mode: ToolMode = "auto",
+        tool_mode: ToolModeSetting = "auto",
         settings: ModelSettings | None = None,
         max_retries: int | None = None,
         timeout: float | None = None,

@@ -20,7 +20,6 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Literal
 
 from toolbridge.errors import ToolsNotSupportedError
 from toolbridge.models._prompt_transcript import PromptTranscript
@@ -31,7 +30,6 @@ from toolbridge.models.base import (
     ModelRequest,
     ModelSettings,
     NamedTool,
-    ToolMode,
     ToolModeChanged,
     event_stream,
 )
@@ -39,10 +37,9 @@ from toolbridge.models.model_profiles import model_profile
 from toolbridge.models.tool_modes import endpoint_of, remember_prompt_mode, remembered_tool_mode
 from toolbridge.parsing import CallFormat, call_format, reading_format
 from toolbridge.prompting import build_system_prompt
-from toolbridge.types import Message, SystemMessage, ToolSpec
+from toolbridge.types import Message, SystemMessage, ToolMode, ToolModeSetting, ToolSpec
 
 __all__ = [
-    "ActiveToolMode",
     "AutoToolsModel",
     "NativeToolsModel",
     "PromptToolsModel",
@@ -50,8 +47,6 @@ __all__ = [
     "tool_calling_model",
     "tool_choice_instruction",
 ]
-
-ActiveToolMode = Literal["native", "prompt"]
 
 
 class ToolCallingModel(Model):
@@ -81,7 +76,7 @@ class ToolCallingModel(Model):
         """The latest system message with the tool section, by the text it was made from."""
 
     @property
-    def active_tool_mode(self) -> ActiveToolMode:
+    def active_tool_mode(self) -> ToolMode:
         """How tools go to the model right now."""
         return "prompt" if self.tool_mode == "prompt" else "native"
 
@@ -144,7 +139,7 @@ class ToolCallingModel(Model):
 class NativeToolsModel(ToolCallingModel):
     """Tools through the API's function calling; leaked call markup in the text is read as calls."""
 
-    tool_mode: ToolMode = "native"
+    tool_mode: ToolModeSetting = "native"
 
     def __repr__(self) -> str:
         return f"NativeToolsModel({self.inner!r})"
@@ -162,7 +157,7 @@ class PromptToolsModel(ToolCallingModel):
     `toolbridge.parsing`; by default the model's own, see `ToolCallingModel`). The model behind it never
     sees native tools."""
 
-    tool_mode: ToolMode = "prompt"
+    tool_mode: ToolModeSetting = "prompt"
 
     def __init__(self, inner: Model, *, dialect: str | CallFormat | None = None) -> None:
         super().__init__(inner, dialect=dialect)
@@ -204,12 +199,12 @@ class AutoToolsModel(ToolCallingModel):
         return f"AutoToolsModel({self.inner!r}, now={self.active_tool_mode!r})"
 
     @property
-    def tool_mode(self) -> ToolMode:
+    def tool_mode(self) -> ToolModeSetting:
         """The mode in use now; setting it sets the wrapped model's (`prompt` sticks, for later runs)."""
         return "prompt" if self.inner.tool_mode == "prompt" else "native"
 
     @tool_mode.setter
-    def tool_mode(self, mode: ToolMode) -> None:
+    def tool_mode(self, mode: ToolModeSetting) -> None:
         self.inner.tool_mode = mode
 
     def _inner_request(self, request: ModelRequest) -> ModelRequest:
@@ -261,7 +256,7 @@ def tool_choice_instruction(settings: ModelSettings) -> str:
 
 
 def tool_calling_model(
-    model: Model, mode: ToolMode | None = None, *, dialect: str | CallFormat | None = None
+    model: Model, mode: ToolModeSetting | None = None, *, dialect: str | CallFormat | None = None
 ) -> ToolCallingModel:
     """`model` wrapped for `mode` (None: the model's own `tool_mode`). A wrapper is returned as it is."""
     if isinstance(model, ToolCallingModel):

@@ -21,7 +21,8 @@ from typing import Any
 import anyio
 import platformdirs
 
-from toolbridge.models.base import Model, ToolMode
+from toolbridge.models.base import Model
+from toolbridge.types import ToolMode
 
 __all__ = [
     "CACHE_DIR_ENV_VAR",

@@ -1,7 +1,7 @@
 """Telling a model about tools: the catalog in the system prompt, the calling convention, the prompt
 builder, and each provider's flavour of the input schemas."""
 
-from toolbridge.prompting._builder import Persona, ToolMode, build_system_prompt
+from toolbridge.prompting._builder import Persona, build_system_prompt
 from toolbridge.prompting._catalog import render_tool, render_tool_catalog
 from toolbridge.prompting._convention import CallWriter, example_arguments, render_calling_convention
 from toolbridge.prompting._schema import (
@@ -15,7 +15,6 @@ __all__ = [
     "CallWriter",
     "Persona",
     "SchemaTarget",
-    "ToolMode",
     "build_system_prompt",
     "example_arguments",
     "openai_strict_problems",

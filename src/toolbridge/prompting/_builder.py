@@ -5,20 +5,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from toolbridge.errors import UsageError
 from toolbridge.prompting._catalog import render_tool_catalog
 from toolbridge.prompting._convention import CallWriter, render_calling_convention
-from toolbridge.types import ToolSpec
+from toolbridge.types import ToolMode, ToolSpec
 
-__all__ = ["Persona", "ToolMode", "build_system_prompt"]
+__all__ = ["Persona", "build_system_prompt"]
 
 logger = logging.getLogger("toolbridge.prompting")
-
-ToolMode = Literal["prompt", "native"]
-"""`prompt`: tools are described in the system prompt and calls are parsed from the text.
-`native`: tools go through the provider's API, so the prompt only says how to use them well."""
 
 _NATIVE_GUIDANCE = (
     "# Tools\n"

@@ -32,12 +32,11 @@ from toolbridge.models import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
-    ToolMode,
     UsageReport,
 )
 from toolbridge.models.base import event_stream
 from toolbridge.server._limits import LimitExceeded, UsageLimits
-from toolbridge.types import Usage
+from toolbridge.types import ToolModeSetting, Usage
 
 __all__ = ["RUN_METER", "MeteredModel", "RunMeter", "metered_sampling"]
 
@@ -149,11 +148,11 @@ class MeteredModel(Model):
         return f"MeteredModel({self.inner!r})"
 
     @property
-    def tool_mode(self) -> ToolMode:
+    def tool_mode(self) -> ToolModeSetting:
         return self.inner.tool_mode
 
     @tool_mode.setter
-    def tool_mode(self, mode: ToolMode) -> None:
+    def tool_mode(self, mode: ToolModeSetting) -> None:
         self.inner.tool_mode = mode  # an endpoint found rejecting tools: the inner model remembers
 
     def __getattr__(self, name: str) -> Any:

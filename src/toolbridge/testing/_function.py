@@ -39,8 +39,8 @@ from toolbridge.models import (
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
-    ToolMode,
     ToolModeChanged,
+    ToolModeSetting,
     UsageReport,
 )
 from toolbridge.types import ToolCall
@@ -78,7 +78,7 @@ class FunctionModel(Model):
     """A `Model` whose replies `function` writes, in process. Records each request and reply."""
 
     def __init__(
-        self, function: ReplyFunction, *, name: str = "function-model", tool_mode: ToolMode = "native"
+        self, function: ReplyFunction, *, name: str = "function-model", tool_mode: ToolModeSetting = "native"
     ) -> None:
         self.function = function
         self.name = name
