@@ -120,3 +120,16 @@ def test_no_test_module_imports_another() -> None:
             )
             offenders += [f"{path.relative_to(tests)}: {name}" for name in names if name.startswith("test_")]
     assert offenders == []
+
+
+def test_the_name_qualifier_is_written_once() -> None:
+    """`__` joins a source and a tool name; everything else uses `toolbridge.types` (`QUALIFIER`,
+    `qualified_name`, `split_qualified`, `bare_name`)."""
+    written = [
+        f"{path.relative_to(SOURCE)}:{node.lineno}"
+        for path in SOURCE.rglob("*.py")
+        if path != SOURCE / "types.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == "__"
+    ]
+    assert written == []

@@ -35,13 +35,37 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "bare_name",
+    "qualified_name",
+    "split_qualified",
 ]
 
 NATIVE_SOURCE = "native"
 """The `source` of tools implemented in Python inside this process."""
 
 QUALIFIER = "__"
-"""Joins a source and a tool name in an exposed name: `excel__read_data`."""
+"""Joins a source and a tool name in an exposed name: `excel__read_data`. Server names never contain it,
+so the first one in a name ends its source."""
+
+
+def qualified_name(source: str, name: str) -> str:
+    """`name` qualified by its source: `excel__read_data`."""
+    return f"{source}{QUALIFIER}{name}"
+
+
+def split_qualified(name: str) -> tuple[str, str] | None:
+    """The source and the name in a qualified name (`excel__read_data`: `("excel", "read_data")`); None
+    for a name that is not qualified."""
+    source, qualifier, rest = name.partition(QUALIFIER)
+    return (source, rest) if qualifier and source and rest else None
+
+
+def bare_name(name: str) -> str:
+    """A name without the source that may qualify it: `read_data` for `excel__read_data` and for
+    `read_data`."""
+    split = split_qualified(name)
+    return split[1] if split else name
+
 
 ToolMode = Literal["native", "prompt"]
 """How tools reach a model. `native`: through the API's function calling. `prompt`: the tool catalog in

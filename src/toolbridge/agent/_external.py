@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from toolbridge.errors import UsageError
-from toolbridge.types import NATIVE_SOURCE, QUALIFIER, ToolCall, ToolSpec
+from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolSpec, qualified_name
 
 __all__ = ["DEFAULT_EXTERNAL_SOURCE", "ExternalTools"]
 
@@ -32,7 +32,7 @@ class ExternalTools:
             shown = tool.name
             if shown in own_names:
                 source = tool.source if tool.source != NATIVE_SOURCE else DEFAULT_EXTERNAL_SOURCE
-                shown = f"{source}{QUALIFIER}{tool.name}"
+                shown = qualified_name(source, tool.name)
                 if shown in own_names or shown in self._caller_names:
                     raise UsageError(
                         f"the external tool {tool.name!r} collides with the agent's {tool.name!r} and "

@@ -49,6 +49,7 @@ from toolbridge.prompting import Persona, build_system_prompt
 from toolbridge.telemetry import RunTrace, trace_model_request, trace_run
 from toolbridge.tools import CallContext, ToolPipeline
 from toolbridge.types import (
+    NATIVE_SOURCE,
     AssistantMessage,
     ContentPart,
     Message,
@@ -224,7 +225,7 @@ class AgentRun:
     def _servers(self) -> list[str] | None:
         if self._definition.servers is None:
             return None
-        return [*self._definition.servers, "native"]
+        return [*self._definition.servers, NATIVE_SOURCE]
 
     async def _step(self) -> StepOutcome:
         self._steps += 1

@@ -24,7 +24,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from toolbridge.cli._common import stderr
-from toolbridge.types import ToolCall
+from toolbridge.types import QUALIFIER, ToolCall
 
 if TYPE_CHECKING:
     from toolbridge.agent import AgentEvent, ApprovalRequest, RunResult, ToolCallProgressEvent
@@ -51,7 +51,7 @@ def describe_call(call: ToolCall) -> str:
 
 def progress_label(event: ToolCallProgressEvent) -> str:
     """`excel.read_range 40% reading sheet 2`: the call's server and tool, how far, and what it does."""
-    name = event.name.removeprefix(f"{event.server}__") if event.server else event.name
+    name = event.name.removeprefix(f"{event.server}{QUALIFIER}") if event.server else event.name
     where = f"{event.server}.{name}" if event.server else name
     amount = f"{event.percent}%" if event.percent is not None else f"{event.progress:g}"
     return " ".join(part for part in (where, amount, event.message) if part)

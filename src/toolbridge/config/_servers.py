@@ -19,11 +19,9 @@ from toolbridge.config._server_auth import parse_server_auth
 from toolbridge.config.asks import SamplingConfig
 from toolbridge.config.model import ProtocolChoice, ServerConfig, Transport
 from toolbridge.errors import ConfigError
+from toolbridge.types import QUALIFIER
 
 __all__ = ["parse_server"]
-
-# Joins server and tool names in exposed tool names (`excel__read_data`), so a server name can't hold it.
-_NAME_SEPARATOR = "__"
 
 _TRANSPORT_ALIASES: dict[str, Transport] = {
     "stdio": "stdio",
@@ -61,9 +59,9 @@ def parse_server(name: str, entry: Any, where: str | None, config_dir: Path | No
 
     if not name.strip():
         raise fail("server names must not be empty")
-    if _NAME_SEPARATOR in name:
+    if QUALIFIER in name:
         raise fail(
-            f"server names must not contain {_NAME_SEPARATOR!r} (toolbridge joins server and tool names "
+            f"server names must not contain {QUALIFIER!r} (toolbridge joins server and tool names "
             "with it); rename the server"
         )
     if not isinstance(entry, Mapping):

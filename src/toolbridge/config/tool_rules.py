@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from toolbridge.types import QUALIFIER, ToolSpec
+from toolbridge.types import ToolSpec, qualified_name
 
 __all__ = ["SERVER_SEPARATOR", "ToolRef", "allowed", "rule_for"]
 
@@ -43,7 +43,7 @@ class ToolRef:
     @property
     def qualified_names(self) -> tuple[str, str]:
         """The names that say which source's tool is meant: `h:delete_file`, `h__delete_file`."""
-        return f"{self.source}{SERVER_SEPARATOR}{self.name}", f"{self.source}{QUALIFIER}{self.name}"
+        return f"{self.source}{SERVER_SEPARATOR}{self.name}", qualified_name(self.source, self.name)
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from toolbridge.errors import ServerError
 from toolbridge.gateway._paging import page
 from toolbridge.gateway._resources import GatewayResources
 from toolbridge.gateway._upstream import Upstream, upstream_error
-from toolbridge.types import QUALIFIER
+from toolbridge.types import qualified_name, split_qualified
 
 __all__ = ["GatewayPrompts", "shown_names"]
 
@@ -32,7 +32,7 @@ def shown_names(owned: list[OwnedName]) -> dict[str, OwnedName]:
     for server, name in owned:
         servers_per_name.setdefault(name, set()).add(server)
     return {
-        (f"{server}{QUALIFIER}{name}" if len(servers_per_name[name]) > 1 else name): (server, name)
+        (qualified_name(server, name) if len(servers_per_name[name]) > 1 else name): (server, name)
         for server, name in owned
     }
 
@@ -98,9 +98,9 @@ class GatewayPrompts:
         owned = self._names.get(name)
         if owned is None:
             # A qualified name that did not need qualifying (`docs__review` for `review`) is still clear.
-            server, separator, original = name.partition(QUALIFIER)
-            if separator and (server, original) in self._names.values():
-                owned = server, original
+            split = split_qualified(name)
+            if split is not None and split in self._names.values():
+                owned = split
         if owned is not None and owned[0] in reachable:
             return owned
         known = ", ".join(sorted(shown for shown, (server, _) in self._names.items() if server in reachable))

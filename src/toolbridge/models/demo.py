@@ -49,6 +49,7 @@ from toolbridge.types import (
     ToolSpec,
     Usage,
     UserMessage,
+    bare_name,
 )
 
 __all__ = ["DEMO_LABEL", "DemoModel"]
@@ -251,11 +252,6 @@ def _exposed(wanted: str, names: list[str]) -> str:
     if wanted in names:
         return wanted
     return next((name for name in names if bare_name(name) == wanted), wanted)
-
-
-def bare_name(name: str) -> str:
-    """A tool's name without the `source__` the registry adds when several sources share it."""
-    return name.rpartition("__")[2] or name
 
 
 def zone_in(question: str) -> str | None:

@@ -23,9 +23,9 @@ from toolbridge.tools import refusals
 from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.sources import FunctionSource, ServerSource, ToolSource
-from toolbridge.types import NATIVE_SOURCE, QUALIFIER, ToolSpec
+from toolbridge.types import NATIVE_SOURCE, ToolSpec, qualified_name, split_qualified
 
-__all__ = ["QUALIFIER", "RegisteredTool", "ToolFilter", "ToolRegistry"]
+__all__ = ["RegisteredTool", "ToolFilter", "ToolRegistry"]
 
 logger = logging.getLogger("toolbridge.tools")
 
@@ -172,7 +172,7 @@ class ToolRegistry:
         by_original: dict[str, list[RegisteredTool]] = {}
         for entry in candidates:
             if len(sources_per_name[entry.original]) > 1:
-                exposed = f"{entry.spec.source}{QUALIFIER}{entry.original}"
+                exposed = qualified_name(entry.spec.source, entry.original)
                 renamed = entry.spec.model_copy(update={"name": exposed, "original_name": entry.original})
                 entry = RegisteredTool(renamed, entry.original, entry.source)
             entries[entry.spec.name] = entry
@@ -241,9 +241,10 @@ class ToolRegistry:
         exact = self._entries.get(name)
         if exact is not None:
             return exact
-        if QUALIFIER in name:
+        split = split_qualified(name)
+        if split is not None:
             # A model may qualify a name that did not need qualifying: `excel__read_data`.
-            prefix, _, rest = name.partition(QUALIFIER)
+            prefix, rest = split
             if prefix in self._servers or prefix == NATIVE_SOURCE:
                 return self._resolve_on_server(rest, prefix, visible)
         matches = [entry for entry in self._by_original.get(name, []) if visible(entry)]
@@ -274,11 +275,11 @@ class ToolRegistry:
         source = (source or "").strip()
         if source and source not in self._auto_sources:
             return {source}
-        prefix, qualified, _ = name.partition(QUALIFIER)
-        if qualified and prefix == NATIVE_SOURCE:
+        split = split_qualified(name)
+        if split is not None and split[0] == NATIVE_SOURCE:
             return set()
-        if qualified and prefix in self._servers:
-            return {prefix}
+        if split is not None and split[0] in self._servers:
+            return {split[0]}
         return None
 
     def _unknown(
