@@ -43,6 +43,7 @@ RANK = {name: rank for rank, name in enumerate(ORDER)} | {
     "_http_client": 0,
     "_aiohttp_client": 0,
     "_extras": 0,
+    "_exception_groups": 0,
     "telemetry": 0,
 }
 TOP = {"__init__", "__main__", "testing"}

@@ -13,8 +13,8 @@ import contextlib
 
 import anyio
 
+from toolbridge._exception_groups import unwrapped
 from toolbridge.agent._reply import Emit
-from toolbridge.agent._unwrap import unwrapped
 from toolbridge.agent.approval import ApprovalRequest, Approver
 from toolbridge.agent.definition import AgentDefinition
 from toolbridge.agent.events import (

@@ -23,8 +23,8 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from toolbridge._exception_groups import unwrapped
 from toolbridge.agent._reply import Emit
-from toolbridge.agent._unwrap import unwrapped
 from toolbridge.agent.approval import Approver
 from toolbridge.agent.asking import UserAsker
 from toolbridge.agent.definition import AgentDefinition, load_agent_definition
