@@ -134,3 +134,15 @@ def test_the_name_qualifier_is_written_once() -> None:
         if isinstance(node, ast.Constant) and node.value == "__"
     ]
     assert written == []
+
+
+def test_exception_groups_are_read_in_one_place() -> None:
+    """`toolbridge._exception_groups` reads what a task group's failure holds; nothing else opens one."""
+    opened = [
+        f"{path.relative_to(SOURCE)}:{node.lineno}"
+        for path in SOURCE.rglob("*.py")
+        if path != SOURCE / "_exception_groups.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr == "exceptions"
+    ]
+    assert opened == []

@@ -1,7 +1,9 @@
 """Task groups wrap what fails inside them in an `ExceptionGroup`; a caller should see the error itself.
 
-An approver the user wrote, or a bug, fails one task of the group that runs a step's calls (and then the
-group that runs the loop): the user catches `PermissionError`, not an `ExceptionGroup` around one.
+`leaf_errors` reads the errors out of a (nested) group; every layer that explains or re-raises a task
+group's failure goes through it. `unwrapped` lets a group's only failure out as itself: an approver the
+user wrote, or a bug, fails one task of the group that runs a step's calls (and then the group that runs
+the loop), and the user catches `PermissionError`, not an `ExceptionGroup` around one.
 """
 
 from __future__ import annotations
@@ -9,19 +11,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["sole_failure", "unwrapped"]
+__all__ = ["leaf_errors", "sole_failure", "unwrapped"]
+
+
+def leaf_errors(error: BaseException) -> list[BaseException]:
+    """The errors in a (nested) exception group, depth first, in the group's order; `[error]` for an
+    error that is no group."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in leaf_errors(inner)]
+    return [error]
 
 
 def sole_failure(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
     """The one error in a (nested) group, or None when there are several."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        error = pending.pop()
-        if isinstance(error, BaseExceptionGroup):
-            pending.extend(error.exceptions)
-        else:
-            leaves.append(error)
+    leaves = leaf_errors(group)
     return leaves[0] if len(leaves) == 1 else None
 
 

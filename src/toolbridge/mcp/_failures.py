@@ -14,6 +14,7 @@ from mcp import MCPError
 from mcp.client.auth import OAuthFlowError, OAuthRegistrationError
 from mcp_types import CONNECTION_CLOSED, METHOD_NOT_FOUND
 
+from toolbridge._exception_groups import leaf_errors
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import AuthenticationError, ServerError, ServerStartError, ServerTimeoutError
 from toolbridge.mcp._invalid_reply import INVALID_REPLY
@@ -150,7 +151,7 @@ def call_lost_message(
 
 def _oauth_failure(config: ServerConfig, exc: BaseException) -> AuthenticationError | None:
     """A sign-in that could not be done or failed, as the error that says so (None if it was not that)."""
-    for leaf in _leaves(exc):
+    for leaf in leaf_errors(exc):
         if isinstance(leaf, AuthenticationError):
             return leaf
         refused = re.match(r"Registration failed: (4\d\d)", str(leaf))
@@ -176,18 +177,12 @@ def _oauth_failure(config: ServerConfig, exc: BaseException) -> AuthenticationEr
 
 def _most_telling(exc: BaseException) -> BaseException:
     """The leaf of an exception group that best explains it (transport errors beat the cancellations)."""
-    leaves = list(_leaves(exc))
+    leaves = leaf_errors(exc)
     for kind in (httpx2.HTTPError, OSError, MCPError):
         for leaf in leaves:
             if isinstance(leaf, kind):
                 return leaf
     return leaves[0] if leaves else exc
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
 
 
 def _exit_description(exit_code: int) -> str:

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from toolbridge._exception_groups import leaf_errors
 from toolbridge.errors import ModelError, ModelErrorKind, StoreError
 
 __all__ = [
@@ -171,8 +172,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def describe_failure(error: BaseException) -> str:
     """The innermost error of a task group's exception group, as one line: the one worth reading."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
+    error = leaf_errors(error)[0]
     return f"{type(error).__name__}: {error}"
 
 

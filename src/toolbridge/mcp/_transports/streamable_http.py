@@ -9,6 +9,7 @@ import httpx2
 from mcp import MCPError
 from mcp.client.streamable_http import streamable_http_client
 
+from toolbridge._exception_groups import leaf_errors
 from toolbridge._http_client import async_http_client
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
@@ -49,9 +50,7 @@ async def open_streamable_http(
 
 
 def _json_rpc_stand_in(exc: BaseException) -> bool:
-    if isinstance(exc, BaseExceptionGroup):
-        return any(_json_rpc_stand_in(inner) for inner in exc.exceptions)
-    return isinstance(exc, MCPError)
+    return any(isinstance(leaf, MCPError) for leaf in leaf_errors(exc))
 
 
 def require_url(config: ServerConfig) -> str:
