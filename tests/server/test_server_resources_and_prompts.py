@@ -10,7 +10,7 @@ from typing import Any
 from server_helpers import EventReader, serve_in_thread
 
 from toolbridge.testing import ScriptedModelServer, Turn
-from toolbridge.tools.content import MAX_ATTACHED_BYTES
+from toolbridge.tools.resource_and_prompt_catalog import MAX_ATTACHED_BYTES
 
 SERVERS = Path(__file__).parent.parent / "servers"
 LIBRARY = {"library": {"command": sys.executable, "args": [str(SERVERS / "library.py")]}}

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from rich.markup import escape
 
-from toolbridge.cli._chat_content import list_prompts, send_prompt
+from toolbridge.cli._chat_resources_and_prompts import list_prompts, send_prompt
 from toolbridge.cli._common import stderr, stdout
 from toolbridge.cli._session import TerminalSession
 from toolbridge.errors import ToolbridgeError

@@ -29,7 +29,7 @@ from toolbridge.cli.ask import make_printer
 from toolbridge.errors import ToolbridgeError
 
 if TYPE_CHECKING:
-    from toolbridge.cli._chat_content import ChatCompleter
+    from toolbridge.cli._chat_resources_and_prompts import ChatCompleter
     from toolbridge.cli._session import TerminalSession
     from toolbridge.store import Store
 
@@ -134,7 +134,7 @@ def _chat_to_resume(store: Store, chat_id: int | None, agent: str | None) -> tup
 
 def _converse(session: TerminalSession, json: bool) -> None:
     from toolbridge.cli._chat_commands import COMMANDS, EXIT, is_chat_command, run_chat_command
-    from toolbridge.cli._chat_content import ChatCompleter, send_message
+    from toolbridge.cli._chat_resources_and_prompts import ChatCompleter, send_message
 
     _complete_with(ChatCompleter(session, COMMANDS))
     while True:

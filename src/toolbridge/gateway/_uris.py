@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from toolbridge.tools.content import template_pattern
+from toolbridge.tools.resource_and_prompt_catalog import template_pattern
 
 __all__ = ["SERVER_SEPARATOR", "UriTable"]
 

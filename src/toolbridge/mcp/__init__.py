@@ -16,7 +16,9 @@ Client features (sampling, elicitation, roots, logs, OAuth sign-in) reach every 
 from toolbridge.mcp._listings import ListChangeHandler, ListKind
 from toolbridge.mcp._tool_call import CallOutcome
 from toolbridge.mcp.connection import ConnectionState, ServerConnection
-from toolbridge.mcp.content import (
+from toolbridge.mcp.pool import ServerPool
+from toolbridge.mcp.progress import ProgressHandler, ToolProgress
+from toolbridge.mcp.resources_and_prompts import (
     PromptArgumentInfo,
     PromptInfo,
     PromptMessages,
@@ -24,8 +26,6 @@ from toolbridge.mcp.content import (
     ResourceTemplateInfo,
     ServerContent,
 )
-from toolbridge.mcp.pool import ServerPool
-from toolbridge.mcp.progress import ProgressHandler, ToolProgress
 
 __all__ = [
     "CallOutcome",

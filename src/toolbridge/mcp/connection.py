@@ -35,8 +35,8 @@ from toolbridge.mcp._tool_call import (
     unavailable,
 )
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
-from toolbridge.mcp.content import ServerContent
 from toolbridge.mcp.progress import ProgressHandler
+from toolbridge.mcp.resources_and_prompts import ServerContent
 from toolbridge.mcp.server_log import ServerLog
 from toolbridge.types import ToolResult, ToolSpec
 

@@ -4,7 +4,6 @@ the servers' resources and prompts (`ContentCatalog`)."""
 
 from toolbridge.tools._suggest import closest_names
 from toolbridge.tools.approval import ApprovalRequest, Approver
-from toolbridge.tools.content import ContentCatalog, Listing, template_pattern
 from toolbridge.tools.function import FunctionTool, tool
 from toolbridge.tools.native import native_tools
 from toolbridge.tools.pipeline import (
@@ -16,6 +15,7 @@ from toolbridge.tools.pipeline import (
     ToolPipeline,
 )
 from toolbridge.tools.registry import ToolFilter, ToolRegistry
+from toolbridge.tools.resource_and_prompt_catalog import ContentCatalog, Listing, template_pattern
 from toolbridge.tools.sources import FunctionSource, ServerSource, ToolSource
 from toolbridge.tools.toolbox import ServerStatus, Toolbox
 from toolbridge.tools.validation import schema_problem, validate_arguments

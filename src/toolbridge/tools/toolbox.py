@@ -14,12 +14,12 @@ from toolbridge.mcp import ListChangeHandler, ListKind, ProgressHandler, ServerP
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures
 from toolbridge.mcp.server_log import LogEntry
 from toolbridge.tools.cache import cache_from_config
-from toolbridge.tools.content import ContentCatalog
 from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.native import native_tools
 from toolbridge.tools.observers import TracedCalls
 from toolbridge.tools.pipeline import LIBRARY, CallContext, CallObserver, ToolPipeline
 from toolbridge.tools.registry import ToolRegistry
+from toolbridge.tools.resource_and_prompt_catalog import ContentCatalog
 from toolbridge.types import ToolCall, ToolResult, ToolSpec
 
 __all__ = ["ServerStatus", "Toolbox"]

@@ -14,7 +14,7 @@ from toolbridge.server._errors import ApiError, read_body
 from toolbridge.server._state import ServerState
 from toolbridge.server.web.opening import Opening
 from toolbridge.tools import ContentCatalog
-from toolbridge.tools.content import bounded_attachment
+from toolbridge.tools.resource_and_prompt_catalog import bounded_attachment
 from toolbridge.types import AssistantMessage, ContentPart, Message, ResourcePart, UserMessage
 
 __all__ = ["AttachedResource", "CompletionAsked", "Opening", "PromptChoice", "opening_of", "router"]

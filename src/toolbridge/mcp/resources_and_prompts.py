@@ -25,21 +25,21 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from toolbridge.errors import ServerError
-from toolbridge.mcp._content_convert import (
-    prompt_from_mcp,
-    prompt_messages_from_mcp,
-    resource_from_mcp,
-    resource_part_from_mcp,
-    template_from_mcp,
-)
-from toolbridge.mcp._content_types import (
+from toolbridge.mcp._listings import ListingKind
+from toolbridge.mcp._resource_and_prompt_info import (
     PromptArgumentInfo,
     PromptInfo,
     PromptMessages,
     ResourceInfo,
     ResourceTemplateInfo,
 )
-from toolbridge.mcp._listings import ListingKind
+from toolbridge.mcp._resources_and_prompts_from_mcp import (
+    prompt_from_mcp,
+    prompt_messages_from_mcp,
+    resource_from_mcp,
+    resource_part_from_mcp,
+    template_from_mcp,
+)
 from toolbridge.types import ResourcePart
 
 if TYPE_CHECKING:

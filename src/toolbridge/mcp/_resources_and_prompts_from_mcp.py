@@ -1,4 +1,4 @@
-"""MCP resources and prompts -> toolbridge's values (`content.py`), the only place that knows both."""
+"""MCP resources and prompts -> toolbridge's values (`_resource_and_prompt_info.py`), the only place that knows both."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from collections.abc import Sequence
 
 import mcp_types as mcp
 
-from toolbridge.mcp._content_types import (
+from toolbridge.mcp._convert import content_part_from_mcp
+from toolbridge.mcp._resource_and_prompt_info import (
     PromptArgumentInfo,
     PromptInfo,
     ResourceInfo,
     ResourceTemplateInfo,
 )
-from toolbridge.mcp._convert import content_part_from_mcp
 from toolbridge.types import AssistantMessage, ContentPart, Message, ResourcePart, TextPart, UserMessage
 
 __all__ = [
