@@ -37,8 +37,8 @@ from toolbridge.models.base import (
 )
 from toolbridge.models.demo import DemoModel
 from toolbridge.models.model_profiles import ModelProfile, model_profile
-from toolbridge.models.profiles import PROFILES, ProviderProfile, find_profile
 from toolbridge.models.provider import Provider
+from toolbridge.models.provider_profiles import PROFILES, ProviderProfile, find_profile
 from toolbridge.models.resolve import (
     ModelConfig,
     build_model,

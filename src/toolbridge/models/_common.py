@@ -16,8 +16,8 @@ from anyio.lowlevel import current_token
 from toolbridge.errors import ConfigError, ModelError
 from toolbridge.models._errors import Endpoint
 from toolbridge.models.base import Model, ModelEvent, ModelRequest, ModelSettings
-from toolbridge.models.profiles import ProviderProfile
 from toolbridge.models.provider import Provider
+from toolbridge.models.provider_profiles import ProviderProfile
 from toolbridge.types import ToolModeSetting
 
 __all__ = ["HttpModel", "LoopLocal", "first_set", "provider_of"]

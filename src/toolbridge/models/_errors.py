@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolbridge.errors import ModelError, ModelErrorKind, ToolsNotSupportedError
-from toolbridge.models.profiles import ProviderProfile
+from toolbridge.models.provider_profiles import ProviderProfile
 
 __all__ = [
     "CONTEXT_LENGTH_PHRASES",

@@ -34,8 +34,8 @@ from toolbridge.models.base import (
     ToolCallDelta,
     UsageReport,
 )
-from toolbridge.models.profiles import PROFILES, ProviderProfile
 from toolbridge.models.provider import Provider
+from toolbridge.models.provider_profiles import PROFILES, ProviderProfile
 from toolbridge.prompting import transform_schema
 from toolbridge.types import (
     AssistantMessage,

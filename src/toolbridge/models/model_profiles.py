@@ -1,7 +1,7 @@
 """Model profiles: which tool-call dialect a model writes in text, and whether its chat template opens
 the reasoning block in the prompt, looked up by the model's id.
 
-Provider profiles (`profiles.py`) describe the endpoint; these describe the weights behind it, so one
+Provider profiles (`provider_profiles.py`) describe the endpoint; these describe the weights behind it, so one
 table serves Ollama, vLLM, llama.cpp and hosted APIs alike. The dialect is what the parser reads first
 when markup leaks into the text in native mode, and what prompt mode asks the model to write: a model
 calls best in the format it was trained on. Unknown models get Hermes, the most widely trained format.

@@ -38,8 +38,8 @@ from toolbridge.models.base import (
     ToolCallDelta,
     UsageReport,
 )
-from toolbridge.models.profiles import ProviderProfile, find_profile
 from toolbridge.models.provider import Provider
+from toolbridge.models.provider_profiles import ProviderProfile, find_profile
 from toolbridge.prompting import openai_tool_definitions
 from toolbridge.types import (
     AssistantMessage,

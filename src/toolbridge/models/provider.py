@@ -27,7 +27,7 @@ import httpx2
 from pydantic import SecretStr
 
 from toolbridge.errors import ConfigError
-from toolbridge.models.profiles import DEFAULT_MAX_RETRIES, ProviderProfile, find_profile
+from toolbridge.models.provider_profiles import DEFAULT_MAX_RETRIES, ProviderProfile, find_profile
 
 __all__ = ["Provider"]
 

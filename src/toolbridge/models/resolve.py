@@ -33,7 +33,7 @@ from toolbridge.config import Config, ModelConfig
 from toolbridge.errors import ConfigError
 from toolbridge.models.base import Model, ModelSettings
 from toolbridge.models.demo import DemoModel
-from toolbridge.models.profiles import (
+from toolbridge.models.provider_profiles import (
     DEFAULT_MAX_RETRIES,
     PROFILES,
     find_profile,

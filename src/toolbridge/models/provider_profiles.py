@@ -3,6 +3,7 @@
 A profile says where a provider lives (default base URL, API-key variable), which adapter speaks its
 wire format, and how its OpenAI-compatible dialect differs: the field its reasoning arrives in, whether
 it streams usage when asked, which flavour of JSON Schema its tools take, and so on.
+The weights behind an endpoint have profiles of their own (`model_profiles.py`).
 """
 
 from __future__ import annotations
