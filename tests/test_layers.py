@@ -44,6 +44,7 @@ RANK = {name: rank for rank, name in enumerate(ORDER)} | {
     "_aiohttp_client": 0,
     "_extras": 0,
     "_exception_groups": 0,
+    "_version": 0,
     "telemetry": 0,
 }
 TOP = {"__init__", "__main__", "testing"}
@@ -146,3 +147,17 @@ def test_exception_groups_are_read_in_one_place() -> None:
         if isinstance(node, ast.Attribute) and node.attr == "exceptions"
     ]
     assert opened == []
+
+
+def test_no_module_imports_the_package_root() -> None:
+    """The root imports the layers (`Agent`, the errors); a layer that imported the root would import
+    itself half-made. The version comes from `toolbridge._version`."""
+    importers = [
+        f"{path.relative_to(SOURCE)}:{node.lineno}"
+        for path in SOURCE.rglob("*.py")
+        if path != SOURCE / "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "toolbridge")
+        or (isinstance(node, ast.Import) and any(alias.name == "toolbridge" for alias in node.names))
+    ]
+    assert importers == []

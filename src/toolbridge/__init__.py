@@ -2,8 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"  # first: submodules read it (the MCP client reports it) while this file imports
-
+from toolbridge._version import __version__
 from toolbridge.errors import (
     ConfigError,
     ConnectionLostError,

@@ -6,6 +6,7 @@ Commands run as real processes with their own config and database under tmp_path
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import signal
 import socket
@@ -31,7 +32,7 @@ from toolbridge.testing import ScriptedModelServer, Turn
 def test_version_and_short_help(tmp_path: Path) -> None:
     version = toolbridge(tmp_path, "--version")
     assert version.returncode == 0
-    assert version.stdout.strip() == "toolbridge 0.1.0"
+    assert version.stdout.strip() == f"toolbridge {importlib.metadata.version('toolbridge')}"
     for args in (["-h"], ["ask", "-h"], ["agents", "create", "-h"]):
         shown = toolbridge(tmp_path, *args)
         assert shown.returncode == 0, (args, shown.stderr)

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-import toolbridge
+from toolbridge._version import __version__
 
 app = typer.Typer(
     name="toolbridge",
@@ -24,7 +24,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"toolbridge {toolbridge.__version__}")
+        typer.echo(f"toolbridge {__version__}")
         raise typer.Exit()
 
 

@@ -30,7 +30,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
-from toolbridge import __version__
+from toolbridge._version import __version__
 from toolbridge.config.gateway import TokenReach
 from toolbridge.gateway._approval import ApprovalGate
 from toolbridge.gateway._calls import ClientCalls

@@ -15,7 +15,7 @@ from mcp import Client, ClientSession, MCPError
 from mcp.client.session import IncomingMessage
 from mcp.shared.message import SessionMessage
 
-from toolbridge import __version__
+from toolbridge._version import __version__
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ConnectionLostError, ServerError
 from toolbridge.mcp._convert import tool_spec_from_mcp

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, Field
 from pydantic.alias_generators import to_camel
 
-from toolbridge import __version__
+from toolbridge._version import __version__
 from toolbridge.types import ContentPart, ToolSpec
 
 __all__ = ["TOOL_PATH_PREFIX", "ToolAnswer", "tool_path", "tools_document"]
