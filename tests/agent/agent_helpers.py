@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 
 from toolbridge.agent import Agent, AgentDefinition, Approver
-from toolbridge.models import Model, ModelEvent, ModelRequest, OpenAIChatModel, ToolMode
+from toolbridge.models import Model, ModelEvent, ModelRequest, OpenAIChatModel, ToolModeSetting
 from toolbridge.parsing import call_format
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, Turn
 from toolbridge.tools import FunctionTool, Toolbox, ToolRegistry, native_tools
@@ -64,7 +64,7 @@ async def scripted_agent(
     *,
     tools: Toolbox | ToolRegistry | Iterable[FunctionTool] | None = None,
     definition: AgentDefinition | None = None,
-    tool_mode: ToolMode = "native",
+    tool_mode: ToolModeSetting = "native",
     approve: Approver | None = None,
     answer_from_results: Callable[[list[str]], Turn] | None = None,
 ) -> AsyncIterator[tuple[Agent, ScriptedModelServer]]:
@@ -180,11 +180,11 @@ class AnswersFromResults(Model):
         self.name = inner.name
 
     @property
-    def tool_mode(self) -> ToolMode:
+    def tool_mode(self) -> ToolModeSetting:
         return self.inner.tool_mode
 
     @tool_mode.setter
-    def tool_mode(self, mode: ToolMode) -> None:
+    def tool_mode(self, mode: ToolModeSetting) -> None:
         self.inner.tool_mode = mode
 
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:

@@ -152,7 +152,7 @@ async def test_auto_mode_falls_back_to_prompt_mode_when_tools_are_rejected(tool_
     [changed] = [e for e in events if e.type == "tool_mode_changed"]
     assert changed.tool_mode == "prompt"
     assert "does not support tools" in changed.reason
-    assert agent.model.tool_mode == "prompt"
+    assert agent.model.tool_mode == "auto"  # the switch was the run's: the model is shared by chats
     assert "prompt" in (tool_mode_memory / "tool_modes.json").read_text()
     assert isinstance(events[-1], FinalEvent)
     assert events[-1].result.tool_mode == "prompt"

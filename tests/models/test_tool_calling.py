@@ -213,7 +213,27 @@ async def test_auto_mode_switches_to_prompt_mode_when_tools_are_rejected_and_say
     assert [bool(r.tools) for r in inner.requests] == [True, False, False]
     assert not any(isinstance(e, ToolModeChanged) for e in second)
     assert auto.active_tool_mode == "prompt"
-    assert inner.tool_mode == "prompt"  # later runs with this model start in prompt mode
+
+
+async def test_a_switch_to_prompt_mode_is_the_runs_own_not_the_shared_models() -> None:
+    """Two chats on one model object: one finding the endpoint rejecting tools changes neither the model
+    nor the other chat, which finds out (and says so) for itself."""
+
+    def reply(request: ModelRequest) -> str:
+        if request.tools:
+            raise ToolsNotSupportedError("the endpoint does not support tools", model="m")
+        return HERMES_CALL
+
+    shared = FunctionModel(reply, tool_mode="auto")
+    one_chat, other_chat = AutoToolsModel(shared), AutoToolsModel(shared)
+    first = await drain(one_chat, asking(UserMessage(content="1 + 2?")))
+
+    assert one_chat.active_tool_mode == "prompt"
+    assert other_chat.active_tool_mode == "native"
+    assert shared.tool_mode == "auto"
+    second = await drain(other_chat, asking(UserMessage(content="1 + 2?")))
+    assert first[0] == second[0] == ToolModeChanged("prompt", "the endpoint does not support tools")
+    assert [bool(r.tools) for r in shared.requests] == [True, False, True, False]
 
 
 async def test_auto_mode_does_not_hide_a_rejection_once_the_reply_has_begun() -> None:
@@ -234,6 +254,23 @@ def test_the_mode_picks_the_wrapper_and_a_wrapper_stays_as_it_is(mode: Any, expe
     assert type(tool_calling_model(FunctionModel.replying(tool_mode=mode))) is expected
     fenced = PromptToolsModel(FunctionModel.replying(), dialect="fenced")
     assert tool_calling_model(fenced, mode) is fenced
+
+
+async def test_an_auto_wrapper_given_to_several_runs_is_copied_for_each() -> None:
+    def reply(request: ModelRequest) -> str:
+        if request.tools:
+            raise ToolsNotSupportedError("the endpoint does not support tools", model="m")
+        return HERMES_CALL
+
+    given = AutoToolsModel(FunctionModel(reply), dialect="fenced")
+    one_run = tool_calling_model(given)
+    await drain(one_run, asking(UserMessage(content="1 + 2?")))
+    next_run = tool_calling_model(given)
+
+    assert (one_run.active_tool_mode, next_run.active_tool_mode) == ("prompt", "native")
+    assert next_run is not given
+    assert next_run.inner is given.inner
+    assert next_run.dialect == "fenced"
 
 
 # -- turning deltas into calls --------------------------------------------------------------------------

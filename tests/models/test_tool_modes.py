@@ -44,7 +44,7 @@ async def test_a_remembered_endpoint_starts_in_prompt_mode_and_others_do_not(iso
     assert await mode_of_next_run(ollama()) == "native"
     first = ollama()
     await remember_prompt_mode(first, reason='"gemma2:2b" does not support tools')
-    assert first.tool_mode == "prompt"
+    assert first.tool_mode == "auto"  # the model object, shared by chats, stays as configured
 
     assert await mode_of_next_run(ollama()) == "prompt"  # the next run
     assert await mode_of_next_run(ollama("qwen3:8b")) == "native"  # another model on the same server
@@ -83,10 +83,10 @@ async def test_an_unreadable_cache_is_ignored_and_replaced(unreadable_cache: Pat
     assert await mode_of_next_run(ollama()) == "prompt"
 
 
-async def test_a_model_without_an_endpoint_just_switches(isolated_cache: Path) -> None:
+async def test_a_model_without_an_endpoint_is_not_remembered(isolated_cache: Path) -> None:
     demo = DemoModel()
     await remember_prompt_mode(demo)
-    assert demo.tool_mode == "prompt"
+    assert demo.tool_mode == "auto"
     assert not (isolated_cache / "tool_modes.json").exists()
 
 

@@ -9,8 +9,9 @@ the same native-style events, so the agent loop never knows which one it has:
   earlier calls and results rewritten into the dialect's text, calls parsed from the streamed text, and
   the stream closed at a complete call.
 - `AutoToolsModel`: native; when the endpoint answers `ToolsNotSupportedError`, prompt mode from then
-  on, remembered per endpoint and model (`toolbridge.models.tool_modes`), announced with a
-  `ToolModeChanged` event.
+  on, announced with a `ToolModeChanged` event. The switch is the wrapper's own, made for one run: the
+  wrapped model is shared by every chat that uses it and never changes. Later runs learn of it from the
+  memory kept per endpoint and model (`toolbridge.models.tool_modes`), read before their first request.
 
 `tool_calling_model(model, mode)` picks one from the mode (the model's own when None).
 """
@@ -188,24 +189,24 @@ class PromptToolsModel(ToolCallingModel):
 
 
 class AutoToolsModel(ToolCallingModel):
-    """Native tools until the endpoint rejects them, then prompt mode for good (and remembered)."""
+    """Native tools until the endpoint rejects them, then prompt mode for the rest of the run (and
+    remembered for the endpoint). Make one per run: the mode it is in is its own."""
+
+    tool_mode: ToolModeSetting = "auto"
 
     def __init__(self, inner: Model, *, dialect: str | CallFormat | None = None) -> None:
         super().__init__(inner, dialect=dialect)
         self.native = NativeToolsModel(inner, dialect=self.call_format)
         self.prompt = PromptToolsModel(inner, dialect=self.call_format)
+        self._mode: ToolMode = "prompt" if inner.tool_mode == "prompt" else "native"
 
     def __repr__(self) -> str:
         return f"AutoToolsModel({self.inner!r}, now={self.active_tool_mode!r})"
 
     @property
-    def tool_mode(self) -> ToolModeSetting:
-        """The mode in use now; setting it sets the wrapped model's (`prompt` sticks, for later runs)."""
-        return "prompt" if self.inner.tool_mode == "prompt" else "native"
-
-    @tool_mode.setter
-    def tool_mode(self, mode: ToolModeSetting) -> None:
-        self.inner.tool_mode = mode
+    def active_tool_mode(self) -> ToolMode:
+        """How tools go to the model right now, in this wrapper's run."""
+        return self._mode
 
     def _inner_request(self, request: ModelRequest) -> ModelRequest:
         current = self.prompt if self.active_tool_mode == "prompt" else self.native
@@ -216,7 +217,7 @@ class AutoToolsModel(ToolCallingModel):
         if self.inner.tool_mode != "auto" or endpoint is None:
             return
         if await remembered_tool_mode(*endpoint) == "prompt":
-            self.inner.tool_mode = "prompt"
+            self._mode = "prompt"
 
     async def _events(self, request: ModelRequest) -> AsyncGenerator[ModelEvent]:
         if self.active_tool_mode == "native":
@@ -230,6 +231,7 @@ class AutoToolsModel(ToolCallingModel):
             except ToolsNotSupportedError as error:
                 if yielded or not request.tools:
                     raise
+                self._mode = "prompt"
                 await remember_prompt_mode(self.inner, str(error))
                 yield ToolModeChanged("prompt", str(error))
         async with self.prompt.stream(request) as events:
@@ -258,7 +260,10 @@ def tool_choice_instruction(settings: ModelSettings) -> str:
 def tool_calling_model(
     model: Model, mode: ToolModeSetting | None = None, *, dialect: str | CallFormat | None = None
 ) -> ToolCallingModel:
-    """`model` wrapped for `mode` (None: the model's own `tool_mode`). A wrapper is returned as it is."""
+    """`model` wrapped for `mode` (None: the model's own `tool_mode`), for one run. A wrapper is returned
+    as it is, but for an `AutoToolsModel`, which is copied: the mode it settles on belongs to one run."""
+    if isinstance(model, AutoToolsModel):
+        return AutoToolsModel(model.inner, dialect=model.call_format)
     if isinstance(model, ToolCallingModel):
         return model
     mode = mode or model.tool_mode

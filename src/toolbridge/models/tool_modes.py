@@ -1,8 +1,9 @@
 """Remembering which endpoints reject native tools, so the next run starts in prompt mode directly.
 
 With `tool_mode: auto`, `AutoToolsModel` sends tools natively; when the endpoint answers with
-`ToolsNotSupportedError`, it calls `remember_prompt_mode(model)` and goes on in prompt mode, and the
-next run asks `remembered_tool_mode` before its first request. The memory is a small JSON file in the
+`ToolsNotSupportedError`, it goes on in prompt mode and calls `remember_prompt_mode(model)`, and the
+next run asks `remembered_tool_mode` before its first request. The model itself is never changed: it is
+shared by every chat that uses it. The memory is a small JSON file in the
 user cache dir (`$TOOLBRIDGE_CACHE_DIR` overrides it), keyed by base URL and model id: the same model id
 on another server may well support tools. The file is read and written in a worker thread, never on the
 event loop.
@@ -58,8 +59,8 @@ async def remembered_tool_mode(base_url: str, model_id: str) -> ToolMode | None:
 
 
 async def remember_prompt_mode(model: Model, reason: str = "") -> None:
-    """Switch `model` to prompt mode now, and for later runs (when it has an endpoint to key it by)."""
-    model.tool_mode = "prompt"
+    """Remember that `model`'s endpoint rejects native tools, so later runs start in prompt mode (a
+    model with no endpoint to key it by, like `demo`, is not remembered)."""
     key = _key_of(model)
     if key is None:
         return

@@ -36,7 +36,7 @@ from toolbridge.models import (
 )
 from toolbridge.models.base import event_stream
 from toolbridge.server._limits import LimitExceeded, UsageLimits
-from toolbridge.types import ToolModeSetting, Usage
+from toolbridge.types import Usage
 
 __all__ = ["RUN_METER", "MeteredModel", "RunMeter", "metered_sampling"]
 
@@ -143,17 +143,10 @@ class MeteredModel(Model):
         self.reasoning_open = inner.reasoning_open
         self.model_id = inner.model_id
         self.settings = inner.settings
+        self.tool_mode = inner.tool_mode
 
     def __repr__(self) -> str:
         return f"MeteredModel({self.inner!r})"
-
-    @property
-    def tool_mode(self) -> ToolModeSetting:
-        return self.inner.tool_mode
-
-    @tool_mode.setter
-    def tool_mode(self, mode: ToolModeSetting) -> None:
-        self.inner.tool_mode = mode  # an endpoint found rejecting tools: the inner model remembers
 
     def __getattr__(self, name: str) -> Any:
         # What else the inner model offers: its `base_url`, which keys the memory of its tool mode.
