@@ -17,6 +17,8 @@ from toolbridge.agent import parse_event
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModel, ToolCallSpec, Turn
 
+pytestmark = pytest.mark.slow
+
 
 def scripted_config(tmp_path: Path, model: ScriptedModel, **extra: Any) -> Path:
     path = tmp_path / "toolbridge.json"

@@ -21,6 +21,8 @@ import pytest
 from cli.cli_helpers import TOOLBRIDGE
 from oauth_helpers import OAuthServer, cli_setup
 
+pytestmark = pytest.mark.slow
+
 DEADLINE = 60.0
 
 

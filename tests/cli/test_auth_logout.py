@@ -9,10 +9,13 @@ import subprocess
 from pathlib import Path
 
 import anyio
+import pytest
 
 from cli.cli_helpers import TOOLBRIDGE
 from oauth_helpers import OAuthServer, cli_setup, running_oauth_server, signed_in
 from toolbridge.mcp.oauth import FileTokenStore
+
+pytestmark = pytest.mark.slow
 
 
 def sign_in(server: OAuthServer, tokens: Path) -> str:

@@ -28,6 +28,7 @@ from toolbridge.testing import ScriptedModel, Turn
 # -- the habits of every command line ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_version_and_short_help(tmp_path: Path) -> None:
     version = toolbridge(tmp_path, "--version")
     assert version.returncode == 0
@@ -62,6 +63,7 @@ def test_every_command_takes_config_and_verbose() -> None:
 # -- ask ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question_argument", [[], ["-"]])
 def test_ask_reads_the_question_from_stdin(tmp_path: Path, question_argument: list[str]) -> None:
     done = toolbridge(tmp_path, "ask", "--model", "demo", *question_argument, stdin="What is 15 + 27?\n")
@@ -76,6 +78,7 @@ def test_ask_with_an_empty_stdin_says_how_to_ask(tmp_path: Path) -> None:
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_system_replaces_the_agents_instructions_for_the_run(tmp_path: Path) -> None:
     def pirate_only(request: Any) -> bool:
         system = request.messages[0]["content"]
@@ -116,6 +119,7 @@ def test_ask_warns_about_a_server_that_failed_and_answers_anyway(
     assert "warning" not in done.stdout
 
 
+@pytest.mark.slow
 def test_ask_answers_time_questions_with_a_time_server_configured(
     tmp_path: Path, published_server: Callable[..., ServerConfig]
 ) -> None:
@@ -136,6 +140,7 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_servers_connect_exits_at_once(
     tmp_path: Path, stdio_server: StdioServer, wait_until_gone: Callable[..., bool]
 ) -> None:
@@ -173,6 +178,7 @@ def test_ctrl_c_while_servers_connect_exits_at_once(
             process.wait()
 
 
+@pytest.mark.slow
 def test_call_on_one_server_does_not_wait_for_another(tmp_path: Path, stdio_server: StdioServer) -> None:
     config = write_config(
         tmp_path,
@@ -245,6 +251,7 @@ def test_a_config_nested_too_deep_is_a_clear_error_not_a_traceback(tmp_path: Pat
     )
 
 
+@pytest.mark.slow
 def test_serve_on_a_busy_port_fails_with_a_hint_before_saying_serving(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -260,6 +267,7 @@ def test_serve_on_a_busy_port_fails_with_a_hint_before_saying_serving(tmp_path: 
 # -- chat --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_chat_commands_help_tools_model_clear_and_exit(tmp_path: Path) -> None:
     db = str(tmp_path / "chats.db")
     with ScriptedModel([Turn.text("Hello from the scripted model.")]) as model:
@@ -303,6 +311,7 @@ def test_chat_commands_help_tools_model_clear_and_exit(tmp_path: Path) -> None:
     assert f"Saved as chat 2: toolbridge chat --resume 2 --db {db} --config {config}" in out
 
 
+@pytest.mark.slow
 def test_a_question_about_a_path_is_not_taken_for_a_chat_command(tmp_path: Path) -> None:
     done = toolbridge(tmp_path, "chat", "--model", "demo", stdin="/etc/hosts: what is 1 + 1?\n")
     assert done.returncode == 0, done.stderr
@@ -310,6 +319,7 @@ def test_a_question_about_a_path_is_not_taken_for_a_chat_command(tmp_path: Path)
     assert "[demo model] 1 + 1 = 2" in done.stdout
 
 
+@pytest.mark.slow
 def test_chat_warns_about_a_server_that_failed_once_at_the_start(
     tmp_path: Path, stdio_server: StdioServer
 ) -> None:
@@ -365,6 +375,7 @@ def test_stats_keeps_tool_names_whole_on_any_width(tmp_path: Path, columns: int)
     assert "could not be started" in shown
 
 
+@pytest.mark.slow
 def test_a_finished_call_keeps_its_arguments_and_a_failed_one_reads_as_what_the_model_was_told(
     tmp_path: Path,
 ) -> None:
@@ -378,6 +389,7 @@ def test_a_finished_call_keeps_its_arguments_and_a_failed_one_reads_as_what_the_
     assert "error" not in failed.stderr.lower()  # nothing the person did wrong
 
 
+@pytest.mark.slow
 def test_a_run_that_ends_without_an_answer_says_why_on_stderr(tmp_path: Path) -> None:
     with ScriptedModel([Turn.error(401, "Incorrect API key provided.")]) as model:
         config = write_config(

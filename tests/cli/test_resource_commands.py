@@ -13,6 +13,8 @@ import pytest
 from cli.cli_helpers import TOOLBRIDGE
 from toolbridge.config.model import ServerConfig
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def config_file(tmp_path: Path, stdio_server: Callable[..., ServerConfig]) -> Path:

@@ -9,7 +9,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from toolbridge.config.model import ServerConfig
+
+pytestmark = pytest.mark.slow
 
 
 def test_servers_shows_which_revision_each_server_speaks(

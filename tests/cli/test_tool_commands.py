@@ -17,6 +17,8 @@ from cli.cli_helpers import TOOLBRIDGE
 from cli.terminal import Terminal
 from toolbridge.config.model import ServerConfig
 
+pytestmark = pytest.mark.slow
+
 StdioServer = Callable[..., ServerConfig]
 
 

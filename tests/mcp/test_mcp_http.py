@@ -93,6 +93,7 @@ async def test_list_changed_reaches_the_client_over_http(remote: Remote) -> None
     assert "http_late_tool" in {tool.name for tool in await remote.server.list_tools()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])
 async def test_an_http_server_that_dies_is_reconnected_once_it_is_back(http_server, transport: str) -> None:
     server = http_server("basic", transport)
