@@ -1,6 +1,11 @@
-"""Running `toolbridge` as a real process in a test: its command, an environment of its own under
-tmp_path (database, cache, XDG dirs; none of the developer's config or OpenAI settings; no colours, wide
-lines), and config files naming our test servers."""
+"""Running `toolbridge` in a test: as a real process (`toolbridge`, `TOOLBRIDGE`) or in this one
+(`in_process`: Typer's CliRunner, for tests about what a command does rather than about its process: a
+process start costs seconds of imports), with an environment of its own under tmp_path (database, cache,
+XDG dirs; none of the developer's config or OpenAI settings; no colours, wide lines), and config files
+naming our test servers.
+
+In-process runs share this process: a test about signals, the terminal, `--verbose` logging (set up
+once per process) or the entry point runs a real process."""
 
 from __future__ import annotations
 
@@ -8,9 +13,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from typer.testing import CliRunner
 
 from toolbridge.config.model import ServerConfig
 
@@ -47,6 +55,35 @@ def toolbridge(tmp_path: Path, *args: str, stdin: str = "") -> subprocess.Comple
         cwd=tmp_path,
         check=False,
     )
+
+
+def in_process(
+    *args: str, stdin: str = "", env: Mapping[str, str | None] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`toolbridge ARGS` run in this process, answered like `subprocess.run`: exit code, stdout, stderr.
+
+    `env` is set for the run (None: unset), over `NO_COLOR=1` and `COLUMNS=200`; `cwd` is the working
+    directory meanwhile. An exception the command lets out is raised here (a real process would print
+    its traceback)."""
+    from toolbridge.cli.commands import app
+
+    overrides: dict[str, str | None] = {"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    with _working_directory(cwd):
+        result = CliRunner().invoke(app, list(args), input=stdin, env=overrides, catch_exceptions=False)
+    return subprocess.CompletedProcess(
+        ["toolbridge", *args], result.exit_code, stdout=result.stdout, stderr=result.stderr
+    )
+
+
+@contextmanager
+def _working_directory(path: Path | None) -> Iterator[None]:
+    before = Path.cwd()
+    if path is not None:
+        os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 def write_config(tmp_path: Path, document: dict[str, Any], name: str = "toolbridge.json") -> Path:
