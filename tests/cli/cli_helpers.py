@@ -28,23 +28,30 @@ DEVELOPER_SETTINGS = ("TOOLBRIDGE_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 """Variables of the developer's shell that would change what a command under test does."""
 
 
-def environment(tmp_path: Path) -> dict[str, str]:
-    env = {
-        **os.environ,
+def _own_settings(tmp_path: Path) -> dict[str, str | None]:
+    """What `environment` changes: the test's own places under tmp_path, and no developer settings."""
+    return {
         "NO_COLOR": "1",
         "COLUMNS": "200",
         "XDG_CONFIG_HOME": str(tmp_path / "config-home"),
         "XDG_DATA_HOME": str(tmp_path / "data-home"),
         "TOOLBRIDGE_DB": f"sqlite:///{tmp_path / 'toolbridge.db'}",
         "TOOLBRIDGE_CACHE_DIR": str(tmp_path / "cache"),
-    }
-    for name in DEVELOPER_SETTINGS:
-        env.pop(name, None)
-    return env
+    } | dict.fromkeys(DEVELOPER_SETTINGS)
+
+
+def environment(tmp_path: Path) -> dict[str, str]:
+    env = {**os.environ, **_own_settings(tmp_path)}
+    return {name: value for name, value in env.items() if value is not None}
 
 
 def toolbridge(tmp_path: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """`toolbridge ARGS` in `tmp_path` with `environment(tmp_path)`."""
+    """`toolbridge ARGS` run in this process (`in_process`), in `tmp_path` with `environment(tmp_path)`."""
+    return in_process(*args, stdin=stdin, env=_own_settings(tmp_path), cwd=tmp_path)
+
+
+def toolbridge_process(tmp_path: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """`toolbridge ARGS` as a real process in `tmp_path` with `environment(tmp_path)`."""
     return subprocess.run(
         [*TOOLBRIDGE, *args],
         input=stdin,

@@ -1,4 +1,4 @@
-"""`toolbridge ask` and `chat` as real processes: the demo model, a scripted model, approval, Ctrl-C."""
+"""`toolbridge ask` and `chat`: the demo model, a scripted model, approval, Ctrl-C (a real process)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """What a new user expects of a command line: --version, -h, a question on stdin, -s, `models`,
 warnings about servers that failed, errors on stderr, a busy port, and the same options everywhere.
 
-Commands run as real processes with their own config and database under tmp_path.
+Commands run in this process (`cli_helpers.toolbridge`), or as real processes where the process is the
+point (the entry point, Ctrl-C), with their own config and database under tmp_path.
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ import click
 import pytest
 import typer
 
-from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, stdio_entry, toolbridge, write_config
+from cli.cli_helpers import (
+    TOOLBRIDGE,
+    StdioServer,
+    environment,
+    stdio_entry,
+    toolbridge,
+    toolbridge_process,
+    write_config,
+)
 from toolbridge.cli.commands import app
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModel, Turn
@@ -30,11 +39,12 @@ from toolbridge.testing import ScriptedModel, Turn
 
 @pytest.mark.slow
 def test_version_and_short_help(tmp_path: Path) -> None:
-    version = toolbridge(tmp_path, "--version")
+    """The installed command itself (`python -m toolbridge`, loading only the command it runs)."""
+    version = toolbridge_process(tmp_path, "--version")
     assert version.returncode == 0
     assert version.stdout.strip() == "toolbridge 0.1.0"
     for args in (["-h"], ["ask", "-h"], ["agents", "create", "-h"]):
-        shown = toolbridge(tmp_path, *args)
+        shown = toolbridge_process(tmp_path, *args)
         assert shown.returncode == 0, (args, shown.stderr)
         assert "Usage:" in shown.stdout
 
