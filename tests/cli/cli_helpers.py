@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from toolbridge.config.model import ServerConfig
 
@@ -72,14 +72,35 @@ def in_process(
     `env` is set for the run (None: unset), over `NO_COLOR=1` and `COLUMNS=200`; `cwd` is the working
     directory meanwhile. An exception the command lets out is raised here (a real process would print
     its traceback)."""
+    result = _invoke(args, stdin, env, cwd)
+    return subprocess.CompletedProcess(
+        ["toolbridge", *args], result.exit_code, stdout=result.stdout, stderr=result.stderr
+    )
+
+
+def in_process_bytes(
+    *args: str, env: Mapping[str, str | None] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """`in_process`, with what the command wrote as bytes (`--output -` of a binary resource)."""
+    result = _invoke(args, "", env, cwd)
+    return subprocess.CompletedProcess(
+        ["toolbridge", *args], result.exit_code, stdout=result.stdout_bytes, stderr=result.stderr_bytes
+    )
+
+
+def only(env: Mapping[str, str]) -> dict[str, str | None]:
+    """`env` as `in_process` overrides: what a process given exactly `env` would see."""
+    return {**dict.fromkeys(os.environ), **env}
+
+
+def _invoke(
+    args: tuple[str, ...], stdin: str, env: Mapping[str, str | None] | None, cwd: Path | None
+) -> Result:
     from toolbridge.cli.commands import app
 
     overrides: dict[str, str | None] = {"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
     with _working_directory(cwd):
-        result = CliRunner().invoke(app, list(args), input=stdin, env=overrides, catch_exceptions=False)
-    return subprocess.CompletedProcess(
-        ["toolbridge", *args], result.exit_code, stdout=result.stdout, stderr=result.stderr
-    )
+        return CliRunner().invoke(app, list(args), input=stdin, env=overrides, catch_exceptions=False)
 
 
 @contextmanager
