@@ -1,6 +1,5 @@
-"""Running `toolbridge` in a test: as a real process (`toolbridge`, `TOOLBRIDGE`) or in this one
-(`in_process`: Typer's CliRunner, for tests about what a command does rather than about its process: a
-process start costs seconds of imports), with an environment of its own under tmp_path (database, cache,
+"""Running `toolbridge` in a test: in this process (`toolbridge`, `in_process`: Typer's CliRunner, for tests about what a command does rather than about its process: a
+process start costs seconds of imports) or as a real one (`toolbridge_process`, `TOOLBRIDGE`), with an environment of its own under tmp_path (database, cache,
 XDG dirs; none of the developer's config or OpenAI settings; no colours, wide lines), and config files
 naming our test servers.
 

@@ -1,4 +1,4 @@
-"""`toolbridge resources`, `read` and `prompts`, run as real processes against real MCP servers."""
+"""`toolbridge resources`, `read` and `prompts`, run in-process against real MCP servers over stdio."""
 
 from __future__ import annotations
 
