@@ -1,7 +1,8 @@
-"""Running `toolbridge` in a test: in this process (`toolbridge`, `in_process`: Typer's CliRunner, for tests about what a command does rather than about its process: a
-process start costs seconds of imports) or as a real one (`toolbridge_process`, `TOOLBRIDGE`), with an environment of its own under tmp_path (database, cache,
-XDG dirs; none of the developer's config or OpenAI settings; no colours, wide lines), and config files
-naming our test servers.
+"""Running `toolbridge` in a test: in this process (`toolbridge`, `in_process`: Typer's CliRunner), for
+tests about what a command does rather than about its process (a process start costs seconds of
+imports), or as a real one (`toolbridge_process`, `TOOLBRIDGE`); with an environment of its own under
+tmp_path (database, cache, XDG dirs; none of the developer's config or OpenAI settings; no colours, wide
+lines), and config files naming our test servers.
 
 In-process runs share this process: a test about signals, the terminal, `--verbose` logging (set up
 once per process) or the entry point runs a real process."""
