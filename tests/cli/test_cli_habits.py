@@ -107,6 +107,7 @@ def test_system_replaces_the_agents_instructions_for_the_run(tmp_path: Path) -> 
     assert "Arr." in done.stdout
 
 
+@pytest.mark.slow
 def test_ask_warns_about_a_server_that_failed_and_answers_anyway(
     tmp_path: Path, stdio_server: StdioServer
 ) -> None:

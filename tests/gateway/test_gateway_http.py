@@ -243,6 +243,7 @@ async def test_calls_over_http_are_in_the_call_log_once_the_gateway_has_stopped(
     assert stats["add"].failed == 1
 
 
+@pytest.mark.slow
 async def test_a_session_opened_with_one_token_cannot_be_used_with_another(guarded: HttpGateway) -> None:
     opened: list[str] = []
 

@@ -67,6 +67,7 @@ async def test_concurrent_calls_share_the_session(remote: Remote) -> None:
     assert sorted(texts, key=int) == [str(i) for i in range(10)]
 
 
+@pytest.mark.slow
 async def test_concurrent_calls_run_at_the_same_time_over_http(http_server) -> None:
     # Each call waits in the server until all three run. The SDK's OAuth client (on for every HTTP
     # server that sends no credentials of its own) held a lock per request until its answer: calls
