@@ -1,4 +1,4 @@
-.PHONY: install test-servers lint typecheck test docs bench
+.PHONY: install test-servers lint typecheck test test-quick docs bench
 
 install:
 	python3 -m venv .venv && .venv/bin/pip install -q uv && .venv/bin/uv pip install -q -p .venv -e ".[dev]"
@@ -14,6 +14,9 @@ typecheck:
 
 test:
 	.venv/bin/pytest
+
+test-quick:
+	.venv/bin/pytest -m "not slow"
 
 docs:
 	.venv/bin/mkdocs build --strict

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from toolbridge.config.loader import find_config_file
 from toolbridge.models.tool_modes import cache_dir
 from toolbridge.store import default_database_url
@@ -23,6 +25,7 @@ def test_the_default_places_are_inside_the_temporary_home(away_from_the_user: Pa
     assert cache_dir().is_relative_to(away_from_the_user)
 
 
+@pytest.mark.slow
 def test_a_command_without_db_or_config_writes_into_the_temporary_home(away_from_the_user: Path) -> None:
     (away_from_the_user / "xdg_config_home" / "toolbridge").mkdir(parents=True, exist_ok=True)
     config = away_from_the_user / "xdg_config_home" / "toolbridge" / "toolbridge.json"

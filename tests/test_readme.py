@@ -189,6 +189,7 @@ def served(snippet: str, cwd: Path, env: dict[str, str]) -> Iterator[str]:
         server.communicate(timeout=30)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "snippet",
     [
@@ -237,6 +238,7 @@ def test_command_line_names_real_commands_and_options(line: str) -> None:
         assert option in shown.output, f"{option} is not an option of `toolbridge {' '.join(command)}`"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line", [line for line in command_lines() if runnable(line)])
 def test_command_line_runs_offline(line: str, scratch: tuple[Path, dict[str, str]]) -> None:
     cwd, env = scratch

@@ -10,10 +10,11 @@ importing it, so that a missing extra is a `MissingExtraError` naming the line t
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 from toolbridge.errors import MissingExtraError
 
-__all__ = ["EXTRA_MODULES", "MissingExtraError", "installed", "require", "require_extra"]
+__all__ = ["EXTRA_MODULES", "MissingExtraError", "findable", "installed", "require", "require_extra"]
 
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
@@ -36,9 +37,10 @@ def require_extra(extra: str, feature: str) -> None:
         require(module, extra, feature)
 
 
-def require(module: str, extra: str, feature: str) -> None:
-    """Import `module`, or raise `MissingExtraError` saying that `feature` needs `toolbridge[extra]`."""
-    if not installed(module):
+def require(module: str, extra: str, feature: str, *, load: bool = True) -> None:
+    """Import `module` (`load=False`: only find it, for a module used later if at all), or raise
+    `MissingExtraError` saying that `feature` needs `toolbridge[extra]`."""
+    if not (installed(module) if load else findable(module)):
         raise MissingExtraError(extra, feature, module=module)
 
 
@@ -52,3 +54,14 @@ def installed(module: str) -> bool:
             raise
         return False
     return True
+
+
+def findable(module: str) -> bool:
+    """Whether `module` is there to import, without importing it (Alembic, needed only to migrate,
+    costs a process a fifth of a second to import)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError as error:
+        if error.name is None or not (module == error.name or module.startswith(f"{error.name}.")):
+            raise
+        return False

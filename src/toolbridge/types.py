@@ -18,6 +18,7 @@ __all__ = [
     "QUALIFIER",
     "AssistantMessage",
     "AudioPart",
+    "Caller",
     "ContentPart",
     "ImagePart",
     "Message",
@@ -164,6 +165,11 @@ class ToolCall(_Model):
     id: str = Field(default_factory=_new_call_id)
     source: str | None = None
     """Where the model says the tool lives; a hint only, routing checks it."""
+
+
+Caller = Literal["agent", "gateway", "openapi", "cli", "library"]
+"""Who makes a call: an agent's run (`ask`, `chat`, the web page, `/v1`), an MCP client of the gateway,
+an HTTP client of `POST /tools/{name}` (`openapi`), `toolbridge call` (`cli`), or a program (`library`)."""
 
 
 ToolErrorKind = Literal[

@@ -111,6 +111,7 @@ async def test_arithmetic_goes_through_calculate(mode: ToolMode, toolbox: Toolbo
     assert result.steps == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 async def test_what_is_in_myfile_xlsx_quotes_the_cells(
     mode: ToolMode, toolbox: Toolbox, workbook: str

@@ -104,6 +104,7 @@ async def test_declined_sampling_tells_the_server_why(stdio_server: Callable[...
     assert "The user declined the sampling request of server 'asker'" in text
 
 
+@pytest.mark.slow
 async def test_without_anyone_to_ask_sampling_is_declined_unless_the_server_needs_no_approval(
     stdio_server: Callable[..., ServerConfig],
 ) -> None:
@@ -273,6 +274,7 @@ async def test_without_anyone_to_ask_an_elicitation_is_declined_with_a_reason(
     assert "Who should we contact?" in text
 
 
+@pytest.mark.slow
 async def test_roots_come_from_the_server_or_the_agent_and_changes_are_announced(
     stdio_server: Callable[..., ServerConfig], tmp_path: Path
 ) -> None:

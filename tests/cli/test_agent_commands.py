@@ -1,4 +1,4 @@
-"""`toolbridge ask` and `chat` as real processes: the demo model, a scripted model, approval, Ctrl-C."""
+"""`toolbridge ask` and `chat`: the demo model, a scripted model, approval, Ctrl-C (a real process)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, toolbridge
 from toolbridge.agent import parse_event
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 
 def scripted_config(tmp_path: Path, model: ScriptedModelServer, **extra: Any) -> Path:

@@ -18,8 +18,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from cli.cli_helpers import TOOLBRIDGE
+from cli.cli_helpers import TOOLBRIDGE, in_process, only
 from oauth_helpers import OAuthServer, cli_setup
+
+pytestmark = pytest.mark.slow
 
 DEADLINE = 60.0
 
@@ -31,9 +33,7 @@ def setup(tmp_path: Path, oauth_server: OAuthServer) -> tuple[Path, dict[str, st
 
 
 def toolbridge(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*TOOLBRIDGE, *args], capture_output=True, text=True, timeout=60, env=env, check=False
-    )
+    return in_process(*args, env=only(env))
 
 
 def follow_sign_in(url: str) -> httpx2.Response:

@@ -9,10 +9,13 @@ import subprocess
 from pathlib import Path
 
 import anyio
+import pytest
 
-from cli.cli_helpers import TOOLBRIDGE
+from cli.cli_helpers import in_process, only
 from oauth_helpers import OAuthServer, cli_setup, running_oauth_server, signed_in
 from toolbridge.mcp.oauth import FileTokenStore
+
+pytestmark = pytest.mark.slow
 
 
 def sign_in(server: OAuthServer, tokens: Path) -> str:
@@ -24,14 +27,7 @@ def sign_in(server: OAuthServer, tokens: Path) -> str:
 
 def toolbridge(tmp_path: Path, server: OAuthServer, *args: str) -> subprocess.CompletedProcess[str]:
     config, env = cli_setup(tmp_path, server)
-    return subprocess.run(
-        [*TOOLBRIDGE, *args, "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
-    )
+    return in_process(*args, "--config", str(config), env=only(env))
 
 
 def test_status_shows_scopes_and_expiry_and_logout_revokes_the_tokens(tmp_path: Path) -> None:

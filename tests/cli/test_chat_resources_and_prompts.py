@@ -14,9 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cli.cli_helpers import TOOLBRIDGE, environment, toolbridge
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModelServer, Turn
+
+pytestmark = pytest.mark.slow
 
 
 def config_with_library(tmp_path: Path, model: ScriptedModelServer, library: ServerConfig) -> Path:

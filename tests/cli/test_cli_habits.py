@@ -1,7 +1,8 @@
 """What a new user expects of a command line: --version, -h, a question on stdin, -s, `models`,
 warnings about servers that failed, errors on stderr, a busy port, and the same options everywhere.
 
-Commands run as real processes with their own config and database under tmp_path.
+Commands run in this process (`cli_helpers.toolbridge`), or as real processes where the process is the
+point (the entry point, Ctrl-C), with their own config and database under tmp_path.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ import click
 import pytest
 import typer
 
-from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, stdio_entry, toolbridge, write_config
+from cli.cli_helpers import (
+    TOOLBRIDGE,
+    StdioServer,
+    environment,
+    stdio_entry,
+    toolbridge,
+    toolbridge_process,
+    write_config,
+)
 from toolbridge.cli.commands import app
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModelServer, Turn
@@ -29,12 +38,14 @@ from toolbridge.testing import ScriptedModelServer, Turn
 # -- the habits of every command line ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_version_and_short_help(tmp_path: Path) -> None:
-    version = toolbridge(tmp_path, "--version")
+    """The installed command itself (`python -m toolbridge`, loading only the command it runs)."""
+    version = toolbridge_process(tmp_path, "--version")
     assert version.returncode == 0
     assert version.stdout.strip() == f"toolbridge {importlib.metadata.version('toolbridge')}"
     for args in (["-h"], ["ask", "-h"], ["agents", "create", "-h"]):
-        shown = toolbridge(tmp_path, *args)
+        shown = toolbridge_process(tmp_path, *args)
         assert shown.returncode == 0, (args, shown.stderr)
         assert "Usage:" in shown.stdout
 
@@ -63,6 +74,7 @@ def test_every_command_takes_config_and_verbose() -> None:
 # -- ask ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question_argument", [[], ["-"]])
 def test_ask_reads_the_question_from_stdin(tmp_path: Path, question_argument: list[str]) -> None:
     done = toolbridge(tmp_path, "ask", "--model", "demo", *question_argument, stdin="What is 15 + 27?\n")
@@ -77,6 +89,7 @@ def test_ask_with_an_empty_stdin_says_how_to_ask(tmp_path: Path) -> None:
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_system_replaces_the_agents_instructions_for_the_run(tmp_path: Path) -> None:
     def pirate_only(request: Any) -> bool:
         system = request.messages[0]["content"]
@@ -95,6 +108,7 @@ def test_system_replaces_the_agents_instructions_for_the_run(tmp_path: Path) -> 
     assert "Arr." in done.stdout
 
 
+@pytest.mark.slow
 def test_ask_warns_about_a_server_that_failed_and_answers_anyway(
     tmp_path: Path, stdio_server: StdioServer
 ) -> None:
@@ -117,6 +131,7 @@ def test_ask_warns_about_a_server_that_failed_and_answers_anyway(
     assert "warning" not in done.stdout
 
 
+@pytest.mark.slow
 def test_ask_answers_time_questions_with_a_time_server_configured(
     tmp_path: Path, published_server: Callable[..., ServerConfig]
 ) -> None:
@@ -137,6 +152,7 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_servers_connect_exits_at_once(
     tmp_path: Path, stdio_server: StdioServer, wait_until_gone: Callable[..., bool]
 ) -> None:
@@ -174,6 +190,7 @@ def test_ctrl_c_while_servers_connect_exits_at_once(
             process.wait()
 
 
+@pytest.mark.slow
 def test_call_on_one_server_does_not_wait_for_another(tmp_path: Path, stdio_server: StdioServer) -> None:
     config = write_config(
         tmp_path,
@@ -246,6 +263,7 @@ def test_a_config_nested_too_deep_is_a_clear_error_not_a_traceback(tmp_path: Pat
     )
 
 
+@pytest.mark.slow
 def test_serve_on_a_busy_port_fails_with_a_hint_before_saying_serving(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -261,6 +279,7 @@ def test_serve_on_a_busy_port_fails_with_a_hint_before_saying_serving(tmp_path: 
 # -- chat --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_chat_commands_help_tools_model_clear_and_exit(tmp_path: Path) -> None:
     db = str(tmp_path / "chats.db")
     with ScriptedModelServer([Turn.text("Hello from the scripted model.")]) as model:
@@ -304,6 +323,7 @@ def test_chat_commands_help_tools_model_clear_and_exit(tmp_path: Path) -> None:
     assert f"Saved as chat 2: toolbridge chat --resume 2 --db {db} --config {config}" in out
 
 
+@pytest.mark.slow
 def test_a_question_about_a_path_is_not_taken_for_a_chat_command(tmp_path: Path) -> None:
     done = toolbridge(tmp_path, "chat", "--model", "demo", stdin="/etc/hosts: what is 1 + 1?\n")
     assert done.returncode == 0, done.stderr
@@ -311,6 +331,7 @@ def test_a_question_about_a_path_is_not_taken_for_a_chat_command(tmp_path: Path)
     assert "[demo model] 1 + 1 = 2" in done.stdout
 
 
+@pytest.mark.slow
 def test_chat_warns_about_a_server_that_failed_once_at_the_start(
     tmp_path: Path, stdio_server: StdioServer
 ) -> None:
@@ -366,6 +387,7 @@ def test_stats_keeps_tool_names_whole_on_any_width(tmp_path: Path, columns: int)
     assert "could not be started" in shown
 
 
+@pytest.mark.slow
 def test_a_finished_call_keeps_its_arguments_and_a_failed_one_reads_as_what_the_model_was_told(
     tmp_path: Path,
 ) -> None:
@@ -379,6 +401,7 @@ def test_a_finished_call_keeps_its_arguments_and_a_failed_one_reads_as_what_the_
     assert "error" not in failed.stderr.lower()  # nothing the person did wrong
 
 
+@pytest.mark.slow
 def test_a_run_that_ends_without_an_answer_says_why_on_stderr(tmp_path: Path) -> None:
     with ScriptedModelServer([Turn.error(401, "Incorrect API key provided.")]) as model:
         config = write_config(

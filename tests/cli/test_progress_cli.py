@@ -12,8 +12,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 
 def run_on_a_terminal(args: list[str], env: dict[str, str], cwd: Path) -> str:

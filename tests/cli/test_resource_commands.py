@@ -1,17 +1,18 @@
-"""`toolbridge resources`, `read` and `prompts`, run as real processes against real MCP servers."""
+"""`toolbridge resources`, `read` and `prompts`, run in-process against real MCP servers over stdio."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from cli.cli_helpers import TOOLBRIDGE
+from cli.cli_helpers import in_process_bytes
 from toolbridge.config.model import ServerConfig
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -27,10 +28,7 @@ def config_file(tmp_path: Path, stdio_server: Callable[..., ServerConfig]) -> Pa
 
 
 def toolbridge(*args: str, config: Path) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [*TOOLBRIDGE, *args, "--config", str(config)], capture_output=True, timeout=60, env=env, check=False
-    )
+    return in_process_bytes(*args, "--config", str(config))
 
 
 def test_resources_lists_every_servers_resources_and_templates(config_file: Path) -> None:

@@ -10,8 +10,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from cli.cli_helpers import toolbridge
 from toolbridge.config.model import ServerConfig
+
+pytestmark = pytest.mark.slow
 
 
 def test_servers_logs_shows_what_the_server_logged(

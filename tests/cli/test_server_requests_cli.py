@@ -10,9 +10,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cli.cli_helpers import TOOLBRIDGE, StdioServer, environment, stdio_entry, toolbridge, write_config
 from cli.terminal import Terminal
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 
 def config_for(tmp_path: Path, model: ScriptedModelServer, server: StdioServer, **extra: Any) -> Path:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from cli.cli_helpers import in_process
 from toolbridge.config.model import ServerConfig
+
+pytestmark = pytest.mark.slow
 
 
 def test_servers_shows_which_revision_each_server_speaks(
@@ -20,11 +23,9 @@ def test_servers_shows_which_revision_each_server_speaks(
     config = tmp_path / "toolbridge.json"
     servers = {"new": entry, "old": {**entry, "protocol": "2025-11-25"}, "off": {**entry, "enabled": False}}
     config.write_text(json.dumps({"mcpServers": servers}))
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
 
     def servers_command(*extra: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "toolbridge", "servers", "--config", str(config), *extra]
-        return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, check=False)
+        return in_process("servers", "--config", str(config), *extra)
 
     listed = servers_command("--json")
     table = servers_command()

@@ -1,4 +1,5 @@
-"""`toolbridge servers`, `tools` and `call`, run as real processes against real MCP servers."""
+"""`toolbridge servers`, `tools` and `call` against real MCP servers (over stdio): in this process
+(`in_process`), and as real processes where the process is the point (Ctrl-C, the terminal)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from typing import Any
 
 import pytest
 
-from cli.cli_helpers import TOOLBRIDGE
+from cli.cli_helpers import TOOLBRIDGE, in_process
 from cli.terminal import Terminal
 from toolbridge.config.model import ServerConfig
+
+pytestmark = pytest.mark.slow
 
 StdioServer = Callable[..., ServerConfig]
 
@@ -56,11 +59,7 @@ def config_file(tmp_path: Path, stdio_server: StdioServer) -> Path:
 
 
 def toolbridge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    env.pop("TOOLBRIDGE_CONFIG", None)
-    return subprocess.run(
-        [*TOOLBRIDGE, *args], capture_output=True, text=True, timeout=60, env=env, cwd=cwd, check=False
-    )
+    return in_process(*args, env={"TOOLBRIDGE_CONFIG": None}, cwd=cwd)
 
 
 def test_servers_reports_state_tool_count_and_last_error(config_file: Path) -> None:

@@ -20,7 +20,7 @@ from toolbridge.store import Store
 from toolbridge.tools import refusals
 from toolbridge.types import ToolSpec
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 MODES = ["auto", "legacy"]
 

@@ -25,7 +25,7 @@ from toolbridge.config.model import Config
 from toolbridge.gateway import Gateway
 from toolbridge.tools import Toolbox
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 WAIT = 20  # seconds: a notification that never comes fails the test instead of hanging it
 

@@ -22,7 +22,7 @@ from toolbridge.config.model import Config
 from toolbridge.gateway import Gateway
 from toolbridge.tools import Toolbox
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 DOT_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 

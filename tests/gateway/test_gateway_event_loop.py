@@ -43,6 +43,7 @@ def _mapped_files(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/maps").read_text().splitlines()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the process's memory map (Linux)")
 async def test_the_stdio_gateway_serves_on_uvloop(tmp_path: Path) -> None:
     config = tmp_path / "toolbridge.json"

@@ -17,7 +17,11 @@ from mcp.client.session import ListRootsFnT
 
 from server_paths import PublishedServer
 
-pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:The .* capability is deprecated")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.anyio,
+    pytest.mark.filterwarnings("ignore:The .* capability is deprecated"),
+]
 
 MODES = ["auto", "legacy"]
 

@@ -193,6 +193,7 @@ def test_bodies_over_the_limit_are_refused_with_413_even_without_content_length(
     assert "gateway.max_body_bytes" in streamed.json()["error"]["message"]
 
 
+@pytest.mark.slow
 def test_listening_beyond_this_machine_without_a_token_is_refused(tmp_path: Path) -> None:
     config = tmp_path / "toolbridge.json"
     config.write_text('{"mcpServers": {}}', encoding="utf-8")
@@ -205,6 +206,7 @@ def test_listening_beyond_this_machine_without_a_token_is_refused(tmp_path: Path
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_http_options_without_http_are_a_usage_error(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "toolbridge", "gateway", "--port", "9"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path)
@@ -212,6 +214,7 @@ def test_http_options_without_http_are_a_usage_error(tmp_path: Path) -> None:
     assert "add --http" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_busy_port_is_named_with_the_command_to_try_instead(tmp_path: Path) -> None:
     config = tmp_path / "toolbridge.json"
     config.write_text('{"mcpServers": {}}', encoding="utf-8")
@@ -226,6 +229,7 @@ def test_a_busy_port_is_named_with_the_command_to_try_instead(tmp_path: Path) ->
     assert f"toolbridge gateway --http --port {port + 1}" in done.stderr
 
 
+@pytest.mark.slow
 async def test_calls_over_http_are_in_the_call_log_once_the_gateway_has_stopped(tmp_path: Path) -> None:
     with start_http_gateway(tmp_path, {"mcpServers": {"basic": basic_server()}}) as gateway:
         async with streamable_client(gateway.mcp_url) as client:
@@ -239,6 +243,7 @@ async def test_calls_over_http_are_in_the_call_log_once_the_gateway_has_stopped(
     assert stats["add"].failed == 1
 
 
+@pytest.mark.slow
 async def test_a_session_opened_with_one_token_cannot_be_used_with_another(guarded: HttpGateway) -> None:
     opened: list[str] = []
 
@@ -267,6 +272,7 @@ async def test_a_session_opened_with_one_token_cannot_be_used_with_another(guard
         assert (await client.list_tools()).tools, "the owner's session is untouched"
 
 
+@pytest.mark.slow
 async def test_metrics_are_for_a_token_that_reaches_every_tool(guarded: HttpGateway) -> None:
     async with streamable_client(guarded.mcp_url, token=FULL) as client:
         assert not (await client.call_tool("echo", {"text": "counted"})).is_error

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from server_paths import PublishedServer, test_server_path
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 

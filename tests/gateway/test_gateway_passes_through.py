@@ -14,7 +14,11 @@ from mcp import Client
 from toolbridge.store import Store
 
 # Logging is deprecated on 2026-07-28; its 2025-11-25 form is what these tests check.
-pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:The logging capability is deprecated")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.anyio,
+    pytest.mark.filterwarnings("ignore:The logging capability is deprecated"),
+]
 
 MODES = ["auto", "legacy"]
 

@@ -10,7 +10,7 @@ import pytest
 from _gateway import gateway, our_server
 from mcp import Client
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 
 def _pid(result: mcp.CallToolResult) -> int:

@@ -19,7 +19,7 @@ from toolbridge.gateway import Gateway
 from toolbridge.store import Store
 from toolbridge.tools import Toolbox
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 
 def _config(tmp_path: Path) -> Path:

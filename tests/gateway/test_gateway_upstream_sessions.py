@@ -26,7 +26,7 @@ from gateway_helpers import (
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 CONFIG = {"mcpServers": {"common": basic_server(), "own": basic_server(shared=False)}}
 

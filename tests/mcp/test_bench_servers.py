@@ -13,6 +13,8 @@ import pytest
 from toolbridge.config.model import ServerConfig
 from toolbridge.mcp import ServerConnection
 
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 

@@ -23,6 +23,7 @@ async def call(config: ServerConfig, features: ClientFeatures, tool: str, argume
     return result.text
 
 
+@pytest.mark.slow
 async def test_sampling_elicitation_and_roots_are_answered_by_the_features(
     stdio_server: Callable[..., ServerConfig],
 ) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from toolbridge.mcp import ServerConnection
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 
 async def test_a_ping_finds_an_idle_session_whose_server_went_away(http_server) -> None:

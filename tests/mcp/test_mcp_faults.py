@@ -54,6 +54,7 @@ async def test_a_server_that_exits_at_start_reports_command_exit_code_and_stderr
     assert "toolbridge: server exit status" not in message
 
 
+@pytest.mark.slow
 async def test_each_use_of_a_failed_server_tries_to_start_it_once_more(tmp_path, stdio_server) -> None:
     command = tmp_path / "start-server"
     config = ServerConfig(name="later", transport="stdio", command=str(command))
@@ -114,6 +115,7 @@ async def test_a_server_that_keeps_failing_is_started_again_only_after_a_growing
         assert started() == 3
 
 
+@pytest.mark.slow
 async def test_a_start_that_works_resets_the_backoff(tmp_path, stdio_server) -> None:
     command = tmp_path / "start-server"
     config = ServerConfig(name="later", transport="stdio", command=str(command))

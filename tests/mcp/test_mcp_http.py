@@ -67,6 +67,7 @@ async def test_concurrent_calls_share_the_session(remote: Remote) -> None:
     assert sorted(texts, key=int) == [str(i) for i in range(10)]
 
 
+@pytest.mark.slow
 async def test_concurrent_calls_run_at_the_same_time_over_http(http_server) -> None:
     # Each call waits in the server until all three run. The SDK's OAuth client (on for every HTTP
     # server that sends no credentials of its own) held a lock per request until its answer: calls
@@ -93,6 +94,7 @@ async def test_list_changed_reaches_the_client_over_http(remote: Remote) -> None
     assert "http_late_tool" in {tool.name for tool in await remote.server.list_tools()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])
 async def test_an_http_server_that_dies_is_reconnected_once_it_is_back(http_server, transport: str) -> None:
     server = http_server("basic", transport)

@@ -86,6 +86,7 @@ async def test_an_error_in_the_pool_block_reaches_the_caller_as_itself() -> None
             await pool.list_tools("missing")
 
 
+@pytest.mark.slow
 async def test_leaving_the_pool_stops_every_server_process(stdio_server, wait_until_gone) -> None:
     configs = {name: stdio_server("basic", name=name) for name in ("a", "b")}
     async with ServerPool(configs) as pool:
@@ -96,6 +97,7 @@ async def test_leaving_the_pool_stops_every_server_process(stdio_server, wait_un
     assert [connection.state for connection in connections] == ["closed", "closed"]
 
 
+@pytest.mark.slow
 async def test_cancelling_the_surrounding_task_stops_every_server_process(
     stdio_server, wait_until_gone
 ) -> None:
@@ -111,6 +113,7 @@ async def test_cancelling_the_surrounding_task_stops_every_server_process(
     assert all(wait_until_gone(pid, timeout=10) for pid in pids)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_every_server_process(stdio_server, wait_until_gone) -> None:
     script = Path(__file__).with_name("pool_under_sigint.py")
     server_script = stdio_server("basic").args[0]

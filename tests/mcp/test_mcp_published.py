@@ -14,6 +14,7 @@ from toolbridge.types import ImagePart
 pytestmark = [pytest.mark.anyio, pytest.mark.published]
 
 
+@pytest.mark.slow
 async def test_excel_server_writes_a_workbook_and_reads_it_back(published_server, tmp_path: Path) -> None:
     book = str(tmp_path / "report.xlsx")
     rows = [["city", "people"], ["Oslo", 709037], ["Bergen", 291940]]

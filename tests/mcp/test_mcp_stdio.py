@@ -134,6 +134,7 @@ async def test_refresh_lists_again_even_without_a_notification(basic: ServerConn
     assert refreshed == cached
 
 
+@pytest.mark.slow
 async def test_a_server_exiting_during_a_call_gives_an_error_result_and_the_next_call_reconnects(
     stdio_server,
 ) -> None:
@@ -150,6 +151,7 @@ async def test_a_server_exiting_during_a_call_gives_an_error_result_and_the_next
     assert new_pid != old_pid
 
 
+@pytest.mark.slow
 async def test_a_lost_call_is_resent_once_only_if_the_tool_is_read_only_or_idempotent(
     stdio_server, tmp_path: Path
 ) -> None:
@@ -176,6 +178,7 @@ async def test_a_lost_call_is_resent_once_only_if_the_tool_is_read_only_or_idemp
     assert after.text == "back"
 
 
+@pytest.mark.slow
 async def test_a_server_that_died_between_calls_is_noticed_and_reconnected_on_next_use(
     stdio_server, wait_until_gone
 ) -> None:

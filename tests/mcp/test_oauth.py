@@ -168,6 +168,7 @@ async def test_a_403_insufficient_scope_steps_up_to_the_scopes_the_server_names(
     assert "mcp:admin" in stored.scope.split()
 
 
+@pytest.mark.slow
 async def test_a_token_for_another_server_is_refused_and_a_new_one_is_signed_in_for(tmp_path: Path) -> None:
     # The same signing secret: tokens of one look genuine to the other.
     with running_oauth_server() as first, running_oauth_server() as second:

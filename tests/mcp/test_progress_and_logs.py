@@ -40,6 +40,7 @@ async def test_every_call_carries_a_progress_token_and_the_reports_reach_the_cal
     assert reports[0].describe() == "33% step 1 of 3"
 
 
+@pytest.mark.slow
 async def test_progress_resets_the_timeout_only_when_configured(
     stdio_server: Callable[..., ServerConfig],
 ) -> None:

@@ -59,6 +59,7 @@ async def test_both_revisions_work_over_each_http_transport(basic_http_server) -
     assert echo.text == again.text == "über http"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
 async def test_a_servers_questions_are_answered_on_either_revision(
     stdio_server: StdioServer, protocol: str
@@ -105,6 +106,7 @@ async def test_tool_changes_announced_only_to_listeners_reach_the_client(stdio_s
     assert "fresh" in after
 
 
+@pytest.mark.slow
 async def test_a_tool_that_asks_the_old_way_is_explained_and_works_on_the_handshake_revision(
     stdio_server: StdioServer,
 ) -> None:
@@ -120,6 +122,7 @@ async def test_a_tool_that_asks_the_old_way_is_explained_and_works_on_the_handsh
     assert answered.text == "file:///work"
 
 
+@pytest.mark.slow
 async def test_a_server_that_never_acknowledges_the_tool_stream_is_used_without_it(
     stdio_server: StdioServer,
 ) -> None:

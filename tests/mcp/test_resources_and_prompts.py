@@ -167,6 +167,7 @@ async def test_server_everything_lists_reads_completes_and_sends_updates_to_a_su
     assert updates[0] == ("everything", uri)
 
 
+@pytest.mark.slow
 async def test_subscriptions_are_renewed_after_the_server_restarts_and_a_failing_handler_harms_nothing(
     stdio_server: StdioServer,
 ) -> None:

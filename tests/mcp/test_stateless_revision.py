@@ -13,7 +13,7 @@ import pytest
 from toolbridge.config.model import ServerConfig
 from toolbridge.mcp import ServerConnection, ServerPool
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 StdioServer = Callable[..., ServerConfig]
 

@@ -23,6 +23,8 @@ from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
+pytestmark = pytest.mark.slow
+
 ASKER = {
     "asker": {
         "command": sys.executable,

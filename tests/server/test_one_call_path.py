@@ -36,7 +36,7 @@ from server_helpers import free_port, start_process, toolbridge_command, write_c
 from server_paths import test_server_path
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 # situation -> (tool, arguments, error kind)
 SITUATIONS: dict[str, tuple[str, dict[str, Any], str]] = {

@@ -13,6 +13,8 @@ from users_helpers import add_user
 
 from toolbridge.testing import ScriptedModelServer, Turn
 
+pytestmark = pytest.mark.slow
+
 PER_MINUTE = 3
 LIMITS = {"users": {"alice": {"requests_per_minute": PER_MINUTE}, "bob": {"tokens_per_day": 100}}}
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from replicas import start_replicas
 from sqlalchemy import create_engine, text
 
 from postgres_schemas import POSTGRES_URL
 from toolbridge.testing import ScriptedModelServer
+
+pytestmark = pytest.mark.slow
 
 
 def test_three_replicas_share_one_database(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from replicas import LEASE, postgres_schema, three_servers, wait_for
 from server_helpers import EventReader, Gate, serve_in_thread
 from sqlalchemy import create_engine, insert
@@ -17,6 +18,8 @@ from toolbridge.runs.ledger import RunLedger, RunRecord
 from toolbridge.store import Store
 from toolbridge.store._schema import RunSignalRow, utcnow
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 WAIT = 20.0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 from pathlib import Path
 
+import pytest
 from replicas import start_replicas
 from server_helpers import EventReader, Gate
 from users_helpers import cli, cli_json
@@ -16,6 +17,8 @@ from users_helpers import cli, cli_json
 from toolbridge.runs.ledger import RunLedger
 from toolbridge.store import Store
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 CAREFUL = {"default": {"approval": {"tools": {"calculate": "always"}}}}
 WAIT = 30.0

@@ -25,6 +25,8 @@ from sqlalchemy import Connection, Engine, create_engine, text
 from postgres_schemas import POSTGRES_URL, blocked_by
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
+pytestmark = pytest.mark.slow
+
 WAIT = 20.0
 
 

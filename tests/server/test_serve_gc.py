@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from server_helpers import free_port, write_config
 
 from toolbridge.server._uvicorn import YOUNG_COLLECTION_THRESHOLD
@@ -34,6 +35,7 @@ main()
 """
 
 
+@pytest.mark.slow
 def test_serve_freezes_what_it_made_while_starting_and_collects_young_objects_less_often(
     tmp_path: Path,
 ) -> None:

@@ -16,6 +16,8 @@ from server_helpers import EventReader, RunningServer, serve_in_thread
 
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
+pytestmark = pytest.mark.slow
+
 QUESTION = [{"role": "user", "content": "Who?"}]
 # The same call id in both chats: the question is told apart by the call, not by its id.
 ASK = ToolCallSpec("ask_contact", {}, id="call_1")

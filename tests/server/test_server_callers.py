@@ -10,11 +10,14 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from server_helpers import serve_in_thread, toolbridge_command
 
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 CALCULATE = ToolCallSpec("calculate", {"expression": "15 + 27"})
 

@@ -8,9 +8,12 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import pytest
 from server_helpers import EventReader, start_process, write_config
 
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 
 def test_killed_mid_reply_keeps_every_completed_message(tmp_path: Path) -> None:

@@ -153,6 +153,7 @@ def test_bodies_over_the_limit_are_refused_even_without_content_length(tmp_path:
     assert messages == []
 
 
+@pytest.mark.slow
 def test_a_caller_without_the_key_is_refused_before_its_body_is_read(tmp_path: Path) -> None:
     """401, not 413: nobody without a key can make the server read (and hold) a body."""
 
@@ -186,6 +187,7 @@ def test_a_caller_without_the_key_is_refused_before_its_body_is_read(tmp_path: P
     assert status_line.startswith(b"HTTP/1.1 401")
 
 
+@pytest.mark.slow
 def test_refuses_to_listen_beyond_this_machine_without_a_token(tmp_path: Path) -> None:
     config = write_config(tmp_path, None)
     env = {**os.environ, "TOOLBRIDGE_TOKEN": ""}

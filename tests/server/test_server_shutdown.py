@@ -6,9 +6,12 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
 from server_helpers import EventReader, start_process, write_config
 
 from toolbridge.testing import ScriptedModelServer
+
+pytestmark = pytest.mark.slow
 
 
 def test_ctrl_c_ends_open_event_streams_cleanly(tmp_path: Path) -> None:

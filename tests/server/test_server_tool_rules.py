@@ -13,6 +13,8 @@ from server_helpers import EventReader, serve_in_thread
 
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
+pytestmark = pytest.mark.slow
+
 FILES = str(Path(__file__).resolve().parent.parent / "servers" / "files.py")
 TWO_FILE_SERVERS = {name: {"command": sys.executable, "args": [FILES]} for name in ("a", "h")}
 ALWAYS_ASK = {"default": {"approval": {"tools": {"delete_file": "always"}}}}

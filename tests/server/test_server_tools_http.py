@@ -32,6 +32,7 @@ SERVERS = {
 }
 
 
+@pytest.mark.slow
 def test_the_document_is_valid_openapi_with_one_operation_per_tool(tmp_path: Path) -> None:
     with serve_in_thread(tmp_path, None, mcp_servers=SERVERS) as server:
         http = server.http()
@@ -65,6 +66,7 @@ def test_the_document_is_valid_openapi_with_one_operation_per_tool(tmp_path: Pat
     assert "security" not in document  # no token set
 
 
+@pytest.mark.slow
 def test_a_generic_client_calls_tools_from_the_document(tmp_path: Path) -> None:
     with serve_in_thread(tmp_path, None, mcp_servers=SERVERS) as server:
         client = OpenApiClient(server.http())
@@ -121,6 +123,7 @@ def test_failed_calls_answer_with_an_error_status_and_what_to_do(tmp_path: Path)
     assert wrong_method.status_code == 405
 
 
+@pytest.mark.slow
 def test_same_token_host_and_body_checks_as_every_route(tmp_path: Path) -> None:
     with serve_in_thread(
         tmp_path, None, token="s3cret-token", mcp_servers=SERVERS, server={"max_body_bytes": 1024}
@@ -148,6 +151,7 @@ def _files_config(tmp_path: Path) -> dict[str, Any]:
     return {"files": {"command": sys.executable, "args": [test_server_path("files")]}}
 
 
+@pytest.mark.slow
 def test_a_call_that_needs_approval_is_refused_unless_auto_approve(tmp_path: Path) -> None:
     # Nobody can be asked over HTTP: the `default` agent's approval rules decide, as on /v1.
     doomed = tmp_path / "doomed.txt"

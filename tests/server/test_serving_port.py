@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from server_helpers import free_port, serving_port, start_process, write_config
 
 from toolbridge.testing import ScriptedModelServer
+
+pytestmark = pytest.mark.slow
 
 
 def test_the_port_is_read_from_the_plain_or_json_startup_line() -> None:

@@ -28,6 +28,8 @@ from replicas import Replica, start_replicas
 from toolbridge.store import percentile
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
+pytestmark = pytest.mark.slow
+
 SOAK_SECONDS = float(os.environ.get("TOOLBRIDGE_SOAK_SECONDS", "10"))
 CHATS_PER_REPLICA = 50
 ANSWER = "The answer is in the tool result."

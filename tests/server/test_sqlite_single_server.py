@@ -15,6 +15,8 @@ from server_helpers import toolbridge_command, write_config
 from toolbridge.store.serving import serving_lock
 from toolbridge.testing import ScriptedModelServer
 
+pytestmark = pytest.mark.slow
+
 
 def serve_briefly(config: Path, db_url: str) -> subprocess.CompletedProcess[str]:
     """`toolbridge serve` expected to give up at once."""

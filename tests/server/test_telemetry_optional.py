@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from server_helpers import write_config
+
+pytestmark = pytest.mark.slow
 
 NO_SDK = """
 import sys

@@ -7,10 +7,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from otlp_receiver import attributes, receiver
 from server_helpers import start_process, write_config
 
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 NOTEBOOK = {
     "command": sys.executable,

@@ -11,12 +11,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from server_helpers import ServerProcess, start_process, write_config
 from users_helpers import add_user, bearer, new_key
 
 from toolbridge.runs.ledger import RunLedger
 from toolbridge.store import Store
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 WAIT = 30.0
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from opentelemetry import trace
 from server_helpers import serve_in_thread
 
@@ -77,6 +78,7 @@ def test_a_run_is_traced_with_nested_genai_spans(tmp_path: Path) -> None:
     assert len({span.context.trace_id for span in (run, *chats, tool, mcp_call)}) == 1
 
 
+@pytest.mark.slow
 def test_a_failed_tool_call_marks_its_span_with_the_error_kind(tmp_path: Path) -> None:
     exporter = in_memory_spans()
     turns = [Turn.tool_calls(ToolCallSpec("no_such_tool", {})), Turn.text("It failed.")]

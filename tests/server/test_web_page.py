@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from browser_helpers import (
     ARTIFACTS,
     ECHO_NEEDS_APPROVAL,
@@ -26,6 +27,8 @@ from browser_helpers import (
 from playwright.sync_api import Page, Route, expect
 
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 # -- tests ---------------------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from browser_helpers import (
     ARTIFACTS,
     answers_tool_result,
@@ -22,6 +23,8 @@ from browser_helpers import (
 from playwright.sync_api import Page, expect
 
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 ASKER = {
     "asker": {

@@ -6,10 +6,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from browser_helpers import REPO, ask, expect_run_over, serving, tool_card
 from playwright.sync_api import Page, expect
 
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
 
 REPORTS_SERVER = REPO / "tests" / "servers" / "reports.py"
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from browser_helpers import BASIC_SERVER, serving
 from playwright.sync_api import Locator, Page, expect
 
 from toolbridge.testing import ScriptedModelServer
+
+pytestmark = pytest.mark.slow
 
 BASIC = {"command": sys.executable, "args": [str(BASIC_SERVER)]}
 

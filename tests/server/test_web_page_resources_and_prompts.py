@@ -7,10 +7,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from browser_helpers import ARTIFACTS, REPO, expect_run_over, last_answer, serving
 from playwright.sync_api import Page, expect
 
 from toolbridge.testing import ScriptedModelServer, Turn
+
+pytestmark = pytest.mark.slow
 
 LIBRARY = {"library": {"command": sys.executable, "args": [str(REPO / "tests" / "servers" / "library.py")]}}
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from browser_helpers import serving
 from playwright.sync_api import Page, expect
 from replicas import postgres_schema
 from server_helpers import Gate, serve_in_thread
 
 from toolbridge.testing import ScriptedModelServer, Turn
+
+pytestmark = pytest.mark.slow
 
 INTERRUPTED = "interrupted: the server running it stopped; its completed steps are kept"
 

@@ -7,11 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 from browser_helpers import ask, expect_run_over, last_answer, serving, web_db_url
 from playwright.sync_api import Page, expect
 from users_helpers import add_user, bearer
 
 from toolbridge.testing import ScriptedModelServer, Turn
+
+pytestmark = pytest.mark.slow
 
 
 def test_the_page_asks_for_a_key_once_and_shows_only_the_users_chats(tmp_path: Path, page: Page) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from browser_helpers import (
     ARTIFACTS,
     BASIC_SERVER,
@@ -31,6 +32,8 @@ from server_helpers import read_only_database_url
 from toolbridge.store import Store, ToolCallLogEntry
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 from toolbridge.tools.cache import argument_hash
+
+pytestmark = pytest.mark.slow
 
 NARROW = {"width": 400, "height": 800}
 BASIC = {"command": sys.executable, "args": [str(BASIC_SERVER)]}

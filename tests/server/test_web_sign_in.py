@@ -15,6 +15,8 @@ from server_helpers import serve_in_thread
 from oauth_helpers import OAuthServer, start_oauth_server
 from toolbridge.testing import ScriptedModelServer
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def oauth_server() -> Iterator[OAuthServer]:

@@ -334,6 +334,7 @@ def test_a_bad_database_url_is_an_error_exit(tmp_path: Path) -> None:
     assert "nosuchdriver" in result.stderr
 
 
+@pytest.mark.slow
 def test_history_as_a_real_process(filled: str, tmp_path: Path) -> None:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("TOOLBRIDGE_DB", None)

@@ -11,9 +11,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from store_opener import append_to_chat, open_and_write
 
 from toolbridge.store import Store
+
+pytestmark = pytest.mark.slow
 
 PROCESSES = 6
 ROUNDS = 10

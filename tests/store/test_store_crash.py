@@ -12,7 +12,11 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from toolbridge.store import Store
+
+pytestmark = pytest.mark.slow
 
 WRITER = Path(__file__).with_name("store_crash_writer.py")
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +13,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 from store_helpers import migrate_from_first_schema, migrate_log_of_the_third_schema
 
@@ -28,6 +31,25 @@ def test_a_fresh_file_is_migrated_to_head(tmp_path: Path) -> None:
         (version,) = db.execute("SELECT version_num FROM alembic_version").fetchone()
     assert {"agents", "chats", "messages", "tool_calls", "users", "api_keys", "alembic_version"} <= tables
     assert version == head_revision() == "0007_model_usage_reserved"
+
+
+def test_the_head_revision_read_from_the_file_names_is_alembics() -> None:
+    assert head_revision() == ScriptDirectory.from_config(_alembic_config()).get_current_head()
+
+
+def test_opening_a_current_database_loads_neither_alembic_nor_the_agent(db_url: str) -> None:
+    Store(db_url).close()  # migrated here: the probe below opens a database at head
+    probe = (
+        "import sys\n"
+        "from toolbridge.store import Store\n"
+        f"with Store({db_url!r}) as store:\n"
+        "    store.list_chats()\n"
+        "heavy = ['alembic', 'mako', 'mcp', 'toolbridge.agent', 'toolbridge.tools', 'toolbridge.models']\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_reopening_keeps_data_and_changes_nothing(db_url: str, tmp_path: Path) -> None:

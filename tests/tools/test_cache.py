@@ -246,6 +246,7 @@ async def test_conversations_keep_their_entries_apart_and_writes_reach_them_all(
     assert (after_the_write.text, after_the_write.cached) == ("n: new (read 3)", False)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.published
 async def test_excel_cells_read_after_a_write_are_the_new_ones(published_server, tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ def test_template_patterns(template: str, uri: str, matches: bool) -> None:
     assert bool(template_pattern(template).fullmatch(uri)) is matches
 
 
+@pytest.mark.slow
 async def test_resources_and_prompts_are_found_across_servers_and_within_an_agents_servers(
     stdio_server: Callable[..., ServerConfig],
 ) -> None:

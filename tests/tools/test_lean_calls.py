@@ -19,6 +19,7 @@ pytestmark = pytest.mark.anyio
 StdioServer = Callable[..., ServerConfig]
 
 
+@pytest.mark.slow
 async def test_only_calls_that_may_be_cached_work_out_a_cache_key(
     stdio_server: StdioServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -189,6 +189,7 @@ async def test_a_call_keeps_its_call_id(toolbox: Toolbox) -> None:
     assert unknown.result.call_id == "call_8"
 
 
+@pytest.mark.slow
 async def test_allow_and_deny_lists_filter_what_is_exposed(stdio_server: StdioServer) -> None:
     config = config_of(
         stdio_server("basic", tools_allow=["ec*", "add"]),
@@ -299,6 +300,7 @@ async def test_a_native_tool_past_its_timeout_is_stopped_with_a_timeout_result()
     assert "timed out after 0.1 s" in result.text
 
 
+@pytest.mark.slow
 async def test_mistakes_in_using_the_api_raise_usage_errors(stdio_server: StdioServer) -> None:
     registry = ToolRegistry(native=[shout])
     with pytest.raises(UsageError, match="already registered"):

@@ -24,6 +24,7 @@ def two_file_servers(
     return Config(servers={server.name: server for server in servers}, cache=cache or CacheConfig())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", ["h__delete_file", "h:delete_file", "h:delete_*"])
 async def test_a_server_deny_rule_may_name_the_qualified_form(
     stdio_server: StdioServer, tmp_path: Path, rule: str

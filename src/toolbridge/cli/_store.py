@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from toolbridge._extras import installed
+from toolbridge._extras import findable, installed
 from toolbridge.cli._common import fail, load
 from toolbridge.errors import ToolbridgeError
 
@@ -57,7 +57,7 @@ def open_history(db: str | None, config: Path | None) -> Store | None:
     nothing kept, when the `store` extra is not installed and neither `--db` nor `$TOOLBRIDGE_DB` asks
     for a database."""
     asked = db or os.environ.get(_DATABASE_ENV_VAR)
-    if not asked and not (installed("sqlalchemy") and installed("alembic")):
+    if not asked and not (installed("sqlalchemy") and findable("alembic")):
         return None
     return open_store(db, config)
 

@@ -154,6 +154,7 @@ _HOMES = {
 
 _DATABASE_MODULES = {"_charts", "_engine", "_stats", "store", "users"}
 """The modules built on SQLAlchemy (and Alembic)."""
+_DATABASE_FEATURE = "The database (chat history, stored agents, users, the tool-call log)"
 
 
 def __getattr__(name: str) -> Any:
@@ -161,6 +162,6 @@ def __getattr__(name: str) -> Any:
     if home is None:
         raise AttributeError(f"module 'toolbridge.store' has no attribute {name!r}")
     if home in _DATABASE_MODULES:
-        for module in ("sqlalchemy", "alembic"):
-            require(module, "store", "The database (chat history, stored agents, users, the tool-call log)")
+        require("sqlalchemy", "store", _DATABASE_FEATURE)
+        require("alembic", "store", _DATABASE_FEATURE, load=False)  # imported only to migrate
     return getattr(importlib.import_module(f"toolbridge.store.{home}"), name)

@@ -8,6 +8,9 @@ writers take the write lock up front (`BEGIN IMMEDIATE`), where the busy timeout
 Switching a file to WAL is the one step the busy timeout does not cover: SQLite answers `database is
 locked` at once when another connection holds the write lock (two processes opening one fresh file at
 the same moment both try to switch it), so that step is retried until the busy timeout runs out.
+
+Alembic (and the template engine it loads) is imported only when the schema is behind: a database at
+the latest revision opens with a look at its `alembic_version` table.
 """
 
 from __future__ import annotations
@@ -17,20 +20,18 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
-from alembic import command
-from alembic.config import Config as AlembicConfig
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util import CommandError
-from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from toolbridge.store._errors import SchemaDamagedError, StoreError
 from toolbridge.store._schema import Base
+
+if TYPE_CHECKING:
+    from alembic.config import Config as AlembicConfig
 
 __all__ = [
     "DATABASE_ENV_VAR",
@@ -50,6 +51,7 @@ BUSY_TIMEOUT_MS = 30_000
 _WAL_RETRY_FIRST_DELAY = 0.005
 _WAL_RETRY_MAX_DELAY = 0.1
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+_VERSION_TABLE = "alembic_version"
 # The execution option that tells the `begin` hook how to start a SQLite transaction.
 _BEGIN_OPTION = "toolbridge_sqlite_begin"
 
@@ -132,15 +134,29 @@ def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
 
 
 def _alembic_config(connection: Connection | None = None) -> AlembicConfig:
+    from alembic.config import Config as AlembicConfig
+
     config = AlembicConfig()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
     return config
 
 
-def head_revision() -> str | None:
-    """The latest schema revision this toolbridge knows."""
-    return ScriptDirectory.from_config(_alembic_config()).get_current_head()
+def head_revision() -> str:
+    """The latest schema revision this toolbridge knows: the newest migration's file name.
+
+    Migrations are numbered (`0007_model_usage_reserved.py`), one after the other, each file's revision
+    its name (tests/store/test_store_migrations.py checks that alembic finds the same head)."""
+    return max(path.stem for path in (MIGRATIONS / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The schema revision the database is at (None: no schema yet), as alembic's `MigrationContext`
+    reads it; more than one row (a database alembic would refuse) reads as all of them."""
+    if not inspect(connection).has_table(_VERSION_TABLE):
+        return None
+    rows = connection.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalars().all()
+    return ", ".join(rows) if rows else None
 
 
 def readiness_problem(reader: Engine) -> str | None:
@@ -149,7 +165,7 @@ def readiness_problem(reader: Engine) -> str | None:
     head = head_revision()
     try:
         with reader.connect() as connection:
-            current = MigrationContext.configure(connection).get_current_revision()
+            current = current_revision(connection)
     except SQLAlchemyError as exc:
         return f"the database is unreachable: {exc.__class__.__name__}: {str(exc).splitlines()[0]}"
     if current != head:
@@ -162,22 +178,29 @@ def readiness_problem(reader: Engine) -> str | None:
 
 def migrate(reader: Engine, writer: Engine, url: str) -> None:
     """Bring the schema up to the latest revision, in one transaction. A no-op when it is already there."""
-    head = head_revision()
     try:
         with reader.connect() as connection:
-            current = MigrationContext.configure(connection).get_current_revision()
-        if current != head:
-            with writer.begin() as connection:
-                command.upgrade(_alembic_config(connection), "head")
+            current = current_revision(connection)
+        if current != head_revision():
+            _upgrade(writer, url)
         _check_schema(reader, url)
+    except SQLAlchemyError as exc:
+        raise StoreError(
+            f"cannot open the database {display_url(url)}: {exc.__class__.__name__}: {exc}"
+        ) from exc
+
+
+def _upgrade(writer: Engine, url: str) -> None:
+    from alembic import command
+    from alembic.util import CommandError
+
+    try:
+        with writer.begin() as connection:
+            command.upgrade(_alembic_config(connection), "head")
     except CommandError as exc:
         raise StoreError(
             f"cannot migrate the database {display_url(url)}: {exc}. It may have been written by a newer "
             "toolbridge; upgrade toolbridge or point --db / $TOOLBRIDGE_DB at another database."
-        ) from exc
-    except SQLAlchemyError as exc:
-        raise StoreError(
-            f"cannot open the database {display_url(url)}: {exc.__class__.__name__}: {exc}"
         ) from exc
 
 

@@ -7,10 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from toolbridge.agent.definition import AgentDefinition
-from toolbridge.tools import Caller
-from toolbridge.tools.cache import argument_hash
-from toolbridge.types import Message, ToolCall, ToolErrorKind, ToolResult
+from toolbridge.config.agents import AgentDefinition
+from toolbridge.types import Caller, Message, ToolCall, ToolErrorKind, ToolResult
 
 __all__ = [
     "AgentRecord",
@@ -29,7 +27,7 @@ it, or nobody could be asked, so it never ran); `cancelled` (the run was stopped
 
 
 ToolCaller = Caller
-"""Who made a logged call (`toolbridge.tools.Caller`)."""
+"""Who made a logged call (`toolbridge.types.Caller`)."""
 
 
 class _Record(BaseModel):
@@ -112,6 +110,9 @@ class ToolCallLogEntry(_Record):
         """The status follows the result's `error_kind` (`denied` and `cancelled` are statuses of their
         own), else `error` for an error result and `ok` otherwise. An error's text is the result's text.
         The argument hash is the result cache's key (`toolbridge.tools.cache.argument_hash`)."""
+        # Here, not at the top: the store opens without the tools package (and the MCP SDK it loads).
+        from toolbridge.tools.cache import argument_hash
+
         status = _STATUS_OF_KIND.get(result.error_kind or "", "error" if result.is_error else "ok")
         return cls(
             tool=call.name,

@@ -12,15 +12,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from toolbridge.agent.definition import DEFAULT_AGENT_NAME, AgentDefinition, load_agent_definition
 from toolbridge.config import Config, known_servers
+from toolbridge.config.agents import DEFAULT_AGENT_NAME, AgentDefinition
 from toolbridge.errors import ConfigError
-from toolbridge.models import Model, model_name_problem, resolve_model
 from toolbridge.store._errors import AgentNotFoundError, InvalidAgentError
 from toolbridge.store._records import AgentRecord
 
 if TYPE_CHECKING:
     from toolbridge.store.store import Store
+
+if TYPE_CHECKING:
+    from toolbridge.models import Model
+
+# The agent and models packages are imported where they are used: the store opens without them (and the
+# MCP SDK and model SDKs they load).
 
 __all__ = ["AgentSource", "CatalogAgent", "agent_catalog", "check_agent", "find_agent", "resolve_agent_model"]
 
@@ -57,6 +62,8 @@ class CatalogAgent:
 def _from_config(config: Config, name: str) -> CatalogAgent:
     if name == DEFAULT_AGENT_NAME and name not in config.agents:
         return CatalogAgent(AgentDefinition(), "built-in")
+    from toolbridge.agent.definition import load_agent_definition
+
     return CatalogAgent(load_agent_definition(config, name), "config", _path(config))
 
 
@@ -110,6 +117,8 @@ def check_agent(definition: AgentDefinition, config: Config) -> None:
         place = f"the config file {config.path}" if definition.name in config.agents else "toolbridge"
         raise InvalidAgentError(f"agent {definition.name!r} is already defined by {place}; pick another name")
     if definition.model is not None:
+        from toolbridge.models import model_name_problem
+
         problem = model_name_problem(definition.model, config)
         if problem is not None:
             raise InvalidAgentError(f"agent {definition.name!r}: {problem}")
@@ -122,6 +131,8 @@ def check_agent(definition: AgentDefinition, config: Config) -> None:
 
 def resolve_agent_model(agent: CatalogAgent, config: Config) -> Model:
     """The agent's own model. Errors say which agent wanted it and where that agent is defined."""
+    from toolbridge.models import resolve_model
+
     try:
         return resolve_model(agent.definition.model, config)
     except ConfigError as error:

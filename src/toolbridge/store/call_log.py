@@ -17,13 +17,16 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from toolbridge.store._errors import StoreError
 from toolbridge.store._records import ToolCallLogEntry
-from toolbridge.tools import CallRecord
+
+if TYPE_CHECKING:
+    from toolbridge.tools import CallRecord
 
 __all__ = ["BackgroundCallLog", "CallLog", "CallLogWriter"]
 

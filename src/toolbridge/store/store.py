@@ -22,8 +22,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from toolbridge._values import readable_text
-from toolbridge.agent.definition import AgentDefinition
-from toolbridge.agent.transcript import well_formed
+from toolbridge.config.agents import AgentDefinition
 from toolbridge.store._charts import ToolCharts, tool_charts
 from toolbridge.store._convert import message_from_row, row_from_message
 from toolbridge.store._engine import display_url, migrate, open_engine, readiness_problem
@@ -264,6 +263,9 @@ class Store:
         """The chat as an agent's history, well-formed (`toolbridge.agent.transcript.well_formed`): a call
         whose result was never stored (the process was killed during it) gets an "interrupted" result,
         so the next request is one providers accept."""
+        # Here, not at the top: the store opens without the agent package (and the MCP SDK it loads).
+        from toolbridge.agent.transcript import well_formed
+
         return well_formed(self.get_messages(chat_id))
 
     def get_stored_messages(self, chat_id: int) -> list[StoredMessage]:

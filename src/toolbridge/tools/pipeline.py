@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import anyio
 
@@ -27,7 +27,7 @@ from toolbridge.tools.approval import ApprovalRequest, Approver
 from toolbridge.tools.cache import ResultCache
 from toolbridge.tools.registry import RegisteredTool, ToolFilter, ToolRegistry
 from toolbridge.tools.validation import validate_arguments
-from toolbridge.types import ToolCall, ToolResult, ToolSpec
+from toolbridge.types import Caller, ToolCall, ToolResult, ToolSpec
 
 __all__ = [
     "CallContext",
@@ -37,10 +37,6 @@ __all__ = [
     "Caller",
     "ToolPipeline",
 ]
-
-Caller = Literal["agent", "gateway", "openapi", "cli", "library"]
-"""Who makes a call: an agent's run (`ask`, `chat`, the web page, `/v1`), an MCP client of the gateway,
-an HTTP client of `POST /tools/{name}` (`openapi`), `toolbridge call` (`cli`), or a program (`library`)."""
 
 
 @dataclass(frozen=True, slots=True)
