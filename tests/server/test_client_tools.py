@@ -13,7 +13,7 @@ import anyio
 import pytest
 from passthrough_helpers import WEATHER_TOOL
 
-from toolbridge.server import _client_tools
+from toolbridge.server.openai import client_tools as client_tools_module
 from toolbridge.server.openai.client_tools import Built, Definition, client_tool, client_tools
 from toolbridge.tools import schema_problem, validate_arguments
 from toolbridge.tools import validation as argument_validation
@@ -58,7 +58,7 @@ def _checked_in(definitions: list[Definition]) -> tuple[list[Built], set[threadi
         return schema_problem(schema)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_client_tools, "schema_problem", recording)
+        patch.setattr(client_tools_module, "schema_problem", recording)
         return anyio.run(client_tools, definitions), threads
 
 
