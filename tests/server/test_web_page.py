@@ -16,7 +16,6 @@ import pytest
 from browser_helpers import (
     ARTIFACTS,
     ECHO_NEEDS_APPROVAL,
-    REPO,
     answers_tool_result,
     ask,
     expect_run_over,
@@ -26,6 +25,7 @@ from browser_helpers import (
 )
 from playwright.sync_api import Page, Route, expect
 
+from toolbridge.server import STATIC_DIR
 from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
 
 pytestmark = pytest.mark.slow
@@ -259,7 +259,6 @@ PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEh
 
 # -- the Markdown renderer, on its own ----------------------------------------------------------------
 
-STATIC_DIR = REPO / "src" / "toolbridge" / "server" / "static"
 MARKDOWN_CASES = [
     (
         "**bold**, *em*, ~~gone~~ and `code`",
