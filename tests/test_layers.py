@@ -12,7 +12,9 @@ model wrapper.
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import toolbridge
@@ -51,12 +53,31 @@ TOP = {"__init__", "__main__", "testing"}
 """The package's front door, the entry point and the test kit may use any layer."""
 
 
+@functools.cache
+def source_nodes() -> tuple[tuple[Path, tuple[ast.AST, ...]], ...]:
+    """Every module of toolbridge with its syntax nodes, parsed once per test process."""
+    return tuple(
+        (path, tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))) for path in SOURCE.rglob("*.py")
+    )
+
+
+def places_where(found: Callable[[ast.AST], bool], *, except_in: str) -> list[str]:
+    """`module:line` of every node `found` accepts, outside the one module allowed to have them."""
+    return [
+        f"{path.relative_to(SOURCE)}:{getattr(node, 'lineno', 0)}"
+        for path, nodes in source_nodes()
+        if path != SOURCE / except_in
+        for node in nodes
+        if found(node)
+    ]
+
+
 def imports_by_package() -> dict[str, set[str]]:
     """For each top-level package (or module) of toolbridge, the other ones it imports, lazily or not."""
     found: dict[str, set[str]] = defaultdict(set)
-    for path in SOURCE.rglob("*.py"):
+    for path, nodes in source_nodes():
         package = path.relative_to(SOURCE).parts[0].removesuffix(".py")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in nodes:
             modules: list[str] = []
             if isinstance(node, ast.Import):
                 modules = [alias.name for alias in node.names]
@@ -127,37 +148,29 @@ def test_no_test_module_imports_another() -> None:
 def test_the_name_qualifier_is_written_once() -> None:
     """`__` joins a source and a tool name; everything else uses `toolbridge.types` (`QUALIFIER`,
     `qualified_name`, `split_qualified`, `bare_name`)."""
-    written = [
-        f"{path.relative_to(SOURCE)}:{node.lineno}"
-        for path in SOURCE.rglob("*.py")
-        if path != SOURCE / "types.py"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Constant) and node.value == "__"
-    ]
+    written = places_where(
+        lambda node: isinstance(node, ast.Constant) and node.value == "__", except_in="types.py"
+    )
     assert written == []
 
 
 def test_exception_groups_are_read_in_one_place() -> None:
     """`toolbridge._exception_groups` reads what a task group's failure holds; nothing else opens one."""
-    opened = [
-        f"{path.relative_to(SOURCE)}:{node.lineno}"
-        for path in SOURCE.rglob("*.py")
-        if path != SOURCE / "_exception_groups.py"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Attribute) and node.attr == "exceptions"
-    ]
+    opened = places_where(
+        lambda node: isinstance(node, ast.Attribute) and node.attr == "exceptions",
+        except_in="_exception_groups.py",
+    )
     assert opened == []
 
 
 def test_no_module_imports_the_package_root() -> None:
     """The root imports the layers (`Agent`, the errors); a layer that imported the root would import
     itself half-made. The version comes from `toolbridge._version`."""
-    importers = [
-        f"{path.relative_to(SOURCE)}:{node.lineno}"
-        for path in SOURCE.rglob("*.py")
-        if path != SOURCE / "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "toolbridge")
-        or (isinstance(node, ast.Import) and any(alias.name == "toolbridge" for alias in node.names))
-    ]
+    importers = places_where(
+        lambda node: (
+            (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "toolbridge")
+            or (isinstance(node, ast.Import) and any(alias.name == "toolbridge" for alias in node.names))
+        ),
+        except_in="__init__.py",
+    )
     assert importers == []
