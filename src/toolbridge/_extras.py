@@ -32,9 +32,10 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
 
 
 def require_extra(extra: str, feature: str) -> None:
-    """Raise `MissingExtraError` unless every module of `extra` imports."""
+    """Raise `MissingExtraError` unless every module of `extra` is there: found, not imported (a command
+    checked at its start imports each when it uses it, Alembic only to migrate)."""
     for module in EXTRA_MODULES[extra]:
-        require(module, extra, feature)
+        require(module, extra, feature, load=False)
 
 
 def require(module: str, extra: str, feature: str, *, load: bool = True) -> None:
