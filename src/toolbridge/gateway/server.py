@@ -29,6 +29,7 @@ import mcp_types as mcp
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.shared.message import SessionMessage
 
 from toolbridge._version import __version__
 from toolbridge.config.gateway import TokenReach
@@ -49,6 +50,7 @@ from toolbridge.gateway._sessions import DownstreamSessions
 from toolbridge.gateway._stdio import stdio_streams
 from toolbridge.gateway._tools import LEFT_OUT, GatewayTools, ToolOffer
 from toolbridge.gateway._upstream import Upstream
+from toolbridge.mcp._transports._streams import ReadStream, WriteStream
 from toolbridge.tools import CallObserver, Toolbox
 from toolbridge.types import ToolSpec
 
@@ -180,7 +182,14 @@ class Gateway:
 
     async def serve_stdio(self) -> None:
         """Serve one client over this process's stdin and stdout until it closes them."""
-        async with self.running(one_client=True), stdio_streams() as (read, write):
+        async with stdio_streams() as (read, write):
+            await self.serve_one_client(read, write)
+
+    async def serve_one_client(
+        self, read: ReadStream[SessionMessage | Exception], write: WriteStream[SessionMessage]
+    ) -> None:
+        """Serve one client over a pair of message streams until it closes them (stdio, or in memory)."""
+        async with self.running(one_client=True):
             await self.server.run(read, write, self.initialization_options())
 
 
