@@ -136,7 +136,7 @@ async def test_the_policy_of_the_agent_named_with_agent_applies(tmp_path: Path) 
     agents = {"careful": {"approval": {"default": "always"}}}
     user = User("decline")
     async with Client(
-        gateway(tmp_path, {"chores": our_server("chores")}, "--agent", "careful", agents=agents),
+        gateway(tmp_path, {"chores": our_server("chores")}, agent="careful", agents=agents),
         elicitation_callback=user,
     ) as client:
         peeked = await client.call_tool("peek", {"path": str(tmp_path)})

@@ -83,7 +83,7 @@ async def test_a_client_lists_reads_gets_and_completes_what_the_servers_offer(tm
 
 async def test_uris_and_prompt_names_two_servers_share_are_told_apart_and_routed(tmp_path: Path) -> None:
     servers = {"docs": our_server("library"), "notes": our_server("library")}
-    async with Client(gateway(tmp_path, servers, "--no-native")) as client:
+    async with Client(gateway(tmp_path, servers, native=False)) as client:
         uris = {resource.uri for resource in await _all_resources(client)}
         assert {"docs+note://readme", "notes+note://readme", "docs+image://dot.png"} <= uris
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
@@ -125,7 +125,7 @@ async def test_uris_and_prompt_names_two_servers_share_are_told_apart_and_routed
 async def test_an_agent_offers_only_its_servers_resources_and_prompts(tmp_path: Path) -> None:
     servers = {"docs": our_server("library"), "notes": our_server("library")}
     agents: dict[str, Any] = {"agents": {"reader": {"servers": ["docs"], "tools": {"deny": ["calculate"]}}}}
-    async with Client(gateway(tmp_path, servers, "--agent", "reader", **agents)) as client:
+    async with Client(gateway(tmp_path, servers, agent="reader", **agents)) as client:
         # Only one server is offered, so nothing collides: the URIs are the server's own.
         assert "note://readme" in {resource.uri for resource in await _all_resources(client)}
         # A tool the agent's rules leave out is refused, saying which rules.

@@ -162,7 +162,7 @@ async def test_a_client_sees_the_same_through_the_gateway_as_from_the_server_its
     async with Client(StdioServerParameters(**server), mode=mode, **OFFERS) as client:
         direct = await scenario(client)
         revision = client.protocol_version
-    async with Client(gateway(tmp_path, {upstream: server}, "--no-native"), mode=mode, **OFFERS) as client:
+    async with Client(gateway(tmp_path, {upstream: server}, native=False), mode=mode, **OFFERS) as client:
         through = await scenario(client)
         if client.protocol_version != revision:
             assert (revision, client.protocol_version) == ("2025-11-25", "2026-07-28")

@@ -1,19 +1,16 @@
-"""`toolbridge gateway` over stdio, driven by the official SDK client as Claude Desktop would run it."""
+"""`toolbridge gateway` over stdio, driven by the official SDK client as Claude Desktop would run it (the
+first test runs the command; the others the same gateway in this process)."""
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import mcp_types as mcp
 import pytest
+from _gateway import gateway, gateway_process, our_server
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 
-from server_paths import test_server_path
 from toolbridge.config.model import Config
 from toolbridge.gateway import Gateway
 from toolbridge.store import Store
@@ -22,24 +19,13 @@ from toolbridge.tools import Toolbox
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 
-def _config(tmp_path: Path) -> Path:
-    path = tmp_path / "toolbridge.json"
-    servers = {"basic": {"command": sys.executable, "args": [test_server_path("basic")]}}
-    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    return path
-
-
-def _gateway(tmp_path: Path, *args: str) -> StdioServerParameters:
-    command = ["-m", "toolbridge", "gateway", "--config", str(_config(tmp_path))]
-    return StdioServerParameters(
-        command=sys.executable,
-        args=[*command, "--db", str(tmp_path / "calls.db"), *args],
-        env=dict(os.environ),  # the SDK passes on only a few variables: PYTHONPATH picks this source tree
-    )
+def _servers() -> dict[str, dict[str, Any]]:
+    return {"basic": our_server("basic")}
 
 
 async def test_a_client_lists_the_servers_tools_with_their_schemas_and_calls_them(tmp_path: Path) -> None:
-    async with Client(_gateway(tmp_path)) as client:
+    # The command itself, as a client such as Claude Desktop starts it.
+    async with Client(gateway_process(tmp_path, _servers())) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert {"echo", "add", "calculate"} <= set(tools)
         assert tools["add"].input_schema["required"] == ["a", "b"]
@@ -58,7 +44,7 @@ async def test_a_client_lists_the_servers_tools_with_their_schemas_and_calls_the
 async def test_bad_arguments_and_unknown_tools_come_back_as_tool_errors_and_are_logged(
     tmp_path: Path,
 ) -> None:
-    async with Client(_gateway(tmp_path)) as client:
+    async with Client(gateway(tmp_path, _servers())) as client:
         wrong = await client.call_tool("add", {"a": 1})
         assert wrong.is_error
         assert isinstance(wrong.content[0], mcp.TextContent)
@@ -78,7 +64,7 @@ async def test_bad_arguments_and_unknown_tools_come_back_as_tool_errors_and_are_
 
 
 async def test_no_native_hides_toolbridges_own_tools_and_refuses_to_call_them(tmp_path: Path) -> None:
-    async with Client(_gateway(tmp_path, "--no-native")) as client:
+    async with Client(gateway(tmp_path, _servers(), native=False)) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert "echo" in names
         assert "calculate" not in names
