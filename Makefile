@@ -27,5 +27,6 @@ bench:
 	.venv/bin/python bench/loop.py
 	.venv/bin/python bench/serve.py
 	.venv/bin/python bench/serve.py --passthrough
+	.venv/bin/python bench/passthrough_chunks.py
 	.venv/bin/python bench/serve.py --replicas 3
 	.venv/bin/python bench/gateway.py

@@ -124,6 +124,19 @@ async def test_text_of_a_model_whose_prompt_opens_reasoning_starts_as_reasoning(
     assert calls_of(events) == [("get_weather", {"city": "Paris"})]
 
 
+@pytest.mark.parametrize(
+    ("dialect", "reasoning_open", "expected"),
+    [(None, None, True), ("hermes", None, True), ("llama3_json", None, False), ("llama3_json", True, True)],
+)
+def test_the_profiles_reasoning_hint_goes_with_its_dialect(
+    dialect: str | None, reasoning_open: bool | None, expected: bool
+) -> None:
+    # A config naming another dialect than the name's profile says the profile is not this model's.
+    inner = FunctionModel.replying("Hi.")
+    inner.model_id, inner.dialect, inner.reasoning_open = "qwq-32b", dialect, reasoning_open
+    assert NativeToolsModel(inner).reasoning_open is expected
+
+
 async def test_when_the_server_separates_reasoning_the_text_is_not_read_as_reasoning() -> None:
     # vLLM with a reasoning parser, Ollama's `thinking`: the profile's open reasoning no longer applies.
     inner = FunctionModel.replying([ReasoningDelta("Thinking it over."), "It is sunny."])

@@ -4,6 +4,7 @@ native-style events. The model behind them is an in-process `FunctionModel`."""
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -18,13 +19,16 @@ from toolbridge.models import (
     ModelRequest,
     NativeToolsModel,
     PromptToolsModel,
+    ReasoningDelta,
     TextDelta,
     ToolCallCollector,
     ToolCallDelta,
     ToolModeChanged,
     tool_calling_model,
 )
-from toolbridge.parsing import call_format
+from toolbridge.models._text_calls import MARKER_STARTS
+from toolbridge.parsing import available_formats, call_format
+from toolbridge.parsing._stream import _plain_modes
 from toolbridge.prompting import render_tool_catalog
 from toolbridge.testing import FunctionModel
 from toolbridge.types import (
@@ -192,6 +196,62 @@ async def test_native_mode_sends_tools_and_recovers_markup_leaked_into_the_text(
         ("calculate", {"expression": "2 * 2"}),
         ("calculate", {"expression": "1 + 2"}),
     ]
+
+
+def random_chunks(text: str, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    chunks, pos = [], 0
+    while pos < len(text):
+        size = rng.choice([1, 1, 2, 3, 4, 6, 9])
+        chunks.append(text[pos : pos + size])
+        pos += size
+    return chunks
+
+
+LEAK_SCAN_TEXTS = [
+    "Let me look that up for you, it should not take long at all.",
+    "Words  with  double  spaces,\ttabs\nand new lines\n\n then more words. ",
+    "  Leading space, a < b and [1] and `code`, {braces} and <b>bold</b> in prose.",
+    "I'll check. " + call_format("hermes").format_call("calculate", {"expression": "1 + 2"}),
+    "Checking:\n\n" + call_format("mistral").format_call("calculate", {"expression": "3"}) + "\nafter",
+    "<think>Plan it.</think>\n\nSure, computing now. " + HERMES_CALL,
+    "Prose first, then a stray </think> and an end <|im_end|> token, then more prose to read.",
+]
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "llama3_json"])
+@pytest.mark.parametrize("text", LEAK_SCAN_TEXTS)
+async def test_native_text_reads_the_same_however_it_is_chunked(text: str, dialect: str) -> None:
+    # Chunks no marker can start in pass by the parser (see `_text_calls`): that may change nothing.
+    async def read(chunks: list[str]) -> tuple[str, str, list[tuple[str, dict[str, Any]]]]:
+        inner = FunctionModel.replying([TextDelta(chunk) for chunk in chunks])
+        inner.dialect = dialect
+        events = await drain(NativeToolsModel(inner), asking(UserMessage(content="Go.")))
+        reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+        return text_of(events), reasoning, calls_of(events)
+
+    whole = await read([text])
+    assert whole[0] or whole[2]
+    for seed in range(8):
+        chunks = random_chunks(text, seed)
+        assert await read(chunks) == whole, chunks
+
+
+async def test_native_text_no_marker_can_start_in_passes_as_it_came() -> None:
+    sent = [TextDelta(piece) for piece in ("Let", " me", " look", " that", " up.", " <b>", "Done", ".")]
+    inner = FunctionModel.replying(sent)
+
+    events = await drain(NativeToolsModel(inner), asking(UserMessage(content="Go.")))
+
+    texts = [e for e in events if isinstance(e, TextDelta)]
+    assert "".join(e.text for e in texts) == "Let me look that up. <b>Done."
+    assert all(out is came for out, came in zip(texts, sent, strict=True))  # not made again
+
+
+@pytest.mark.parametrize("format_name", available_formats())
+def test_every_character_a_marker_begins_with_is_looked_for(format_name: str) -> None:
+    content, reasoning = _plain_modes(format_name)
+    assert content.triggers | reasoning.triggers <= MARKER_STARTS
 
 
 # -- auto mode ---------------------------------------------------------------------------------------

@@ -87,6 +87,41 @@ def test_hermes_text_calls_come_back_as_tool_calls_streamed(tmp_path: Path) -> N
     assert "<tool_call>" in system_text(request)
 
 
+CALL = ToolCallSpec("get_weather", {"city": "Paris"})
+
+
+@pytest.mark.xfail(strict=True, reason="item A: the parser drops the white space next to call markers")
+@pytest.mark.parametrize(
+    ("tool_mode", "turn", "content"),
+    [
+        # What a native API answers (direct, LiteLLM): the text as written, then the call.
+        ("native", Turn.text("Let me check. ", chunk_size=3).then_tool_calls(CALL), "Let me check. "),
+        # Text around a call written in the text: what comes before it, as written. (Text after the
+        # calls ends the reply: the model went on without their results; white space after them is
+        # the template's.)
+        (
+            "prompt",
+            Turn.calls_in_text(CALL, before="Checking  the weather:\n\n", chunk_size=3).then_text("\n"),
+            "Checking  the weather:\n\n",
+        ),
+    ],
+)
+def test_text_reaches_the_client_byte_for_byte_outside_the_calls(
+    tmp_path: Path, tool_mode: str, turn: Turn, content: str
+) -> None:
+    with (
+        ScriptedModelServer([turn, turn]) as model,
+        passthrough_server(tmp_path, {"local": upstream(model, tool_mode)}) as server,
+    ):
+        client = server.openai()
+        whole = client.chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
+        chunks = list(client.chat.completions.create(model="local", messages=ASK, tools=TOOLS, stream=True))  # type: ignore[arg-type]
+
+    streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert [len(whole.choices[0].message.tool_calls or []), whole.choices[0].message.content] == [1, content]
+    assert streamed == content
+
+
 def test_stream_helper_accumulates_the_calls(tmp_path: Path) -> None:
     calls = [ToolCallSpec("get_weather", {"city": "Paris"}), ToolCallSpec("get_time", {"city": "Paris"})]
     with (

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from passthrough_helpers import ASK, TOOLS, arguments_of, passthrough_server, system_text, upstream
 
-from toolbridge.parsing import call_format, dialect_names
+from toolbridge.parsing import call_format, dialect_names, reading_format
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 RESULT = "Sunny, 21 °C"
@@ -75,6 +75,49 @@ def test_each_dialect_round_trips_through_the_client(tmp_path: Path, dialect: st
     assert "tool_calls" not in assistant
     assert results["role"] == "user"
     assert results["content"] == f'<tool_result name="get_weather" id="{call.id}">{RESULT}</tool_result>'
+
+
+@pytest.mark.parametrize("name", ["Hermes-3-Llama-3.1-8B", "QwQ-32B"])
+def test_a_configured_dialect_reads_the_upstream_whatever_its_name(tmp_path: Path, name: str) -> None:
+    # A Llama 3 fine-tune served under a Hermes (or a thinking Hermes) name: the name's profile would read
+    # its text as Hermes, and QwQ's as reasoning opened by the prompt; the config says what it writes.
+    written = "I'll check. " + call_format("llama3_json").format_call("get_weather", {"city": "Paris"})
+    with ScriptedModelServer([Turn.text(written)] * 2, model_name=name) as model:
+        models = {"local": upstream(model, dialect="llama3_json")}
+        with passthrough_server(tmp_path, models) as server:
+            client = server.openai()
+            whole = client.chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
+            with client.chat.completions.stream(model="local", messages=ASK, tools=TOOLS) as stream:  # type: ignore[arg-type]
+                streamed = stream.get_final_completion()
+
+    for completion in (whole, streamed):
+        [call] = completion.choices[0].message.tool_calls or []
+        assert (call.function.name, arguments_of(call)) == ("get_weather", {"city": "Paris"})
+        assert completion.choices[0].message.content == "I'll check."
+        assert not getattr(completion.choices[0].message, "reasoning_content", None)
+
+
+def test_a_model_without_a_profile_is_read_in_every_dialect_auto_reads(tmp_path: Path) -> None:
+    dialects = [dialect for dialect in dialect_names() if reading_format(dialect) == "auto"]
+    written = [call_format(dialect).format_call("get_weather", {"city": "Paris"}) for dialect in dialects]
+    turns = [Turn.text(f"On it.\n{text}") for text in written]
+    with (
+        ScriptedModelServer(turns, model_name="acme-assistant-7b") as model,
+        passthrough_server(tmp_path, {"local": upstream(model)}) as server,
+    ):
+        client = server.openai()
+        completions = [
+            client.chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
+            for _ in turns
+        ]
+
+    read = [
+        [(c.function.name, arguments_of(c)) for c in done.choices[0].message.tool_calls or []]
+        for done in completions
+    ]
+    assert read == [[("get_weather", {"city": "Paris"})]] * len(dialects), dict(
+        zip(dialects, read, strict=True)
+    )
 
 
 def test_a_native_upstream_gets_native_tool_messages_back(tmp_path: Path) -> None:

@@ -7,11 +7,18 @@ on writing anything else, the stream ends (`Finish(..., closed_early=True)`) so 
 A reply that stopped at the token limit (finish reason `length`) inside a call yields no call for it:
 the model is told it was cut off. Only model output is ever parsed: never a tool result or a user
 message.
+
+Most text has no markup in it (a native model's remark before its native call), and it should cost
+next to nothing to look: once the parser has shown a chunk as it came (so it holds nothing back and is
+in plain content), a chunk with no character a marker can begin with (`MARKER_STARTS`), not ending in
+white space (which the parser would hold back), passes as it came, without the parser: fed to it, it
+would come out the same and leave the parser as it was.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,12 +32,26 @@ from toolbridge.models.base import (
     TextDelta,
     ToolCallDelta,
 )
-from toolbridge.parsing import CallFormat, ParseError, StreamParser, ToolCallEnd
+from toolbridge.parsing import CallFormat, ParseError, StreamParser, ToolCallEnd, call_format, dialect_names
 from toolbridge.parsing import Event as ParserEvent
 from toolbridge.parsing import ReasoningDelta as ParsedReasoning
 from toolbridge.parsing import TextDelta as ParsedText
 
-__all__ = ["TextReading", "calls_from_text", "invalid_call_feedback"]
+__all__ = ["MARKER_STARTS", "TextReading", "calls_from_text", "invalid_call_feedback"]
+
+
+def _marker_starts() -> frozenset[str]:
+    markers = ["<think>", "</think>"]
+    for fmt in map(call_format, dialect_names()):
+        markers += [*fmt.opening_markers, *fmt.named_markers, *fmt.stray_markers, *fmt.end_of_turn_markers]
+        markers += [marker for pair in fmt.reasoning_markers for marker in pair]
+    return frozenset(marker[0] for marker in markers)
+
+
+MARKER_STARTS = _marker_starts()
+"""The characters any marker of any dialect begins with (`<`, `[`, a backtick, `{`): more than one
+format's, so it holds for every one."""
+_MARKER_START = re.compile("[" + re.escape("".join(sorted(MARKER_STARTS))) + "]").search
 
 
 @dataclass(frozen=True)
@@ -66,7 +87,17 @@ async def calls_from_text(
     finish: Finish | None = None
     async for event in events:
         if isinstance(event, TextDelta):
-            parsed = reader.parser().feed(event.text)
+            text = event.text
+            if not text:
+                continue
+            if reader.shows_as_it_comes and _MARKER_START(text) is None and not text[-1].isspace():
+                yield event  # what the parser would make of it, as it came (see the module's docstring)
+                continue
+            parsed = reader.parser().feed(text)
+            reader.shows_as_it_comes = _shown_as_it_came(parsed, text) and not reader.after_text_calls
+            if reader.shows_as_it_comes:
+                yield event
+                continue
         elif isinstance(event, ReasoningDelta):
             reader.server_separates_reasoning = True
             parsed = [ParsedReasoning(event.text)]
@@ -99,7 +130,9 @@ class _TextCallReader:
         self.server_separates_reasoning = False
         """The server sent reasoning apart from the text (a reasoning parser in vLLM, Ollama's
         `thinking`): then the text does not start inside reasoning, whatever the template does."""
-        self._after_text_calls = False
+        self.after_text_calls = False
+        self.shows_as_it_comes = False
+        """The parser showed the last chunk it was fed as it came, as content: it holds nothing back."""
         self._indexes: dict[int, int] = {}
         self._next_index = 0
 
@@ -128,23 +161,27 @@ class _TextCallReader:
         out: list[ModelEvent] = []
         for event in parsed:
             if isinstance(event, ParsedText):
-                if self._after_text_calls:
+                if self.after_text_calls:
                     if event.text.strip():
                         return out, True
                     continue  # white space between calls
                 out.append(TextDelta(event.text))
             elif isinstance(event, ParsedReasoning):
-                if self._after_text_calls:
+                if self.after_text_calls:
                     return out, True
                 out.append(ReasoningDelta(event.text))
             elif isinstance(event, ToolCallEnd):
                 call = event.call
                 arguments = json.dumps(call.arguments, ensure_ascii=False)
                 out.append(ToolCallDelta(self._new_index(), call.id, call.name, arguments, call.source))
-                self._after_text_calls = True
+                self.after_text_calls = True
             elif isinstance(event, ParseError):
                 feedback = invalid_call_feedback(event, self._reading.dialect)
                 out.append(InvalidToolCall(event.message, event.raw, feedback))
-                self._after_text_calls = True
+                self.after_text_calls = True
             # ToolCallStart and argument deltas: progress only; the finished call is what counts.
         return out, False
+
+
+def _shown_as_it_came(parsed: list[ParserEvent], text: str) -> bool:
+    return len(parsed) == 1 and isinstance(parsed[0], ParsedText) and parsed[0].text == text

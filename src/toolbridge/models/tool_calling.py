@@ -59,7 +59,8 @@ class ToolCallingModel(Model):
     request without tools goes through untouched: without tools, markup in the text is just text.
 
     `dialect` (the one prompt mode asks for) and whether the text starts inside reasoning come from the
-    inner model's config (`"dialect"`, `"reasoning_open"`), else from its model profile, else Hermes.
+    inner model's config (`"dialect"`, `"reasoning_open"`), else from its model profile, else Hermes. The
+    profile's reasoning hint goes with its dialect: a config naming another dialect does not get it.
     """
 
     def __init__(self, inner: Model, *, dialect: str | CallFormat | None = None) -> None:
@@ -70,7 +71,10 @@ class ToolCallingModel(Model):
         self.call_format: CallFormat = call_format(chosen) if isinstance(chosen, str) else chosen
         """The dialect in which prompt mode asks for calls, and in which unreadable ones are explained."""
         self.dialect = self.call_format.name
-        self.reasoning_open = profile.reasoning_open if inner.reasoning_open is None else inner.reasoning_open
+        # A profile found by the name describes a model writing its own dialect: when the config names
+        # another, the profile is not this model's, and neither is its reasoning hint.
+        hint = profile.reasoning_open and self.dialect == profile.dialect
+        self.reasoning_open = hint if inner.reasoning_open is None else inner.reasoning_open
         self._tools: Sequence[ToolSpec] = ()
         self._tool_section = ""
         self._system: tuple[tuple[str, str], SystemMessage] | None = None
