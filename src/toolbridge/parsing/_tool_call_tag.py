@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from abc import abstractmethod
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from toolbridge._values import value_problem
@@ -247,7 +248,7 @@ class TaggedBodyReader(CallReader):
     def _add_argument(self, key: str, text: str, events: list[Event]) -> bool:
         """A complete value: typed by the parameter's schema, and streamed as a piece of JSON. False
         (and `_fail`) when the value is unfit to use."""
-        value = typed_value(text, self._context.parameter_schema(self._name or "", key))
+        value = self._typed_value(text, self._context.parameter_schema(self._name or "", key))
         if problem := value_problem({key: value}):
             self._fail(f"the arguments {problem}")
             return False
@@ -255,6 +256,10 @@ class TaggedBodyReader(CallReader):
         self._arguments_text(", " + piece if self._arguments else "{" + piece, events)
         self._arguments[key] = value
         return True
+
+    def _typed_value(self, text: str, schema: Mapping[str, Any] | None) -> Any:
+        """A value's text as the value it stands for (a dialect may know more ways of writing one)."""
+        return typed_value(text, schema)
 
     def _free_text_from(self, index: int | None) -> None:
         """Text from `index` (in the text being read) on is free text; None: it ended."""
