@@ -164,6 +164,44 @@ CASES = [
         errors=1,
     ),
     Case(
+        "values_written_as_escaped_json",  # GLM-4.6/4.7: strings in quotes, objects with escaped quotes
+        call(
+            "write",
+            newlines=False,
+            path='"/tmp/a b.txt"',
+            code='"print(\\"hi\\")\\nx = 1"',
+            data='{\\"l\\": [1, 2], \\"s\\": \\"é\\"}',
+            tags='"[\\"a\\", \\"b\\"]"',
+            ratio='"0.5"',
+            force='"true"',
+        )
+        + call("get_weather", city='"São \\"Paulo\\""', days="3"),
+        calls=[
+            (
+                "write",
+                {
+                    "path": "/tmp/a b.txt",
+                    "code": 'print("hi")\nx = 1',
+                    "data": {"l": [1, 2], "s": "é"},
+                    "tags": ["a", "b"],
+                    "ratio": 0.5,
+                    "force": True,
+                },
+            ),
+            ("get_weather", {"city": 'São "Paulo"', "days": 3}),
+        ],
+    ),
+    Case(
+        "escapes_without_quotes_around_stay_as_written",
+        call("write", code='echo \\"hi\\" > "a b"', path='"a" and "b"', data='{\\"broken'),
+        calls=[("write", {"code": 'echo \\"hi\\" > "a b"', "path": '"a" and "b"', "data": '{\\"broken'})],
+    ),
+    Case(
+        "a_quoted_json_object_without_a_schema",
+        call("unknown_tool", obj='"{\\"a\\": 1}"', text='"x"', raw='{\\"a\\": [1]}'),
+        calls=[("unknown_tool", {"obj": {"a": 1}, "text": "x", "raw": {"a": [1]}})],
+    ),
+    Case(
         "a_json_body_is_read_as_hermes",
         '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>',
         calls=[("get_weather", {"city": "Rome"})],
@@ -241,3 +279,11 @@ def test_format_call_writes_the_template_form() -> None:
         "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n"
         '<arg_key>opts</arg_key>\n<arg_value>{"a": [1]}</arg_value>\n</tool_call>'
     )
+
+
+def test_a_string_in_quotes_is_written_as_json_and_reads_back() -> None:
+    arguments = {"path": '"quoted"', "code": '{\\"a\\": 1}', "mode": ' "a \\" b" '}
+    written = call_format("glm").format_call("write", arguments)
+    assert '<arg_value>"\\"quoted\\""</arg_value>' in written
+    assert '<arg_value>{\\"a\\": 1}</arg_value>' in written  # a string parameter: read as written
+    assert parse(written, "glm", schemas=SCHEMAS).tool_calls[0].arguments == arguments

@@ -183,6 +183,35 @@ CASES = [
         "<|channel|>final<|message|>x<|end|>y<|call|>z<|return|><|message|><|constrain|><|endoftext|><|start|>assistant",
         "xyz",
     ),
+    Case(
+        "starts_in_the_role_header",  # the prompt ended in `<|start|>assistant`
+        ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>',
+        calls=[("get_weather", {"city": "Paris"})],
+    ),
+    Case(
+        "starts_in_the_role_header_on_the_analysis_channel_end_token_stripped",
+        ' to=functions.get_weather<|channel|>analysis <|constrain|>json<|message|>{"city": "Paris"}',
+        calls=[("get_weather", {"city": "Paris"})],
+    ),
+    Case(
+        "starts_in_the_channel_header",  # the prompt ended in `<|start|>assistant<|channel|>`
+        'commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>'
+        + final("Done."),
+        "Done.",
+        [("get_weather", {"city": "Paris"})],
+    ),
+    Case(
+        "starts_in_the_header_though_reasoning_was_presumed_open",
+        'to=functions.f<|channel|>commentary<|message|>{"a": 1}<|call|>'
+        + next_call("functions.g", '{"b": 2}'),
+        calls=[("f", {"a": 1}), ("g", {"b": 2})],
+        reasoning_open=True,
+    ),
+    Case(
+        "a_recipient_later_in_the_text_is_text",
+        "to be sent to=functions.f later" + final(" or to=functions.g"),
+        "to be sent to=functions.f later or to=functions.g",
+    ),
     Case("ends_with_a_marker_that_could_have_grown", "Hi<|channel|>", "Hi"),
     Case("another_dialects_tag_ends_a_header", "<|channel|>x</think>y", "xy"),
     Case(

@@ -40,6 +40,7 @@ def call(name: str, **parameters: str) -> str:
 
 
 WEATHER = call("get_weather", city="Paris", days="3")
+UNOPENED = WEATHER.removeprefix("<tool_call>\n").removesuffix("\n</tool_call>")
 CASES = [
     Case("single", WEATHER, calls=[("get_weather", {"city": "Paris", "days": 3})]),
     Case(
@@ -179,6 +180,58 @@ CASES = [
         "two_functions_in_one_block",
         "<tool_call>\n<function=a>\n</function>\n<function=b>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>",
         calls=[("a", {}), ("b", {"x": "1"})],
+    ),
+    Case(
+        "opener_left_out",  # Qwen3-Coder / Qwen3.5: `<function=` with no `<tool_call>` before it
+        "Let me check.\n" + UNOPENED + "\n</tool_call>\nDone.<|im_end|>",
+        "Let me check.\nDone.",
+        [("get_weather", {"city": "Paris", "days": 3})],
+    ),
+    Case(
+        "opener_and_closer_left_out_parallel",
+        UNOPENED + "\n" + UNOPENED.replace("Paris", "Oslo") + "\n",
+        calls=[("get_weather", {"city": "Paris", "days": 3}), ("get_weather", {"city": "Oslo", "days": 3})],
+    ),
+    Case(
+        "opener_left_out_after_reasoning",
+        "<think>\nThe user wants the weather.\n</think>\n\n" + UNOPENED + "<|im_end|>",
+        calls=[("get_weather", {"city": "Paris", "days": 3})],
+        reasoning="The user wants the weather.",
+    ),
+    Case(
+        "output_ends_after_the_last_value",  # `</function>` and `</tool_call>` left out too
+        "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n",
+        calls=[("get_weather", {"city": "Paris"})],
+    ),
+    Case(
+        "output_ends_after_the_last_value_of_an_opened_call",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>",
+        calls=[("get_weather", {"city": "Oslo"})],
+    ),
+    Case(
+        "function_tags_in_prose_stay_text",
+        "Write <function=NAME> then <parameter=KEY>: <function=f> is a tag, <function=a b\nand <function=g>",
+        "Write <function=NAME> then <parameter=KEY>: <function=f> is a tag, <function=a b\nand <function=g>",
+    ),
+    Case(
+        "opener_left_out_truncated_in_a_value",
+        "Checking.\n<function=get_weather>\n<parameter=city>\nPar",
+        "Checking.",
+        errors=1,
+        truncated=True,
+    ),
+    Case(
+        "opener_left_out_truncated_after_the_function",  # the call is whole: nothing was cut from it
+        UNOPENED + "\n",
+        calls=[("get_weather", {"city": "Paris", "days": 3})],
+        truncated=True,
+    ),
+    Case(
+        "opener_left_out_malformed_then_text",
+        "<function=f>\n<parameter=a b\nx\n</parameter>\n</function>\nafter " + UNOPENED,
+        "after",
+        [("get_weather", {"city": "Paris", "days": 3})],
+        errors=1,
     ),
     Case(
         "a_json_body_is_read_as_hermes",

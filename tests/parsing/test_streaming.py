@@ -289,6 +289,14 @@ def test_plain_text_is_never_held_back() -> None:
     assert parser.finish() == [TextDelta("<tool_ca")]
 
 
+def test_the_start_is_held_only_while_it_could_begin_a_call_header() -> None:
+    parser = StreamParser()  # gpt-oss may start inside a header: ` to=functions.NAME<|channel|>...`
+    assert parser.feed("to") == []
+    assert parser.feed("day") == [TextDelta("today")]
+    assert parser.feed(" to=functions.f") == [TextDelta(" to=functions.f")]  # only at the start
+    assert StreamParser("hermes").feed("to") == [TextDelta("to")]  # no format of it starts so
+
+
 def test_parsers_share_no_state_not_even_cached_events() -> None:
     # One-character deltas reuse event objects within a parser (that is the fast path), never across
     # parsers: a module-level cache would be state shared by every stream in the process.

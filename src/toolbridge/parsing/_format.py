@@ -203,6 +203,10 @@ class CallFormat(ABC):
     """Opening markers looked for only when this format is asked for by name, never in `auto`: they
     also begin ordinary text (`{`, `[`), so only a caller who knows the model writes them may say so.
     Their reader shows the text again (`rejected_text`) when it turns out not to be a call."""
+    leading_markers: ClassVar[tuple[str, ...]] = ()
+    """Opening markers looked for only at the very start of the output (after white space): the prompt
+    left the model inside a call's header, as gpt-oss's ` to=functions.NAME<|channel|>...` after a
+    prompt that ended in `<|start|>assistant`."""
     reasoning_markers: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(open, close) pairs around reasoning besides `<think>`/`</think>`, e.g. `[THINK]`/`[/THINK]`."""
     call_noun: ClassVar[str]

@@ -7,7 +7,9 @@
     <tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>
 
 The name runs from `<tool_call>` to the first white space or `<`. Values are bare text, kept exactly
-(white space around the tags is layout) and typed by the tool's schema (`_typed_values`). A value may
+(white space around the tags is layout) and typed by the tool's schema (`_typed_values`). GLM-4.6 and
+4.7 also write a value as JSON text (`json_written_value`): a string in quotes with its escapes
+(`"a \\"quoted\\" text"`), or an object or array with its quotes escaped (`{\\"a\\": 1}`). A value may
 hold `</arg_value>` itself: it ends the value only when the next `<arg_key>` or `</tool_call>` follows.
 Reasoning is `<think>` (prompt-opened from GLM-4.7 on), the stream parser's own. The end-of-turn tokens
 `<|observation|>`, `<|user|>` and `<|endoftext|>` are dropped. The body decides the dialect
@@ -17,6 +19,7 @@ Reasoning is `<think>` (prompt-opened from GLM-4.7 on), the stream parser's own.
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -38,9 +41,9 @@ from toolbridge.parsing._tool_call_tag import (
     ValueReader,
     skip_space,
 )
-from toolbridge.parsing._typed_values import value_text
+from toolbridge.parsing._typed_values import typed_value, value_text
 
-__all__ = ["GlmFormat", "GlmReader"]
+__all__ = ["GlmFormat", "GlmReader", "json_written_value"]
 
 KEY_OPEN = "<arg_key>"
 KEY_CLOSE = "</arg_key>"
@@ -51,6 +54,38 @@ END_OF_TURN = ("<|observation|>", "<|user|>", "<|endoftext|>")
 _NEXT = (KEY_OPEN, CLOSE, OPEN)
 """What may follow the name or a value (a new `<tool_call>`: this one's end was left out)."""
 _NAME_END = re.compile(r"[\s<]")
+_LENIENT_JSON = json.JSONDecoder(strict=False)
+_STRING_SCHEMA = {"type": "string"}
+
+
+def json_written_value(text: str, schema: Mapping[str, Any] | None) -> Any:
+    """A value's text typed by `schema`, also when GLM wrote it as JSON text.
+
+    A whole JSON string (`"Paris"`, `"a \\"b\\""`) stands for its contents, which are then typed: for a
+    string parameter too, as SGLang's GLM-4.7 reader does (a string that really is in quotes is written
+    by `format_call` as JSON, so it reads back). An object or array that is not JSON but is once its
+    escaped quotes are unescaped (`{\\"a\\": 1}`) is that object, where the schema (or no schema) allows
+    one. A string parameter's text with escapes but no enclosing quotes stays as written: it is code
+    (`echo \\"hi\\"`) as often as not.
+    """
+    word = text.strip()
+    if len(word) >= 2 and word[0] == '"' == word[-1]:
+        try:
+            inner = json.loads(word)
+        except ValueError:
+            inner = None
+        if isinstance(inner, str):
+            return typed_value(inner, schema)
+    value = typed_value(text, schema)
+    if isinstance(value, str) and word[:1] in ("{", "[") and '\\"' in word:
+        try:
+            unescaped = _LENIENT_JSON.decode('"' + word + '"')
+        except ValueError:
+            return value
+        decoded = typed_value(unescaped, schema)
+        if isinstance(decoded, dict | list):
+            return decoded
+    return value
 
 
 class _State(enum.Enum):
@@ -147,6 +182,9 @@ class GlmReader(TaggedBodyReader):
     def _where(self) -> str:
         return f"the value of {self._key!r}" if self._arguments else f"the name {self._name!r}"
 
+    def _typed_value(self, text: str, schema: Mapping[str, Any] | None) -> Any:
+        return json_written_value(text, schema)
+
     def _complete_at_end(self, events: list[Event]) -> bool:
         return self._state is _State.BETWEEN
 
@@ -164,10 +202,14 @@ class GlmFormat(CallFormat):
     )
 
     def format_call(self, name: str, arguments: Mapping[str, Any]) -> str:
-        """The GLM-4.5 template's form: the name, then one line per key and per value."""
+        """The GLM-4.5 template's form: the name, then one line per key and per value. A string that would
+        read back as another value (one in quotes) is written as JSON."""
         lines = [f"{OPEN}{name}"]
         for key, value in arguments.items():
-            lines += [f"{KEY_OPEN}{key}{KEY_CLOSE}", f"{VALUE_OPEN}{value_text(value)}{VALUE_CLOSE}"]
+            text = value_text(value)
+            if isinstance(value, str) and json_written_value(text, _STRING_SCHEMA) != value:
+                text = json.dumps(value, ensure_ascii=False)  # a string in quotes: as JSON, to read back
+            lines += [f"{KEY_OPEN}{key}{KEY_CLOSE}", f"{VALUE_OPEN}{text}{VALUE_CLOSE}"]
         return "\n".join(lines) + "\n" + CLOSE
 
     def start_call(self, marker: str, context: ReadContext) -> CallReader:

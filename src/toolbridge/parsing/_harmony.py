@@ -8,7 +8,8 @@
 (one line each in the model's output). A message is a header, `<|message|>`, a body and an end token.
 The `analysis` channel is reasoning: `<|channel|>analysis<|message|>` ... `<|end|>` is a reasoning pair
 of the stream parser, so a generation prompt that ends inside it is `reasoning_open=True` (one that ends
-in `<|start|>assistant` is not). Every other header is read here, from `<|channel|>` or `<|start|>` to
+in `<|start|>assistant` is not). An output may also start inside the header of a call (`IN_HEADER`,
+looked for only there). Every other header is read here, from `<|channel|>` or `<|start|>` to
 `<|message|>`: a header with a recipient (`to=...`, after the role or after the channel, on any channel)
 makes the body a call; one without (`final`, a `commentary` preamble) ends the reader at once, and the
 body is content. `<|start|>ROLE`, `<|end|>`, `<|call|>`, `<|return|>` are never shown.
@@ -50,6 +51,10 @@ END = "<|end|>"
 CALL = "<|call|>"
 RETURN = "<|return|>"
 ANALYSIS = f"{CHANNEL}analysis{MESSAGE}"
+IN_HEADER = ("to=functions.", "commentary to=functions.", "analysis to=functions.")
+"""How an output starts that begins inside a call's header: the prompt ended in `<|start|>assistant`
+(` to=functions.NAME<|channel|>commentary json<|message|>...`, as llama.cpp reads it) or in its
+`<|channel|>` (`commentary to=functions.NAME <|constrain|>json<|message|>...`)."""
 
 _CLOSES = (CALL, END, RETURN)
 _NEXT_MESSAGE = (START, CHANNEL)
@@ -88,8 +93,12 @@ class _HarmonyReader(CallReader):
         super().__init__(opening_marker)
         self._state = _State.HEADER
         self._header: list[str] = []
-        self._in_role = opening_marker == START
+        self._in_role = opening_marker in (START, IN_HEADER[0])
         """Still in `<|start|>ROLE ...`, before any `<|channel|>`."""
+        self._marker_in_header = opening_marker in IN_HEADER
+        """Opened by `to=functions.` and the like at the start of the output: the marker is header text."""
+        if self._marker_in_header:
+            self._header.append(opening_marker)
         self._recipient: str | None = None
         self._body: list[str] = []
         self._scanner = JsonScanner(stop_chars="<")
@@ -225,7 +234,8 @@ class _HarmonyReader(CallReader):
 
     def _raw(self, body: str, close: str) -> str:
         message = MESSAGE if self._state is not _State.HEADER else ""
-        return self._opening_marker + "".join(self._header) + message + body + close
+        opening = "" if self._marker_in_header else self._opening_marker
+        return opening + "".join(self._header) + message + body + close
 
     def _finish_call(
         self, events: list[Event], *, closed: bool, close: str = "", body: str | None = None
@@ -273,6 +283,7 @@ class _HarmonyReader(CallReader):
 class HarmonyFormat(CallFormat):
     name = "harmony"
     opening_markers = (CHANNEL, START)
+    leading_markers = IN_HEADER
     stray_markers = (CALL, MESSAGE, CONSTRAIN)
     end_of_turn_markers = (RETURN, "<|endoftext|>")
     reasoning_markers = ((ANALYSIS, END),)

@@ -17,6 +17,12 @@ Values are bare text: the newline the template writes after `<parameter=KEY>` an
 parameter, `</function>` or `</tool_call>` follows it. A `</parameter>` left out before a `<parameter=` or
 `</function>` at the start of a line is tolerated, and so are a left-out `</function>` and several
 functions in one block. Qwen3.5's `<think>` is the stream parser's own; `<|im_end|>` is dropped.
+
+Qwen3-Coder and Qwen3.5 also leave `<tool_call>` out (and then often `</tool_call>` too): `<function=NAME>`
+opens a call by itself. Since `<function=f>` also appears in prose, such a call is only one once a
+`<parameter=` or `</function>` follows its tag; until then nothing is announced, and anything else
+shows the text as it was. At the end of the output, a call whose last value is closed (`</parameter>`)
+is complete without `</function>` and `</tool_call>`, with or without the opener.
 The body decides the dialect (`_tool_call_tag`): asked for `qwen3_xml`, a hermes JSON body is read too.
 """
 
@@ -75,6 +81,14 @@ class Qwen3XmlReader(TaggedBodyReader):
         self._tag_length = 0
         self._key = ""
         self._value = ValueReader(PARAMETER_CLOSE, _AFTER_VALUE)
+        self._unopened = opening_marker == FUNCTION_OPEN
+        """Opened by `<function=` itself, with no `<tool_call>` before it."""
+        self._committed = not self._unopened
+        """Known to be a call: for one without `<tool_call>`, once `<parameter=` or `</function>` came."""
+        self._function_name = ""
+        if self._unopened:
+            self._state = _State.FUNCTION_NAME
+            self._closing_tag = FUNCTION_CLOSE
 
     def read_char(self, char: str) -> list[Event] | None:
         if self._state is not _State.VALUE or not self._value.read_char(char):
@@ -97,6 +111,8 @@ class Qwen3XmlReader(TaggedBodyReader):
                 continue
             if state in (_State.FUNCTION_NAME, _State.PARAMETER_NAME):
                 pos = self._read_tag_name(text, pos, events)
+                if self.rejected_text is not None:
+                    return pos
                 if self._problem is not None:
                     return self._skip(text, pos, events)
                 continue
@@ -110,6 +126,11 @@ class Qwen3XmlReader(TaggedBodyReader):
             found = match_any(text, index, _IN_FUNCTION if state is _State.IN_FUNCTION else _AFTER_FUNCTION)
             if found is MarkerMatch.PARTIAL:
                 return index
+            if not self._committed:
+                if found not in (PARAMETER_OPEN, FUNCTION_CLOSE):  # `<function=f>` in prose
+                    return self._reject(index)
+                self._committed = True
+                self._set_name(self._function_name, events)
             if found is MarkerMatch.NONE:
                 if state is _State.AFTER_FUNCTION:  # no </tool_call>: the call ends at </function>
                     return self._end(events, index)
@@ -125,10 +146,12 @@ class Qwen3XmlReader(TaggedBodyReader):
                 self._state = _State.PARAMETER_NAME
             elif found == FUNCTION_CLOSE:
                 self._state = _State.AFTER_FUNCTION
+                self.between_calls = self._unopened  # no </tool_call> to wait for: the call is whole
             else:  # another function in the same block
                 self._end_call(events, index)
                 self._next_call()
                 self._state = _State.FUNCTION_NAME
+                self.between_calls = False
         return pos
 
     def _read_tag_name(self, text: str, pos: int, events: list[Event]) -> int:
@@ -138,6 +161,8 @@ class Qwen3XmlReader(TaggedBodyReader):
         self._tag.append(text[pos:end])
         self._tag_length += end - pos
         if self._tag_length > MAX_NAME or (match is not None and text[end] != ">"):
+            if not self._committed:
+                return self._reject(end)
             tag = FUNCTION_OPEN if self._state is _State.FUNCTION_NAME else PARAMETER_OPEN
             self._fail(f"its {tag}NAME> tag is not closed with >")
             return end
@@ -147,7 +172,10 @@ class Qwen3XmlReader(TaggedBodyReader):
         self._tag.clear()
         self._tag_length = 0
         if self._state is _State.FUNCTION_NAME:
-            self._set_name(name, events)
+            if self._committed:
+                self._set_name(name, events)
+            else:
+                self._function_name = name
             self._state = _State.IN_FUNCTION
         else:
             self._key = name.strip()
@@ -172,13 +200,27 @@ class Qwen3XmlReader(TaggedBodyReader):
         self.finished = True
         return index
 
+    def _reject(self, index: int) -> int:
+        """`<function=` without `<tool_call>` that turned out to be no call: its text is shown."""
+        self.rejected_text = self._current_raw(index)
+        return index
+
     def _complete_at_end(self, events: list[Event]) -> bool:
-        return self._state is _State.AFTER_FUNCTION
+        state = self._state
+        if state is _State.VALUE and self._value.closed:
+            return self._end_value(events)  # `</function>` and `</tool_call>` left out
+        return state is _State.AFTER_FUNCTION or (state is _State.IN_FUNCTION and bool(self._arguments))
+
+    def finish(self, tail: str, events: list[Event]) -> str:
+        if not self._committed:
+            self.rejected_text = self._opening_marker + "".join(self._raw) + tail
+            return ""
+        return super().finish(tail, events)
 
 
 class Qwen3XmlFormat(CallFormat):
     name = "qwen3_xml"
-    opening_markers = (OPEN,)
+    opening_markers = (OPEN, FUNCTION_OPEN)
     stray_markers = (CLOSE,)
     end_of_turn_markers = END_OF_TURN
     call_noun = "<tool_call> block"
@@ -197,4 +239,6 @@ class Qwen3XmlFormat(CallFormat):
         return "\n".join(lines)
 
     def start_call(self, marker: str, context: ReadContext) -> CallReader:
+        if marker == FUNCTION_OPEN:
+            return Qwen3XmlReader(marker, context)
         return ToolCallTagReader(marker, context)

@@ -4,7 +4,8 @@ Outside calls the parser is in one of two plain modes, content or reasoning. In 
 only for the first characters of the markers it knows (`<`, `[`, a backtick, ...): runs without them are
 emitted in one piece, found by one compiled-regex search, so each character is looked at once. A
 marker prefix at the end of a chunk (`<too`) is held back, and only while it could still become a
-marker; nothing else is ever delayed but white space (below). When an opening marker is complete, the
+marker; nothing else is ever delayed but white space (below) and the output's first characters while
+they could begin a format's `leading_markers` (gpt-oss starting inside a call's header). When an opening marker is complete, the
 format's `CallReader` takes over until the call ends, then plain mode resumes where the reader stopped.
 
 Reasoning: `<think>` (or a format's own marker, such as `[THINK]`) switches to reasoning and its close
@@ -125,6 +126,12 @@ def _plain_modes(format_name: str) -> tuple[_PlainMode, _PlainMode]:
     )
 
 
+@cache
+def _leading_markers(format_name: str) -> tuple[_Marker, ...]:
+    formats = resolve_formats(format_name)
+    return tuple(_Marker(text, _Action.START_CALL, fmt) for fmt in formats for text in fmt.leading_markers)
+
+
 def _unique(markers: list[_Marker]) -> list[_Marker]:
     """The first marker for each text: a format's stray close that is also a reasoning close, say."""
     seen: dict[str, _Marker] = {}
@@ -151,6 +158,8 @@ class StreamParser:
         self._content_mode, self._reasoning_mode = _plain_modes(format)
         self._mode = self._reasoning_mode if reasoning_open else self._content_mode
         self._context = ReadContext(schemas) if schemas else NO_CONTEXT
+        self._leading = _leading_markers(format)
+        """Markers that open a call at the start of the output: looked for until the start is read."""
         self._reader: CallReader | None = None
         self._call_raw: list[str] = []
         """The text of the call being read, to report it if the output is cut off inside it."""
@@ -243,6 +252,12 @@ class StreamParser:
         self._pending = ""
         events: list[Event] = []
         pos = 0
+        if self._leading:
+            start = self._read_start(text)
+            if start is None:
+                self._pending = text
+                return events
+            pos = start
         n = len(text)
         while pos < n:
             reader = self._reader
@@ -266,6 +281,21 @@ class StreamParser:
         plain = self._reader is None and not self._pending and not self._held_space and self._started[kind]
         self._fast_cache = self._event_caches[kind] if plain else None
         return events
+
+    def _read_start(self, text: str) -> int | None:
+        """The output's start: where reading goes on (after a leading marker, whose call is then open),
+        or None while the text could still become one."""
+        index = len(text) - len(text.lstrip())
+        for marker in self._leading:
+            if text.startswith(marker.text, index):
+                self._leading = ()
+                self._mode = self._content_mode  # a call's header: not inside reasoning
+                self._enter(marker)
+                return index + len(marker.text)
+            if marker.text.startswith(text[index:]):
+                return None
+        self._leading = ()
+        return 0
 
     def _emit_rejected(self, text: str, events: list[Event]) -> None:
         """Text a reader found was not a call after all: with the white space before it."""

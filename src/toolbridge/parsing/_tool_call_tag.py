@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from abc import abstractmethod
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from toolbridge._values import value_problem
@@ -196,6 +197,11 @@ class ValueReader:
     def text(self) -> str:
         return "".join(self.parts)
 
+    @property
+    def closed(self) -> bool:
+        """The closing tag came (and only white space since): at the end of the output, the value ended."""
+        return self._after_close is not None
+
     def _at_line_start(self) -> bool:
         for part in reversed(self.parts):
             if part:
@@ -221,6 +227,9 @@ class TaggedBodyReader(CallReader):
         self._problem: str | None = None
         self._free_text_start: int | None = None
         """Where in the raw body text began that only a closing tag ends (a value, a key)."""
+        self._closing_tag = CLOSE
+        """The tag a body that breaks the dialect is read up to (`</function>` for a Qwen3 call
+        written without `<tool_call>`)."""
 
     def read(self, text: str, pos: int, events: list[Event]) -> int:
         self._text = text
@@ -247,7 +256,7 @@ class TaggedBodyReader(CallReader):
     def _add_argument(self, key: str, text: str, events: list[Event]) -> bool:
         """A complete value: typed by the parameter's schema, and streamed as a piece of JSON. False
         (and `_fail`) when the value is unfit to use."""
-        value = typed_value(text, self._context.parameter_schema(self._name or "", key))
+        value = self._typed_value(text, self._context.parameter_schema(self._name or "", key))
         if problem := value_problem({key: value}):
             self._fail(f"the arguments {problem}")
             return False
@@ -255,6 +264,10 @@ class TaggedBodyReader(CallReader):
         self._arguments_text(", " + piece if self._arguments else "{" + piece, events)
         self._arguments[key] = value
         return True
+
+    def _typed_value(self, text: str, schema: Mapping[str, Any] | None) -> Any:
+        """A value's text as the value it stands for (a dialect may know more ways of writing one)."""
+        return typed_value(text, schema)
 
     def _free_text_from(self, index: int | None) -> None:
         """Text from `index` (in the text being read) on is free text; None: it ended."""
@@ -280,20 +293,21 @@ class TaggedBodyReader(CallReader):
         self._started = False
 
     def _fail(self, problem: str) -> None:
-        """The body breaks the dialect: it is read up to `</tool_call>` and reported."""
+        """The body breaks the dialect: it is read up to its closing tag and reported."""
         self._problem = problem
 
     def _skip(self, text: str, pos: int, events: list[Event]) -> int:
-        index = text.find(CLOSE, pos)
+        close = self._closing_tag
+        index = text.find(close, pos)
         if index >= 0:
-            end = index + len(CLOSE)
+            end = index + len(close)
             self._report(self._current_raw(end), events)
             self.finished = True
             return end
         n = len(text)
-        for size in range(min(len(CLOSE) - 1, n - pos), 0, -1):
-            if text.endswith(CLOSE[:size]):
-                return n - size  # held back: might be the start of </tool_call>
+        for size in range(min(len(close) - 1, n - pos), 0, -1):
+            if text.endswith(close[:size]):
+                return n - size  # held back: might be the start of the closing tag
         return n
 
     def _current_raw(self, end: int | None) -> str:
@@ -310,12 +324,13 @@ class TaggedBodyReader(CallReader):
             self._end_call(events)
             return ""
         if self._problem is None and self._free_text_start is not None:
-            close = body.find(CLOSE, self._free_text_start)
+            closing_tag = self._closing_tag
+            close = body.find(closing_tag, self._free_text_start)
             if close >= 0:
                 # A value that never ended swallowed the closing tag: cut there, read the rest as output.
                 self._problem = "a value is not closed"
-                self._report(self._opening_marker + body[: close + len(CLOSE)], events)
-                return body[close + len(CLOSE) :] + tail
+                self._report(self._opening_marker + body[: close + len(closing_tag)], events)
+                return body[close + len(closing_tag) :] + tail
         if self._problem is None:
             self._problem = "the output ended inside it"
         self._report(self._opening_marker + body + tail, events)
