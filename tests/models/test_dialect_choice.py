@@ -69,6 +69,23 @@ def of_type(events: list[ModelEvent], kind: type[TextDelta] | type[ReasoningDelt
         ("mistralai/Devstral-Small-2507", "mistral", False),
         ("google/gemma-4-27b-it", "gemma", False),
         ("my-own-finetune", "hermes", False),
+        # Later versions of a family keep its format (and its hint), also ones the table does not name.
+        ("Qwen/Qwen3.6-35B-A3B", "qwen3_xml", True),
+        ("qwen3.7-flash", "qwen3_xml", True),
+        ("qwen3.10:32b", "qwen3_xml", True),
+        ("qwen35b-finetune", "hermes", False),
+        ("zai-org/GLM-4.6", "glm", False),
+        ("glm-5.1", "glm", True),
+        ("deepseek-v3.2", "deepseek", False),
+        ("deepseek-ai/DeepSeek-V4-Flash", "deepseek", True),
+        ("deepseek-ai/DeepSeek-V4.1-Pro", "deepseek", True),
+        ("deepseek-v5", "deepseek", True),
+        ("moonshotai/Kimi-K2-Thinking", "kimi", True),
+        ("moonshotai/Kimi-K2.5", "kimi", True),
+        ("kimi-k2.6:cloud", "kimi", True),
+        ("kimi-k3", "kimi", True),
+        ("kimi-k4-preview", "kimi", True),
+        ("kimi-k2-turbo-preview", "kimi", False),
     ],
 )
 def test_model_profiles_name_each_familys_dialect(model_id: str, dialect: str, reasoning_open: bool) -> None:
