@@ -394,6 +394,26 @@ def test_a_self_closing_invoke_ends_on_the_feed_that_delivers_its_tag_end() -> N
     assert parser.feed(f"\n{V4E}ok") == [TextDelta("ok")]
 
 
+@pytest.mark.xfail(strict=True, reason="issue 24 item A")
+@pytest.mark.parametrize("opened_by", ["the model", "the prompt"])
+def test_a_v4_call_section_ends_the_reasoning(opened_by: str) -> None:
+    # vLLM's DeepSeek V4 reasoning parser: "V4 can start DSML tool calls directly after reasoning".
+    think = "<think>" if opened_by == "the model" else ""
+    output = (
+        f"{think}Weather? Use a tool.\n\n{V4B}\n" + invoke("get_weather", ("city", "true", "Paris")) + V4E
+    )
+    parser = StreamParser("deepseek", reasoning_open=not think)
+    streamed = ParseResult.from_events(
+        [event for char in output for event in parser.feed(char)] + parser.finish()
+    )
+    for result in (parse(output, "deepseek", reasoning_open=not think), streamed):
+        assert (result.reasoning, result.content, calls(result)) == (
+            "Weather? Use a tool.",
+            "",
+            [("get_weather", WEATHER)],
+        )
+
+
 def test_the_prompt_may_open_the_reasoning() -> None:
     output = f"Need the weather.</think>{B}{v31('get_weather', PARIS)}{E}"
     parser = StreamParser("deepseek", reasoning_open=True)
