@@ -1,4 +1,4 @@
-"""`kimi`: Kimi K2.x's special-token markup (K2-Instruct, K2-0905, K2-Thinking, K2.5).
+"""`kimi`: Kimi K2.x's special-token markup (K2-Instruct, K2-0905, K2-Thinking, K2.5, K2.6).
 
     <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>
     {"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
