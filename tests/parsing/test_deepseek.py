@@ -414,6 +414,26 @@ def test_a_v4_call_section_ends_the_reasoning(opened_by: str) -> None:
         )
 
 
+@pytest.mark.parametrize(
+    ("output", "names", "errors"),
+    [
+        (f"{B}{v31('f', '{}')}", ["f"], 0),
+        (f'{V4B}\n<｜DSML｜invoke name="now"/>\n', ["now"], 0),
+        (
+            f'{V4B}\n<｜DSML｜invoke name="now"/>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜para',
+            ["now"],
+            1,
+        ),
+    ],
+    ids=["v3.1-after-a-call", "v4-after-a-call", "v4-in-the-second-call"],
+)
+def test_an_output_cut_off_between_calls_reports_only_a_call_it_cut(
+    output: str, names: list[str], errors: int
+) -> None:
+    result = parse(output, "deepseek", truncated=True)
+    assert ([call.name for call in result.tool_calls], len(result.errors)) == (names, errors)
+
+
 def test_the_prompt_may_open_the_reasoning() -> None:
     output = f"Need the weather.</think>{B}{v31('get_weather', PARIS)}{E}"
     parser = StreamParser("deepseek", reasoning_open=True)

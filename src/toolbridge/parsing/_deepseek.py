@@ -124,6 +124,12 @@ class _DeepSeekReader(CallReader):
         self._streamed = False
 
     def read(self, text: str, pos: int, events: list[Event]) -> int:
+        end = self._read(text, pos, events)
+        # After a call's end the section may simply stop: an output cut off there lost no call.
+        self.between_calls = not self._in_call and self._calls > 0
+        return end
+
+    def _read(self, text: str, pos: int, events: list[Event]) -> int:
         variant = self._variant
         n = len(text)
         while pos < n:
