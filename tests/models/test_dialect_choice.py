@@ -86,6 +86,8 @@ def of_type(events: list[ModelEvent], kind: type[TextDelta] | type[ReasoningDelt
         ("kimi-k3", "kimi", True),
         ("kimi-k4-preview", "kimi", True),
         ("kimi-k2-turbo-preview", "kimi", False),
+        ("accounts/fireworks/models/glm-4p7", "glm", True),
+        ("accounts/fireworks/models/kimi-k2p5", "kimi", True),
     ],
 )
 def test_model_profiles_name_each_familys_dialect(model_id: str, dialect: str, reasoning_open: bool) -> None:

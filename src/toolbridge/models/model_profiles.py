@@ -81,6 +81,7 @@ MODEL_PROFILES: tuple[tuple[str, ModelProfile], ...] = (
 )
 
 
+_VERSION_P = re.compile(r"(?<=\d)p(?=\d)")
 _VERSION_BOUND = re.compile(r"\{>=(\d+(?:\.\d+)*)\}")
 
 
@@ -115,6 +116,7 @@ def model_profile(model_id: str) -> ModelProfile:
     """The profile of the model with this id; `DEFAULT_PROFILE` (Hermes) when none matches."""
     # `hf.co/unsloth/GLM-4.6-GGUF:Q4_K_M`, `accounts/fireworks/models/gpt-oss-120b`: the last part.
     key = model_id.strip().lower().rpartition("/")[2]
+    key = _VERSION_P.sub(".", key)  # Fireworks writes `glm-4p7`, `kimi-k2p5` for 4.7 and 2.5
     for pattern, profile in MODEL_PROFILES:
         if _matches(key, pattern):
             return profile
