@@ -76,6 +76,7 @@ _PARAMETER = re.compile(
 )
 _FENCE = re.compile(r"\s*```[a-zA-Z]*\s*\n?(.*?)\s*```\s*", re.DOTALL)
 _NON_WHITESPACE = re.compile(r"\S")
+_TAG_END_OR_MARKER = re.compile(r"[<>]")
 # Between a call's header and its JSON arguments: white space, and in V3 the opening ```json line.
 _ARGUMENTS_START = re.compile(r"\s*(?:```[a-zA-Z]*\s*)?\{")
 _BEFORE_ARGUMENTS = re.compile(r"\s*(?:`{0,3}|```[a-zA-Z]*\s*)")
@@ -186,12 +187,12 @@ class _DeepSeekReader(CallReader):
     def _read_header(self, text: str, pos: int, events: list[Event]) -> int:
         """Read an invoke's tag up to its `>`: a `/>` ends the call there (it has no arguments). A `<`
         first (a marker, the tag left unfinished) is for the caller to read."""
-        end = text.find(">", pos)
-        less = text.find("<", pos)
-        if end < 0 or 0 <= less < end:
-            stop = len(text) if less < 0 else less
+        found = _TAG_END_OR_MARKER.search(text, pos)
+        if found is None or found.group() == "<":
+            stop = len(text) if found is None else found.start()
             self._add_body(text[pos:stop], events)
             return stop
+        end = found.start()
         self._add_body(text[pos : end + 1], events)
         self._in_header = False
         if "".join(self._body).endswith("/>"):
