@@ -1,6 +1,8 @@
-"""The `deepseek` dialect: V3/R1, V3.1 and V3.2 (DSML) markup, read the same however it is chunked.
+"""The `deepseek` dialect: V3/R1, V3.1 and the DSML markup of V3.2, V4 and V4.1, read the same however
+it is chunked.
 
-Every output here is constructed from docs/dialects.md#deepseek.
+Every output here is constructed from docs/dialects.md#deepseek (the V4 / V4.1 forms as the release
+encoders write them and vLLM's and SGLang's DSML parsers read them).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ B, E = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
 CB, CE, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
 EOS = "<｜end▁of▁sentence｜>"
 DB, DE = "<｜DSML｜function_calls>", "</｜DSML｜function_calls>"
+V4B, V4E = "<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"
+V41B, V41E = "<｜DSML｜ calls>", "</｜DSML｜ calls>"
 
 
 def v3(name: str, arguments: str) -> str:
@@ -38,12 +42,13 @@ def v31(name: str, arguments: str) -> str:
     return f"{CB}{name}{SEP}{arguments}{CE}"
 
 
-def invoke(name: str, *parameters: tuple[str, str, str]) -> str:
+def invoke(name: str, *parameters: tuple[str, str, str], space: str = "") -> str:
+    """An invoke as the encoders write it; `space=" "` for V4.1's tag names (`<｜DSML｜ invoke`)."""
     body = "".join(
-        f'<｜DSML｜parameter name="{key}" string="{kind}">{value}</｜DSML｜parameter>\n'
+        f'<｜DSML｜{space}parameter name="{key}" string="{kind}">{value}</｜DSML｜{space}parameter>\n'
         for key, kind, value in parameters
     )
-    return f'<｜DSML｜invoke name="{name}">\n{body}</｜DSML｜invoke>\n'
+    return f'<｜DSML｜{space}invoke name="{name}">\n{body}</｜DSML｜{space}invoke>\n'
 
 
 WEATHER = {"city": "Paris"}
@@ -191,6 +196,90 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
         1,
     ),
     ("dsml-truncated", f'{DB}\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="ci', "", [], 1),
+    (
+        "v4-tool-calls-parallel",
+        f"I'll check.\n\n{V4B}\n"
+        + invoke("get_weather", ("city", "true", "Paris"), ("days", "false", "3"))
+        + invoke("get_time", ("tz", "true", "CET"))
+        + f"{V4E}{EOS}",
+        "I'll check.",
+        [("get_weather", {"city": "Paris", "days": 3}), ("get_time", {"tz": "CET"})],
+        0,
+    ),
+    (
+        "v4-self-closing-invoke",
+        f'{V4B}\n<｜DSML｜invoke name="now"/>\n<｜DSML｜invoke name="today" />\n'
+        + invoke("get_time", ("tz", "true", "CET"))
+        + f"{V4E}after",
+        "after",
+        [("now", {}), ("today", {}), ("get_time", {"tz": "CET"})],
+        0,
+    ),
+    (
+        "v4-nested-unicode-escaped",
+        f"{V4B}\n"
+        + invoke(
+            "write",
+            ("path", "true", "/tmp/é 日本.txt\n  keep  "),
+            ("data", "false", '{"l": [1, 2.5, null, true], "s": "q\\" }"}'),
+            ("m", "true", f'{V4E[:-1]} <｜DSML｜ invoke name="g"> </think>'),
+        )
+        + V4E,
+        "",
+        [
+            (
+                "write",
+                {
+                    "path": "/tmp/é 日本.txt\n  keep  ",
+                    "data": {"l": [1, 2.5, None, True], "s": 'q" }'},
+                    "m": f'{V4E[:-1]} <｜DSML｜ invoke name="g"> </think>',
+                },
+            )
+        ],
+        0,
+    ),
+    (
+        "v4-reasoning-then-call",
+        f"<think>The user wants the weather.</think>\n\n{V4B}\n"
+        + invoke("get_weather", ("city", "true", "Paris"))
+        + V4E,
+        "",
+        [("get_weather", WEATHER)],
+        0,
+    ),
+    (
+        "v4-json-body",
+        f'{V4B}\n<｜DSML｜invoke name="get_weather">\n{{"city": "Paris"}}\n</｜DSML｜invoke>\n{V4E}',
+        "",
+        [("get_weather", WEATHER)],
+        0,
+    ),
+    ("v4-truncated-in-a-self-closing-tag", f'Sure.{V4B}\n<｜DSML｜invoke name="now"', "Sure.", [], 1),
+    (
+        "v41-spaced-tag-names",
+        f"Checking.\n\n{V41B}\n"
+        + invoke("get_weather", ("city", "true", "Paris"), ("days", "false", "3"), space=" ")
+        + invoke("get_time", ("tz", "true", "CET"), space=" ")
+        + f"{V41E}{EOS}",
+        "Checking.",
+        [("get_weather", {"city": "Paris", "days": 3}), ("get_time", {"tz": "CET"})],
+        0,
+    ),
+    (
+        "v41-self-closing-invoke",
+        f'{V41B}\n<｜DSML｜ invoke name="now"/>\n{V41E}',
+        "",
+        [("now", {})],
+        0,
+    ),
+    (
+        "dsml-invoke-without-section",
+        "Sure. " + invoke("get_weather", ("city", "true", "Paris")) + '<｜DSML｜ invoke name="now"/>Done.',
+        "Sure.Done.",
+        [("get_weather", WEATHER), ("now", {})],
+        0,
+    ),
+    ("v4-stray-end-markers", f"Hi{V4E}{V41E}</｜DSML｜ invoke> there", "Hi there", [], 0),
 ]
 
 
@@ -248,13 +337,14 @@ def arguments_per_call(events: list[Event]) -> list[str]:
         (f"{B}{v3('f', NESTED)}\n{v3('g', '{}')}{E}", [NESTED, "{}"]),
         (f"{B}{v31('f', MARKERS)}{v31('g', ' ' + PARIS + ' ')}{E}", [MARKERS, PARIS]),
         (f'{DB}<｜DSML｜invoke name="f">{CET}</｜DSML｜invoke>{DE}', [CET]),
+        (f'{V4B}<｜DSML｜invoke name="f"/>{V4E}', ["{}"]),
         # DSML parameters are not JSON text: the arguments come as JSON in one piece, at the end.
         (
             f"{DB}{invoke('f', ('city', 'true', 'Paris'), ('days', 'false', '3'))}{DE}",
             ['{"city": "Paris", "days": 3}'],
         ),
     ],
-    ids=["v3-fenced", "v3.1", "dsml-json-body", "dsml-parameters"],
+    ids=["v3-fenced", "v3.1", "dsml-json-body", "v4-self-closing", "dsml-parameters"],
 )
 def test_arguments_stream_as_the_json_arrives(output: str, arguments: list[str]) -> None:
     assert arguments_per_call(stream([output])) == arguments
@@ -292,6 +382,56 @@ def test_tool_call_end_comes_on_the_feed_that_delivers_each_call_end() -> None:
     assert end.call.arguments == WEATHER
     assert parser.feed(E + "ok") == [TextDelta("ok")]
     assert parser.finish() == []
+
+
+def test_a_self_closing_invoke_ends_on_the_feed_that_delivers_its_tag_end() -> None:
+    parser = StreamParser("deepseek")
+    assert parser.feed(f'{V4B}\n<｜DSML｜invoke name="now"/') == []
+    start, arguments, end = parser.feed(">")
+    assert (start, arguments) == (ToolCallStart("now"), ToolCallArgumentsDelta("{}"))
+    assert isinstance(end, ToolCallEnd)
+    assert end.call.arguments == {}
+    assert parser.feed(f"\n{V4E}ok") == [TextDelta("ok")]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 24 item A")
+@pytest.mark.parametrize("opened_by", ["the model", "the prompt"])
+def test_a_v4_call_section_ends_the_reasoning(opened_by: str) -> None:
+    # vLLM's DeepSeek V4 reasoning parser: "V4 can start DSML tool calls directly after reasoning".
+    think = "<think>" if opened_by == "the model" else ""
+    output = (
+        f"{think}Weather? Use a tool.\n\n{V4B}\n" + invoke("get_weather", ("city", "true", "Paris")) + V4E
+    )
+    parser = StreamParser("deepseek", reasoning_open=not think)
+    streamed = ParseResult.from_events(
+        [event for char in output for event in parser.feed(char)] + parser.finish()
+    )
+    for result in (parse(output, "deepseek", reasoning_open=not think), streamed):
+        assert (result.reasoning, result.content, calls(result)) == (
+            "Weather? Use a tool.",
+            "",
+            [("get_weather", WEATHER)],
+        )
+
+
+@pytest.mark.parametrize(
+    ("output", "names", "errors"),
+    [
+        (f"{B}{v31('f', '{}')}", ["f"], 0),
+        (f'{V4B}\n<｜DSML｜invoke name="now"/>\n', ["now"], 0),
+        (
+            f'{V4B}\n<｜DSML｜invoke name="now"/>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜para',
+            ["now"],
+            1,
+        ),
+    ],
+    ids=["v3.1-after-a-call", "v4-after-a-call", "v4-in-the-second-call"],
+)
+def test_an_output_cut_off_between_calls_reports_only_a_call_it_cut(
+    output: str, names: list[str], errors: int
+) -> None:
+    result = parse(output, "deepseek", truncated=True)
+    assert ([call.name for call in result.tool_calls], len(result.errors)) == (names, errors)
 
 
 def test_the_prompt_may_open_the_reasoning() -> None:

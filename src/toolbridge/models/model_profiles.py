@@ -6,12 +6,18 @@ table serves Ollama, vLLM, llama.cpp and hosted APIs alike. The dialect is what 
 when markup leaks into the text in native mode, and what prompt mode asks the model to write: a model
 calls best in the format it was trained on. Unknown models get Hermes, the most widely trained format.
 A model's config entry overrides both (`"dialect": "glm"`, `"reasoning_open": true`).
+
+New versions of a family appear monthly and keep its format, so a pattern may bound a version instead of
+naming one: `qwen{>=3.5}*` matches `qwen3.5-35b`, `qwen3.7-flash` and `qwen4-8b`, not `qwen3-8b`. The
+version is the run of digits and dots at that place, up to a character that is no letter or digit
+(`qwen35b` is no version 35), compared number by number (3.10 is after 3.9).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from functools import cache
 
 __all__ = ["DEFAULT_PROFILE", "MODEL_PROFILES", "ModelProfile", "model_profile"]
 
@@ -31,6 +37,8 @@ _THINKING_HERMES = ModelProfile("hermes", reasoning_open=True)
 _QWEN_XML = ModelProfile("qwen3_xml")
 _GLM = ModelProfile("glm")
 _DEEPSEEK = ModelProfile("deepseek")
+_KIMI = ModelProfile("kimi")
+_KIMI_THINKING = ModelProfile("kimi", reasoning_open=True)
 _MISTRAL = ModelProfile("mistral")
 
 MODEL_PROFILES: tuple[tuple[str, ModelProfile], ...] = (
@@ -38,21 +46,23 @@ MODEL_PROFILES: tuple[tuple[str, ModelProfile], ...] = (
     # (`Qwen/Qwen3-Coder-30B-A3B-Instruct` -> `qwen3-coder-30b-a3b-instruct`), with Ollama's tag kept
     # (`qwen3-coder:30b`). The first match wins, so specific patterns come before general ones.
     ("qwen3-coder*", _QWEN_XML),
-    ("qwen3.5*", ModelProfile("qwen3_xml", reasoning_open=True)),
-    ("qwen3.6*", ModelProfile("qwen3_xml", reasoning_open=True)),
+    ("qwen{>=3.5}*", ModelProfile("qwen3_xml", reasoning_open=True)),
     ("qwen3*thinking*", _THINKING_HERMES),
     ("qwq*", _THINKING_HERMES),
     ("qwen*", DEFAULT_PROFILE),
     ("hermes*", DEFAULT_PROFILE),
     ("glm-4.5*", _GLM),
     ("glm-4.6*", _GLM),
-    ("glm-4.7*", ModelProfile("glm", reasoning_open=True)),
-    ("glm-5*", ModelProfile("glm", reasoning_open=True)),
+    ("glm-{>=4.7}*", ModelProfile("glm", reasoning_open=True)),
     ("gpt-oss*", ModelProfile("harmony")),
     ("deepseek-r1*", ModelProfile("deepseek", reasoning_open=True)),
+    # V4 thinks by default (the hosted API; `<think>` ends the prompt in thinking mode) and writes DSML.
+    ("deepseek-v{>=4}*", ModelProfile("deepseek", reasoning_open=True)),
     ("deepseek*", _DEEPSEEK),
-    ("kimi-k2*", ModelProfile("kimi")),
-    ("kimi-k3*", ModelProfile("kimi", reasoning_open=True)),
+    # K2-Thinking, K2.5 and later think by default (K2.5's prompt ends with `<think>`); K3 opens `think`.
+    ("kimi-k2-thinking*", _KIMI_THINKING),
+    ("kimi-k{>=2.5}*", _KIMI_THINKING),
+    ("kimi*", _KIMI),
     ("llama-4*", ModelProfile("llama_pythonic")),
     ("llama4*", ModelProfile("llama_pythonic")),
     ("llama-3.2-1b*", ModelProfile("llama_pythonic")),
@@ -71,11 +81,43 @@ MODEL_PROFILES: tuple[tuple[str, ModelProfile], ...] = (
 )
 
 
+_VERSION_P = re.compile(r"(?<=\d)p(?=\d)")
+_VERSION_BOUND = re.compile(r"\{>=(\d+(?:\.\d+)*)\}")
+
+
+@cache
+def _compile(pattern: str) -> tuple[re.Pattern[str], tuple[int, ...] | None]:
+    """A pattern's regex (`*` is any text, `?` one character), and the least version it allows."""
+    bound = _VERSION_BOUND.search(pattern)
+    parts = _VERSION_BOUND.split(pattern, maxsplit=1)
+
+    def translate(part: str) -> str:
+        return re.escape(part).replace(r"\*", ".*").replace(r"\?", ".")
+
+    if bound is None:
+        return re.compile(translate(pattern), re.DOTALL), None
+    # The whole number and nothing glued to it: `qwen35b` is a size, not version 35.
+    version = r"(\d+(?:\.\d+)*)(?![0-9a-z]|\.\d)"
+    regex = translate(parts[0]) + version + translate(parts[2])
+    return re.compile(regex, re.DOTALL), _version(bound.group(1))
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(number) for number in text.split("."))
+
+
+def _matches(key: str, pattern: str) -> bool:
+    regex, least = _compile(pattern)
+    match = regex.fullmatch(key)
+    return match is not None and (least is None or _version(match.group(1)) >= least)
+
+
 def model_profile(model_id: str) -> ModelProfile:
     """The profile of the model with this id; `DEFAULT_PROFILE` (Hermes) when none matches."""
     # `hf.co/unsloth/GLM-4.6-GGUF:Q4_K_M`, `accounts/fireworks/models/gpt-oss-120b`: the last part.
     key = model_id.strip().lower().rpartition("/")[2]
+    key = _VERSION_P.sub(".", key)  # Fireworks writes `glm-4p7`, `kimi-k2p5` for 4.7 and 2.5
     for pattern, profile in MODEL_PROFILES:
-        if fnmatchcase(key, pattern):
+        if _matches(key, pattern):
             return profile
     return DEFAULT_PROFILE

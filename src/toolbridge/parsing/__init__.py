@@ -15,7 +15,7 @@
 
 Formats (dialects): `hermes` (`<tool_call>{json}</tool_call>`), `fenced` (a ```` ```tool ```` block),
 `mistral` (`[TOOL_CALLS]NAME[ARGS]{json}`, or `[TOOL_CALLS]` and a JSON list), `deepseek`
-(`<｜tool▁calls▁begin｜>` V3/V3.1 and `<｜DSML｜function_calls>` V3.2 markup), `kimi` (K2's
+(`<｜tool▁calls▁begin｜>` V3/V3.1 and the DSML markup of V3.2, V4 and V4.1), `kimi` (K2's
 `<|tool_calls_section_begin|>` ... `functions.NAME:IDX`, K3's `<|open|>call tool="NAME"<|sep|>`),
 `qwen3_xml` (`<tool_call><function=NAME><parameter=KEY>value</parameter>...`), `glm`
 (`<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...`; the `<tool_call>` body decides

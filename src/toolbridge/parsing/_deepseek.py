@@ -1,21 +1,24 @@
-"""`deepseek`: DeepSeek's tool-call markup, in all three of its variants (docs/dialects.md#deepseek).
+"""`deepseek`: DeepSeek's tool-call markup, in all of its variants (docs/dialects.md#deepseek).
 
     V3 / R1:  <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
               ```json
               {...}
               ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
     V3.1:     <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
-    V3.2:     <｜DSML｜function_calls>
-              <｜DSML｜invoke name="NAME">
+    DSML:     <｜DSML｜function_calls>                  (V3.2; V4: tool_calls; V4.1: " calls")
+              <｜DSML｜invoke name="NAME">              (V4.1: "<｜DSML｜ invoke", " parameter")
               <｜DSML｜parameter name="K" string="true">raw text</｜DSML｜parameter>
               <｜DSML｜parameter name="N" string="false">3</｜DSML｜parameter>
               </｜DSML｜invoke>
+              <｜DSML｜invoke name="NOW"/>               (V4: a call without arguments)
               </｜DSML｜function_calls>
 
 The bars are U+FF5C and `▁` is U+2581. A section holds one or more calls; each call is reported when its
 own end marker arrives, and its JSON arguments stream as they arrive (DSML parameters, which are no
 JSON text, come as one JSON delta with the call). A call cut off by the end of the output is an error,
-never a call. Text in a section that begins no call ends the section early: it is ordinary output again. A string parameter
+never a call. Text in a section that begins no call ends the section early: it is ordinary output again.
+The three DSML spellings are one markup: any of its section, invoke and parameter tags is read inside
+any DSML section, and an invoke with no section around it is read too. A string parameter
 (`string="true"`) is kept exactly; `string="false"` is JSON, and its raw text when it is not. DeepSeek
 gives no call id. Its `<think>` reasoning is the stream parser's own; `<｜end▁of▁sentence｜>` is dropped.
 """
@@ -48,20 +51,32 @@ END_OF_SENTENCE = "<｜end▁of▁sentence｜>"
 
 DSML_BEGIN = "<｜DSML｜function_calls>"
 DSML_END = "</｜DSML｜function_calls>"
+V4_BEGIN = "<｜DSML｜tool_calls>"
+V4_END = "</｜DSML｜tool_calls>"
+V41_BEGIN = "<｜DSML｜ calls>"
+V41_END = "</｜DSML｜ calls>"
 INVOKE_BEGIN = "<｜DSML｜invoke"
 INVOKE_END = "</｜DSML｜invoke>"
 PARAMETER_BEGIN = "<｜DSML｜parameter"
 PARAMETER_END = "</｜DSML｜parameter>"
-_IN_PARAMETER = (PARAMETER_END, DSML_END, END_OF_SENTENCE)  # the last two: its end was left out
-_DSML_INSIDE = (INVOKE_END, INVOKE_BEGIN, DSML_END, END_OF_SENTENCE, PARAMETER_BEGIN)
+# V4.1's tag names begin with a space.
+INVOKE_BEGINS = (INVOKE_BEGIN, "<｜DSML｜ invoke")
+INVOKE_ENDS = (INVOKE_END, "</｜DSML｜ invoke>")
+PARAMETER_BEGINS = (PARAMETER_BEGIN, "<｜DSML｜ parameter")
+PARAMETER_ENDS = (PARAMETER_END, "</｜DSML｜ parameter>")
+DSML_BEGINS = (DSML_BEGIN, V4_BEGIN, V41_BEGIN)
+DSML_ENDS = (DSML_END, V4_END, V41_END)
+_IN_PARAMETER = (*PARAMETER_ENDS, *DSML_ENDS, END_OF_SENTENCE)  # the last ones: its end was left out
+_DSML_INSIDE = (*INVOKE_ENDS, *INVOKE_BEGINS, *DSML_ENDS, END_OF_SENTENCE, *PARAMETER_BEGINS)
 
-_INVOKE_HEADER = re.compile(r'\s+name\s*=\s*"([^"]*)"\s*>')
+_INVOKE_HEADER = re.compile(r'\s+name\s*=\s*"([^"]*)"\s*(/?)>')
 _PARAMETER = re.compile(
-    r'<｜DSML｜parameter\s+name\s*=\s*"([^"]*)"(?:\s+string\s*=\s*"(true|false)")?\s*>(.*?)</｜DSML｜parameter>',
+    r'<｜DSML｜ ?parameter\s+name\s*=\s*"([^"]*)"(?:\s+string\s*=\s*"(true|false)")?\s*>(.*?)</｜DSML｜ ?parameter>',
     re.DOTALL,
 )
 _FENCE = re.compile(r"\s*```[a-zA-Z]*\s*\n?(.*?)\s*```\s*", re.DOTALL)
 _NON_WHITESPACE = re.compile(r"\S")
+_TAG_END_OR_MARKER = re.compile(r"[<>]")
 # Between a call's header and its JSON arguments: white space, and in V3 the opening ```json line.
 _ARGUMENTS_START = re.compile(r"\s*(?:```[a-zA-Z]*\s*)?\{")
 _BEFORE_ARGUMENTS = re.compile(r"\s*(?:`{0,3}|```[a-zA-Z]*\s*)")
@@ -72,18 +87,20 @@ _ARGUMENTS_TAIL = " \t\r\n`"
 class _Variant:
     """The markers of one markup: what opens a call, what ends it, and what ends the section."""
 
-    def __init__(self, call_begin: str, call_end: str, section_end: str) -> None:
-        self.call_begin = call_begin
-        self.call_end = call_end
-        self.section_end = section_end
+    def __init__(
+        self, call_begins: tuple[str, ...], call_ends: tuple[str, ...], section_ends: tuple[str, ...]
+    ) -> None:
+        self.call_begins = call_begins
+        self.call_ends = call_ends
+        self.section_ends = (*section_ends, END_OF_SENTENCE)
         # Between calls: these are read; anything else ends the section.
-        self.between = (call_begin, section_end, END_OF_SENTENCE, call_end)
+        self.between = (*call_begins, *self.section_ends, *call_ends)
         # Inside a call: its own end, or a marker that shows the end was left out.
-        self.inside = (call_end, call_begin, section_end, END_OF_SENTENCE)
+        self.inside = (*call_ends, *call_begins, *self.section_ends)
 
 
-_TOOL_CALLS = _Variant(CALL_BEGIN, CALL_END, CALLS_END)
-_DSML = _Variant(INVOKE_BEGIN, INVOKE_END, DSML_END)
+_TOOL_CALLS = _Variant((CALL_BEGIN,), (CALL_END,), (CALLS_END,))
+_DSML = _Variant(INVOKE_BEGINS, INVOKE_ENDS, DSML_ENDS)
 
 
 class _DeepSeekReader(CallReader):
@@ -91,8 +108,12 @@ class _DeepSeekReader(CallReader):
 
     def __init__(self, opening_marker: str) -> None:
         super().__init__(opening_marker)
-        self._variant = _DSML if opening_marker == DSML_BEGIN else _TOOL_CALLS
-        self._in_call = False
+        self._variant = _TOOL_CALLS if opening_marker == CALLS_BEGIN else _DSML
+        self._in_call = opening_marker in INVOKE_BEGINS  # an invoke without its section
+        self._call_begin = opening_marker
+        """The marker that opened the call being read."""
+        self._in_header = self._in_call
+        """In a DSML invoke's tag, up to its `>` (or the `/>` that ends a call without arguments)."""
         self._body: list[str] = []
         self._calls = 0
         self._in_parameter = False
@@ -104,10 +125,20 @@ class _DeepSeekReader(CallReader):
         self._streamed = False
 
     def read(self, text: str, pos: int, events: list[Event]) -> int:
+        end = self._read(text, pos, events)
+        # After a call's end the section may simply stop: an output cut off there lost no call.
+        self.between_calls = not self._in_call and self._calls > 0
+        return end
+
+    def _read(self, text: str, pos: int, events: list[Event]) -> int:
         variant = self._variant
         n = len(text)
         while pos < n:
             if self._in_call:
+                if self._in_header and (pos := self._read_header(text, pos, events)) >= n:
+                    return n
+                if not self._in_call:
+                    continue
                 index = text.find("<", pos)
                 if index < 0:
                     self._add_body(text[pos:], events)
@@ -125,14 +156,15 @@ class _DeepSeekReader(CallReader):
                     self._add_body("<", events)
                     pos = index + 1
                     continue
-                if found in (PARAMETER_BEGIN, PARAMETER_END):
-                    self._in_parameter = found == PARAMETER_BEGIN
+                if found in PARAMETER_BEGINS or found in PARAMETER_ENDS:
+                    self._in_parameter = found in PARAMETER_BEGINS
                     self._add_body(found, events)
                     pos = index + len(found)
                     continue
-                self._end_call(events, closed=found == variant.call_end)
+                closed = found in variant.call_ends
+                self._end_call(events, found if closed else "")
                 # The call's own end is consumed; any other marker is read again between calls.
-                pos = index + len(found) if found == variant.call_end else index
+                pos = index + len(found) if closed else index
                 continue
             match = _NON_WHITESPACE.search(text, pos)
             if match is None:
@@ -143,12 +175,29 @@ class _DeepSeekReader(CallReader):
                 return index
             if found is MarkerMatch.NONE:
                 return self._end_section(events, index)  # text that begins no call: output again
-            if found == variant.call_begin:
+            if found in variant.call_begins:
                 self._in_call = True
-            elif found in (variant.section_end, END_OF_SENTENCE):
+                self._in_header = variant is _DSML
+                self._call_begin = found
+            elif found in variant.section_ends:
                 return self._end_section(events, index + len(found))
             pos = index + len(found)  # a stray call end between calls: dropped
         return pos
+
+    def _read_header(self, text: str, pos: int, events: list[Event]) -> int:
+        """Read an invoke's tag up to its `>`: a `/>` ends the call there (it has no arguments). A `<`
+        first (a marker, the tag left unfinished) is for the caller to read."""
+        found = _TAG_END_OR_MARKER.search(text, pos)
+        if found is None or found.group() == "<":
+            stop = len(text) if found is None else found.start()
+            self._add_body(text[pos:stop], events)
+            return stop
+        end = found.start()
+        self._add_body(text[pos : end + 1], events)
+        self._in_header = False
+        if "".join(self._body).endswith("/>"):
+            self._end_call(events, "")
+        return end + 1
 
     def _add_body(self, text: str, events: list[Event]) -> None:
         if not text:
@@ -221,15 +270,15 @@ class _DeepSeekReader(CallReader):
             return None
         return name.strip(), len(before) + len(sep) + len(name) + 1
 
-    def _end_call(self, events: list[Event], *, closed: bool) -> None:
+    def _end_call(self, events: list[Event], end_marker: str) -> None:
+        """End the call at `end_marker`, its own end ("" when it was left out, or at a `/>`)."""
         body = "".join(self._body)
         self._body.clear()
-        self._in_call = self._in_parameter = False
+        self._in_call = self._in_parameter = self._in_header = False
         self._calls += 1
-        variant = self._variant
-        raw = variant.call_begin + body + (variant.call_end if closed else "")
+        raw = self._call_begin + body + end_marker
         try:
-            call = _read_invoke(body) if variant is _DSML else _read_tool_call(body)
+            call = _read_invoke(body) if self._variant is _DSML else _read_tool_call(body)
         except CallProblem as problem:
             events.append(ParseError(f"Could not read the deepseek tool call: {problem}.", raw))
         else:
@@ -259,7 +308,7 @@ class _DeepSeekReader(CallReader):
             events.append(
                 ParseError(
                     "Could not read the deepseek tool call: the output ended inside it (cut off).",
-                    self._variant.call_begin + body,
+                    self._call_begin + body,
                 )
             )
         elif self._calls == 0:
@@ -285,6 +334,8 @@ def _read_invoke(body: str) -> ParsedToolCall:
     if header is None:
         raise CallProblem('its invoke tag has no name="..."')
     rest = body[header.end() :]
+    if header.group(2) and rest.strip():
+        raise CallProblem(f"unexpected text after its self-closing invoke tag: {rest.strip()!r}")
     if rest.strip().startswith("{"):  # an invoke whose body is one JSON object
         return call_from_fields(header.group(1), decode_arguments(rest), None, None, "deepseek")
     arguments: dict[str, Any] = {}
@@ -309,8 +360,8 @@ def _json_value(text: str) -> Any:
 
 class DeepSeekFormat(CallFormat):
     name = "deepseek"
-    opening_markers = (CALLS_BEGIN, DSML_BEGIN)
-    stray_markers = (CALLS_END, CALL_END, DSML_END, INVOKE_END)
+    opening_markers = (CALLS_BEGIN, *DSML_BEGINS, *INVOKE_BEGINS)
+    stray_markers = (CALLS_END, CALL_END, *DSML_ENDS, *INVOKE_ENDS)
     end_of_turn_markers = (END_OF_SENTENCE,)
     call_noun = "<｜tool▁calls▁begin｜> section"
     call_instructions = (

@@ -1,4 +1,4 @@
-"""`kimi`: Kimi K2.x's special-token markup (K2-Instruct, K2-0905, K2-Thinking, K2.5).
+"""`kimi`: Kimi K2.x's special-token markup (K2-Instruct, K2-0905, K2-Thinking, K2.5, K2.6).
 
     <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>
     {"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
@@ -8,6 +8,12 @@ calls, and the singular `<|tool_call_section_begin|>` some checkpoints write, ar
 end marker (`<|tool_call_end|>`, `<|im_end|>`). The header `functions.NAME:IDX` is the call's id, kept
 whole so that it round-trips into the history; the name is the part between `functions.` (optional) and
 the last `:`. The arguments are one JSON object; the end marker inside a JSON string is data.
+
+Some K2.x checkpoints write only the counter as the header (`<|tool_call_begin|>0 <|tool_call_argument_begin|>`,
+as vLLM's kimi_k2 parser accepts). The tool is then the offered one its arguments fit: the only tool
+offered, or the only one whose parameters hold every argument and whose required ones are all given;
+its id is `functions.NAME:0`, the form the template writes back. When no single tool fits (or the tools
+are not known), the call is reported, never guessed.
 
 A call cut off before its JSON is complete is reported as an error, never repaired into a call.
 K2-Thinking's `<think>` is the parser's own. K3's channel markup (`<|open|>call tool="NAME" index="1"<|sep|>`
@@ -45,6 +51,7 @@ CLOSE = "<|tool_call_end|>"
 _HEADER_MARKERS = (ARGUMENTS, CLOSE)
 _NON_WHITESPACE = re.compile(r"\S")
 _INDEX = re.compile(r":\d+")
+_COUNTER = re.compile(r"(?:functions\.)?(\d+)")
 
 
 class _State(enum.Enum):
@@ -71,11 +78,38 @@ def read_header(header: str) -> tuple[str, str | None]:
     return name[:colon].strip(), header
 
 
+def tool_for_counter(counter: str, arguments: Mapping[str, Any], context: ReadContext) -> str:
+    """The offered tool a call whose header is only a counter must be, by its arguments."""
+    fitting = [
+        name
+        for name, schema in context.schemas.items()
+        if len(context.schemas) == 1 or _fits(schema, arguments)
+    ]
+    if len(fitting) != 1:
+        which = "no offered tool" if not fitting else f"{len(fitting)} offered tools"
+        raise CallProblem(
+            f"its header {counter!r} names no tool and its arguments fit {which}; "
+            f"write functions.NAME:{counter} with the tool's name"
+        )
+    return fitting[0]
+
+
+def _fits(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> bool:
+    properties = schema.get("properties")
+    required = schema.get("required")
+    if not isinstance(properties, Mapping) or not all(key in properties for key in arguments):
+        return False
+    return not isinstance(required, list) or all(key in arguments for key in required)
+
+
 class _KimiReader(CallReader):
     format_name = "kimi"
 
-    def __init__(self, opening_marker: str) -> None:
+    def __init__(self, opening_marker: str, context: ReadContext) -> None:
         super().__init__(opening_marker)
+        self._context = context
+        self._counter: str | None = None
+        """The header was only this counter: the tool is found from the arguments at the end."""
         self._state = _State.HEADER
         self._header: list[str] = []
         self._body: list[str] = []
@@ -130,7 +164,14 @@ class _KimiReader(CallReader):
         while (index := text.find("<", pos)) >= 0:
             self._header.append(text[pos:index])
             if match_marker(text, index, ARGUMENTS) is MarkerMatch.FULL:
-                self._name, self._id = read_header("".join(self._header))
+                header = "".join(self._header)
+                counter = _COUNTER.fullmatch(header.strip())
+                if counter is not None:
+                    self._counter = counter.group(1)
+                    only = list(self._context.schemas) if len(self._context.schemas) == 1 else [""]
+                    self._name, self._id = only[0], None  # known at once when one tool is offered
+                else:
+                    self._name, self._id = read_header(header)
                 if self._name:
                     self._announce(self._name, events)
                 self._state = _State.BEFORE_JSON
@@ -174,11 +215,15 @@ class _KimiReader(CallReader):
         body = "".join(self._body) if body is None else body
 
         def build() -> ParsedToolCall:
-            if not self._name:
+            if not self._name and self._counter is None:
                 raise CallProblem("it has no tool name; write functions.NAME:INDEX")
             if self._state is _State.NOT_JSON and body.strip():
                 raise CallProblem("its arguments are not a JSON object")
             arguments = decode_arguments(body)
+            if self._counter is not None:
+                name = tool_for_counter(self._counter, arguments, self._context)
+                call_id = f"functions.{name}:{self._counter}"
+                return ParsedToolCall(name=name, arguments=arguments, id=call_id, format="kimi")
             return ParsedToolCall(name=self._name, arguments=arguments, id=self._id, format="kimi")
 
         self._complete(build, self._raw(body, closed=closed), events)
@@ -232,4 +277,4 @@ class KimiFormat(CallFormat):
         return f"{SECTION_OPEN}{OPEN}functions.{name}:0{ARGUMENTS}{body}{CLOSE}{SECTION_CLOSE}"
 
     def start_call(self, marker: str, context: ReadContext) -> CallReader:
-        return _KimiReader(marker) if marker == OPEN else K3Reader(marker)
+        return _KimiReader(marker, context) if marker == OPEN else K3Reader(marker)
