@@ -16,14 +16,26 @@ from toolbridge.parsing import Event, ParseResult, ReasoningDelta, StreamParser,
 
 @dataclass(frozen=True)
 class Case:
+    """One model output and what toolbridge must see in it (the dialect tables, the shared corpus in
+    parsing_cases.py and the conformance table all use it)."""
+
     id: str
     text: str
     content: str = ""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     errors: int = 0
     reasoning: str = ""
-    reasoning_open: bool = False
+    reasoning_open: bool | None = None
+    """Whether the prompt opened a reasoning block. `None`: not told (`parse()` decides from the text; a
+    stream, and the checks here, start in content)."""
     truncated: bool = False
+    """The output was cut off (finish reason `length`)."""
+    format: str = "auto"
+    """The parser format the shared corpus reads the output in."""
+    ids: list[str | None] | None = None
+    """The calls' ids, when checked."""
+    sources: list[str | None] | None = None
+    """The calls' sources, when checked."""
 
 
 def stream(
@@ -43,17 +55,17 @@ def stream(
 
 
 def check_whole(case: Case, fmt: str, family: str, markers: Sequence[str]) -> None:
-    result = parse(case.text, fmt, reasoning_open=case.reasoning_open, truncated=case.truncated)
+    result = parse(case.text, fmt, reasoning_open=bool(case.reasoning_open), truncated=case.truncated)
     assert result.content == case.content
     assert result.reasoning == case.reasoning
     assert [(call.name, call.arguments) for call in result.tool_calls] == case.calls
     assert all(call.format == family for call in result.tool_calls)
     assert len(result.errors) == case.errors, result.errors
-    check_no_markers(stream(case.text, [], fmt, reasoning_open=case.reasoning_open), markers)
+    check_no_markers(stream(case.text, [], fmt, reasoning_open=bool(case.reasoning_open)), markers)
 
 
 def check_chunks(case: Case, fmt: str, cuts: Sequence[int], markers: Sequence[str]) -> None:
-    options: dict[str, Any] = {"reasoning_open": case.reasoning_open, "truncated": case.truncated}
+    options: dict[str, Any] = {"reasoning_open": bool(case.reasoning_open), "truncated": case.truncated}
     events = stream(case.text, cuts, fmt, **options)
     whole = parse(case.text, fmt, **options)
     assert ParseResult.from_events(events) == whole
