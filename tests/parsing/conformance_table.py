@@ -62,6 +62,8 @@ class Row:
     """The tools' parameter schemas the parser is given, where the values' types depend on them."""
     formats: tuple[str, ...] | None = None
     """The `format` of each call when it is not the dialect's own."""
+    profile_pending: str | None = None
+    """The issue item that makes toolbridge pick `dialect` and the hint for `model`."""
 
     @property
     def id(self) -> str:
@@ -105,6 +107,7 @@ class Family:
     pending: Mapping[str, str] = field(default_factory=dict)
     """Form -> the issue item it waits for."""
     pending_in: tuple[str, ...] | None = None
+    profile_pending: str | None = None
 
 
 def standard_rows(family: Family, overrides: Mapping[str, Case] | None = None) -> list[Row]:
@@ -150,6 +153,7 @@ def standard_rows(family: Family, overrides: Mapping[str, Case] | None = None) -
             pending=family.pending.get(form),
             pending_in=family.pending_in,
             in_auto=family.in_auto,
+            profile_pending=family.profile_pending,
         )
         for form in FORMS
     ]
@@ -157,12 +161,12 @@ def standard_rows(family: Family, overrides: Mapping[str, Case] | None = None) -
 
 def extra(family: Family, form: str, text: str, **expected: Any) -> Row:
     """A form only this family has."""
-    options = {
-        key: expected.pop(key) for key in ("pending", "pending_in", "schemas", "formats") if key in expected
-    }
+    keys = ("pending", "pending_in", "schemas", "formats", "profile_pending")
+    options = {key: expected.pop(key) for key in keys if key in expected}
     hint = expected.pop("hint", family.hint)
     model = expected.pop("model", family.model)
     case = Case(f"{family.name}:{form}", text, reasoning_open=hint, **expected)
+    options.setdefault("profile_pending", family.profile_pending)
     return Row(family.name, form, model, family.dialect, case, in_auto=family.in_auto, **options)
 
 
@@ -317,6 +321,18 @@ def kimi_block(calls: Sequence[str]) -> str:
 
 
 KIMI_K2 = Family("kimi-k2", "kimi-k2-instruct-0905", "kimi", kimi_call, kimi_block)
+# K2.5 and K2.6: the prompt ends in `<|im_assistant|>assistant<|im_middle|><think>` (`<think></think>` with
+# thinking off), so the output starts in reasoning and only `</think>` appears.
+KIMI_K25 = Family(
+    "kimi-k2.5",
+    "kimi-k2.5",
+    "kimi",
+    kimi_call,
+    kimi_block,
+    lead=REASONING + "</think>",
+    hint=True,
+    profile_pending=ITEM_B,
+)
 
 
 # Kimi K3 (docs/dialects.md#kimi): `<|open|>`/`<|close|>` elements; the prompt opens the `think` channel.
@@ -480,6 +496,7 @@ FAMILIES = (
     DEEPSEEK_V32,
     DEEPSEEK_V4,
     KIMI_K2,
+    KIMI_K25,
     KIMI_K3,
     GPT_OSS,
     LLAMA3_JSON,
@@ -509,4 +526,275 @@ OVERRIDES: dict[str, dict[str, Case]] = {
     },
 }
 
-ROWS: list[Row] = [row for family in FAMILIES for row in standard_rows(family, OVERRIDES.get(family.name))]
+
+def qwen_xml_unwrapped(tool: ToolCall) -> str:
+    """A Qwen3-Coder call without its `<tool_call>` wrapper (vLLM's and SGLang's qwen3-coder parsers
+    accept a bare `<function=` for this)."""
+    return qwen_xml_call(tool).removeprefix("<tool_call>\n").removesuffix("\n</tool_call>")
+
+
+WEATHER_JSON = to_json(WEATHER[1])
+STRING_OR_NULL = {"note": {"type": ["string", "null"]}}
+EXTRA_ROWS = [
+    # item A: the output decides the reasoning state.
+    extra(
+        QWEN35,
+        "thinking-off",  # the template wrote `<think>\n\n</think>\n\n` in the prompt: no close in the output
+        "Let me check.\n" + qwen_xml_call(WEATHER),
+        content="Let me check.",
+        calls=[WEATHER],
+        pending=ITEM_A,
+    ),
+    extra(
+        GLM47,
+        "thinking-off",
+        "Checking." + GLM47.call(WEATHER),
+        content="Checking.",
+        calls=[WEATHER],
+        pending=ITEM_A,
+    ),
+    extra(
+        KIMI_K3,
+        "thinking-off",
+        "<|open|>response<|sep|>Checking.<|close|>response<|sep|>\n" + k3_block([k3_call(WEATHER)]),
+        content="Checking.",
+        calls=[WEATHER],
+        pending=ITEM_A,
+    ),
+    extra(
+        QWEN3_THINKING,
+        "call-in-presumed-open-reasoning",  # no `</think>`: the call opening marker decides
+        "I should check the weather.\n" + hermes_call(WEATHER),
+        content="I should check the weather.",
+        calls=[WEATHER],
+        pending=ITEM_A,
+    ),
+    extra(
+        DEEPSEEK_R1,
+        "call-in-presumed-open-reasoning",
+        "I should check the weather.\n" + ds_block([ds_v3_call(WEATHER)]),
+        content="I should check the weather.",
+        calls=[WEATHER],
+        pending=ITEM_A,
+    ),
+    extra(
+        HERMES,
+        "call-in-explicit-reasoning",  # a complete call inside `<think>`: reported, never dropped silently
+        "<think>\nI will call it.\n" + hermes_call(WEATHER),
+        reasoning="I will call it.",
+        errors=1,
+        pending=ITEM_A,
+    ),
+    extra(
+        KIMI_K2,
+        "k2-thinking-call-in-reasoning",  # vLLM's kimi_k2 reasoning parser ends the reasoning at the section
+        "<think>" + REASONING + kimi_block([kimi_call(WEATHER)]),
+        model="kimi-k2-thinking",
+        reasoning=REASONING,
+        calls=[WEATHER],
+        pending=ITEM_A,
+    ),
+    # item B: DeepSeek V4 DSML, Kimi K2.x, newer versions of known families.
+    extra(
+        DEEPSEEK_V4,
+        "self-closing-invoke",  # SGLang's V4 detector: `<｜DSML｜invoke name="x"/>` for a tool without arguments
+        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="now"/>\n</｜DSML｜tool_calls>',
+        calls=[NOW],
+        pending=ITEM_B,
+    ),
+    extra(
+        DEEPSEEK_V4,
+        "self-closing-after-long-form",
+        "<｜DSML｜tool_calls>\n" + dsml_call(WEATHER) + '<｜DSML｜invoke name="now"/>\n</｜DSML｜tool_calls>',
+        calls=[WEATHER, NOW],
+        pending=ITEM_B,
+    ),
+    extra(
+        KIMI_K25,
+        "newer-version",
+        KIMI_K25.lead + kimi_block([kimi_call(WEATHER)]),
+        model="kimi-k2.6",
+        reasoning=REASONING,
+        calls=[WEATHER],
+    ),
+    extra(
+        QWEN35,
+        "newer-version",
+        QWEN35.lead + qwen_xml_call(WEATHER),
+        model="qwen3.7-35b-a3b",
+        reasoning=REASONING,
+        calls=[WEATHER],
+        profile_pending=ITEM_B,
+    ),
+    extra(
+        GLM47,
+        "newer-version",
+        GLM47.lead + GLM47.call(WEATHER),
+        model="glm-5.1",
+        reasoning=REASONING,
+        calls=[WEATHER],
+    ),
+    extra(
+        KIMI_K2,
+        "call-ids",
+        kimi_block([kimi_call(WEATHER), kimi_call(TIME)]),
+        calls=[WEATHER, TIME],
+        ids=["functions.get_weather:0", "functions.get_time:1"],
+    ),
+    # item C: Qwen3-Coder without the opener, gpt-oss starting in a header, GLM escaped JSON.
+    extra(
+        QWEN3_CODER,
+        "no-opener",
+        qwen_xml_unwrapped(WEATHER) + "\n</tool_call>",
+        calls=[WEATHER],
+        pending=ITEM_C,
+    ),
+    extra(
+        QWEN3_CODER,
+        "no-opener-no-closer",
+        "Let me check.\n" + qwen_xml_unwrapped(WEATHER),
+        content="Let me check.",
+        calls=[WEATHER],
+        pending=ITEM_C,
+    ),
+    extra(
+        QWEN35,
+        "no-opener",
+        QWEN35.lead + qwen_xml_unwrapped(WEATHER),
+        reasoning=REASONING,
+        calls=[WEATHER],
+        pending=ITEM_C,
+    ),
+    extra(
+        GPT_OSS,
+        "starts-in-the-role-header",  # the prompt ended in `<|start|>assistant`
+        f" to=functions.get_weather<|channel|>commentary json<|message|>{WEATHER_JSON}<|call|>",
+        calls=[WEATHER],
+        pending=ITEM_C,
+    ),
+    extra(
+        GPT_OSS,
+        "starts-in-the-channel-header",  # the prompt ended in `<|channel|>`
+        f"commentary to=functions.get_weather <|constrain|>json<|message|>{WEATHER_JSON}<|call|>",
+        calls=[WEATHER],
+        pending=ITEM_C,
+    ),
+    extra(
+        GPT_OSS,
+        "recipient-in-the-role-header",
+        f"<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{WEATHER_JSON}<|call|>",
+        calls=[WEATHER],
+    ),
+    extra(
+        GLM45,
+        "escaped-json-string",
+        '<tool_call>write\n<arg_key>note</arg_key>\n<arg_value>"a \\"quoted\\" text"</arg_value>\n</tool_call>',
+        calls=[("write", {"note": 'a "quoted" text'})],
+        schemas={"write": {"type": "object", "properties": {"note": {"type": "string"}}}},
+        pending=ITEM_C,
+    ),
+    extra(
+        GLM47,
+        "escaped-json-object",
+        GLM47.lead
+        + '<tool_call>write<arg_key>data</arg_key><arg_value>{\\"a\\": [1, \\"x\\"]}</arg_value></tool_call>',
+        reasoning=REASONING,
+        calls=[("write", {"data": {"a": [1, "x"]}})],
+        schemas={"write": {"type": "object", "properties": {"data": {"type": "object"}}}},
+    ),
+    # item D: typed values, and never running a damaged call.
+    extra(
+        QWEN3_CODER,
+        "string-or-null-is-null",
+        "<tool_call>\n<function=write>\n<parameter=note>\nnull\n</parameter>\n</function>\n</tool_call>",
+        calls=[("write", {"note": None})],
+        schemas={"write": {"type": "object", "properties": STRING_OR_NULL}},
+        pending=ITEM_D,
+    ),
+    extra(
+        GLM45,
+        "any-of-string-null-is-null",
+        "<tool_call>write\n<arg_key>note</arg_key>\n<arg_value>null</arg_value>\n</tool_call>",
+        calls=[("write", {"note": None})],
+        schemas={
+            "write": {
+                "type": "object",
+                "properties": {"note": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+            }
+        },
+        pending=ITEM_D,
+    ),
+    extra(
+        HERMES,
+        "brace-missing-before-the-close",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}\n</tool_call>',
+        errors=1,
+        pending=ITEM_D,
+    ),
+    extra(
+        HERMES,
+        "json-cut-by-a-closing-marker",
+        '<tool_call>\n{"name": "run", "arguments": {"code": "print(1)\n</tool_call>\nDone.',
+        content="Done.",
+        errors=1,
+        pending=ITEM_D,
+    ),
+    extra(
+        HERMES,
+        "ends-inside-the-json",  # the output stopped (not at the length limit) with braces to invent
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"',
+        errors=1,
+        pending=ITEM_D,
+    ),
+    extra(
+        HERMES,
+        "markers-inside-a-json-string",
+        hermes_call(("run", {"code": "print('<tool_call>', '</tool_call>')"})),
+        calls=[("run", {"code": "print('<tool_call>', '</tool_call>')"})],
+    ),
+    extra(LLAMA32, "ends-inside-the-list", "[get_weather(city='Par", errors=1, pending=ITEM_D),
+    extra(LLAMA4, "ends-inside-the-call", "<|python_start|>[get_weather(city='Paris'", errors=1),
+    # the families' other forms
+    extra(
+        MISTRAL_V11,
+        "call-id",
+        f"[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{WEATHER_JSON}",
+        calls=[WEATHER],
+        ids=["a1B2c3D4e"],
+    ),
+    extra(
+        MISTRAL_V11,
+        "magistral-reasoning",
+        f"[THINK]{REASONING}[/THINK]Checking.[TOOL_CALLS]get_weather[ARGS]{WEATHER_JSON}",
+        model="magistral-small-2509",
+        content="Checking.",
+        reasoning=REASONING,
+        calls=[WEATHER],
+    ),
+    extra(DEEPSEEK_V3, "end-of-sentence", ds_block([ds_v3_call(WEATHER)]) + DS_EOS, calls=[WEATHER]),
+    extra(
+        DEEPSEEK_V31,
+        "thinking-mode",  # the prompt opened `<think>`, chat-mode hint: the close marker decides
+        REASONING + "</think>" + ds_block([ds_v31_call(WEATHER)]),
+        reasoning=REASONING,
+        calls=[WEATHER],
+        pending=ITEM_A,
+    ),
+    extra(
+        QWEN3_CODER,
+        "parameter-value-with-markup",
+        qwen_xml_call(("write", {"note": "a </parameter> b <function=x> c"})),
+        calls=[("write", {"note": "a </parameter> b <function=x> c"})],
+    ),
+    extra(
+        GEMMA4,
+        "string-with-quotes-and-braces",
+        '<|tool_call>call:write{note:<|"|>say "hi" {x}, [y]<|"|>}<tool_call|>',
+        calls=[("write", {"note": 'say "hi" {x}, [y]'})],
+    ),
+]
+
+ROWS: list[Row] = [
+    *(row for family in FAMILIES for row in standard_rows(family, OVERRIDES.get(family.name))),
+    *EXTRA_ROWS,
+]

@@ -5,7 +5,7 @@ the family in content or reasoning."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,8 +45,9 @@ def stream(
     *,
     reasoning_open: bool = False,
     truncated: bool = False,
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Event]:
-    parser = StreamParser(fmt, reasoning_open=reasoning_open)
+    parser = StreamParser(fmt, reasoning_open=reasoning_open, schemas=schemas)
     bounds = [0, *sorted(set(cuts)), len(text)]
     events: list[Event] = []
     for start, end in itertools.pairwise(bounds):
