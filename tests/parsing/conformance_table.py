@@ -38,6 +38,7 @@ ITEM_A = "issue 24 item A: the output decides the reasoning state"
 ITEM_B = "issue 24 item B: DeepSeek V4 DSML and Kimi K2.x"
 ITEM_C = "issue 24 item C: Qwen3-Coder without the opener, gpt-oss header start, GLM escaped JSON"
 ITEM_D = "issue 24 item D: typed values and never running a damaged call"
+NO_ITEM = "issue 24: no item covers it yet (found by the conformance table)"
 
 
 @dataclass(frozen=True)
@@ -770,6 +771,31 @@ EXTRA_ROWS = [
         content="Checking.",
         reasoning=REASONING,
         calls=[WEATHER],
+    ),
+    # llama.cpp's DeepSeek R1 parser: the section opener some checkpoints spell differently, and the
+    # `<｜tool▁call▁begin｜>` left out (its own tests feed `<｜tool▁calls｜>function<｜tool▁sep｜>...`).
+    extra(
+        DEEPSEEK_R1,
+        "short-section-opener",
+        DEEPSEEK_R1.lead + "<｜tool▁calls｜>" + ds_v3_call(WEATHER).removeprefix(DS_CALL) + DS_END,
+        reasoning=REASONING,
+        calls=[WEATHER],
+        pending=NO_ITEM,
+    ),
+    extra(
+        DEEPSEEK_R1,
+        "underscore-section-opener",
+        DEEPSEEK_R1.lead + "<｜tool_calls_begin｜>" + ds_v3_call(WEATHER) + DS_END,
+        reasoning=REASONING,
+        calls=[WEATHER],
+        pending=NO_ITEM,
+    ),
+    extra(
+        LLAMA3_JSON,
+        "list-of-calls",  # small Llama 3.2 write the calls as one JSON list: today the brackets leak as `[,]`
+        "[" + ", ".join(llama_json_call(tool) for tool in (WEATHER, TIME)) + "]",
+        calls=[WEATHER, TIME],
+        pending=NO_ITEM,
     ),
     extra(DEEPSEEK_V3, "end-of-sentence", ds_block([ds_v3_call(WEATHER)]) + DS_EOS, calls=[WEATHER]),
     extra(
