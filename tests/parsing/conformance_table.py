@@ -4,7 +4,8 @@ Each row is an output as the family's models write it (the markup from the engin
 reasoning parsers, vLLM `tool_parsers/`, SGLang `function_call/`, llama.cpp `common/chat*`, Ollama
 `model/parsers`, and the models' chat templates and encoding scripts; our own cases, no imported corpus),
 with what toolbridge must read in it, the model name toolbridge picks the dialect and the reasoning hint
-by, and both. `test_conformance.py` reads every row whole, one character at a time and in random
+by, and both. How a family writes its calls, and the standard forms built from that, are in
+conformance_forms.py. `test_conformance.py` reads every row whole, one character at a time and in random
 chunks, in the family's dialect and in `auto`.
 
 The forms every family has: `single`, `parallel`, `text-then-call`, `call-then-text`,
@@ -16,165 +17,51 @@ for removal.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
-
-from family_checks import Case
-
-FORMS = (
-    "single",
-    "parallel",
-    "text-then-call",
-    "call-then-text",
-    "reasoning-then-call",
-    "nested-unicode-escaped",
-    "empty-arguments",
-    "cut-off",
+from conformance_forms import (
+    DS_CALL,
+    DS_END,
+    DS_EOS,
+    FORMS,
+    HARMONY_FINAL,
+    HARMONY_PREAMBLE,
+    NOW,
+    REASONING,
+    TIME,
+    WEATHER,
+    WEATHER_JSON,
+    Family,
+    Row,
+    ds_block,
+    ds_v3_call,
+    ds_v31_call,
+    dsml_block,
+    dsml_call,
+    extra,
+    gemma_value,
+    glm_call,
+    harmony_block,
+    harmony_call,
+    hermes_call,
+    k3_block,
+    k3_call,
+    kimi_block,
+    kimi_call,
+    llama_json_call,
+    mistral_list,
+    pythonic_block,
+    pythonic_call,
+    qwen_xml_call,
+    qwen_xml_unwrapped,
+    standard_rows,
+    to_json,
 )
+from family_checks import Case
 
 ITEM_A = "issue 24 item A: the output decides the reasoning state"
 ITEM_B = "issue 24 item B: DeepSeek V4 DSML and Kimi K2.x"
 ITEM_C = "issue 24 item C: Qwen3-Coder without the opener, gpt-oss header start, GLM escaped JSON"
 ITEM_D = "issue 24 item D: typed values and never running a damaged call"
 NO_ITEM = "issue 24: no item covers it yet (found by the conformance table)"
-
-
-@dataclass(frozen=True)
-class Row:
-    family: str
-    """The model family (and version, where the markup changed between versions)."""
-    form: str
-    model: str | None
-    """A model name of the family, as toolbridge looks up its profile (`None`: no model writes it
-    unasked; toolbridge's own prompt-mode format)."""
-    dialect: str
-    """The dialect toolbridge chooses for `model`."""
-    case: Case
-    """The output and what must be read in it; `case.reasoning_open` is the profile's reasoning hint."""
-    pending: str | None = None
-    """The issue item that makes this row pass; until then it is a strict xfail."""
-    pending_in: tuple[str, ...] | None = None
-    """The formats (`dialect`, `auto`) `pending` applies to; `None`: both."""
-    in_auto: bool = True
-    """`auto` reads it: False for the bare `{` / `[` forms, which only their own dialect looks for."""
-    schemas: Mapping[str, Mapping[str, Any]] | None = None
-    """The tools' parameter schemas the parser is given, where the values' types depend on them."""
-    formats: tuple[str, ...] | None = None
-    """The `format` of each call when it is not the dialect's own."""
-    profile_pending: str | None = None
-    """The issue item that makes toolbridge pick `dialect` and the hint for `model`."""
-
-    @property
-    def id(self) -> str:
-        return f"{self.family}:{self.form}"
-
-
-WEATHER = ("get_weather", {"city": "Paris"})
-TIME = ("get_time", {"tz": "CET"})
-NOW = ("now", {})
-NESTED = (
-    "write",
-    {
-        "path": "/tmp/é 日本.txt",
-        "data": {"l": [1, 2.5, None, True], "s": 'say "hi" \\ back\nline </x>'},
-        "note": "😀 ✓ ü",
-    },
-)
-ToolCall = tuple[str, dict[str, Any]]
-REASONING = "The user wants the weather in Paris, so I call get_weather."
-
-
-def to_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class Family:
-    """How one family writes: a call, a block of calls, reasoning; from these the standard forms."""
-
-    name: str
-    model: str | None
-    dialect: str
-    call: Callable[[ToolCall], str]
-    block: Callable[[Sequence[str]], str] = "".join
-    think: Callable[[str], str] = lambda reasoning: f"<think>\n{reasoning}\n</think>\n\n"
-    """Reasoning the model opens itself."""
-    lead: str = ""
-    """What starts every output when the prompt opens reasoning (the reasoning and its close)."""
-    hint: bool = False
-    in_auto: bool = True
-    pending: Mapping[str, str] = field(default_factory=dict)
-    """Form -> the issue item it waits for."""
-    pending_in: tuple[str, ...] | None = None
-    profile_pending: str | None = None
-
-
-def standard_rows(family: Family, overrides: Mapping[str, Case] | None = None) -> list[Row]:
-    call, block, lead = family.call, family.block, family.lead
-    reasoning = REASONING if lead else ""
-    case = {
-        "single": Case("", lead + block([call(WEATHER)]), calls=[WEATHER], reasoning=reasoning),
-        "parallel": Case(
-            "", lead + block([call(WEATHER), call(TIME)]), calls=[WEATHER, TIME], reasoning=reasoning
-        ),
-        "text-then-call": Case(
-            "",
-            lead + "Let me check.\n\n" + block([call(WEATHER)]),
-            "Let me check.",
-            [WEATHER],
-            reasoning=reasoning,
-        ),
-        "call-then-text": Case(
-            "", lead + block([call(WEATHER)]) + "\n\nDone.", "Done.", [WEATHER], reasoning=reasoning
-        ),
-        "reasoning-then-call": Case(
-            "",
-            (lead or family.think(REASONING)) + "Checking.\n" + block([call(WEATHER)]),
-            "Checking.",
-            [WEATHER],
-            reasoning=REASONING,
-        ),
-        "nested-unicode-escaped": Case("", lead + block([call(NESTED)]), calls=[NESTED], reasoning=reasoning),
-        "empty-arguments": Case("", lead + block([call(NOW)]), calls=[NOW], reasoning=reasoning),
-    }
-    whole = lead + "Checking.\n" + block([call(WEATHER)])
-    case["cut-off"] = Case(
-        "", whole[: whole.rindex("Paris") + 3], "Checking.", errors=1, reasoning=reasoning, truncated=True
-    )
-    case.update(overrides or {})
-    return [
-        Row(
-            family.name,
-            form,
-            family.model,
-            family.dialect,
-            replace(case[form], id=f"{family.name}:{form}", reasoning_open=family.hint),
-            pending=family.pending.get(form),
-            pending_in=family.pending_in,
-            in_auto=family.in_auto,
-            profile_pending=family.profile_pending,
-        )
-        for form in FORMS
-    ]
-
-
-def extra(family: Family, form: str, text: str, **expected: Any) -> Row:
-    """A form only this family has."""
-    keys = ("pending", "pending_in", "schemas", "formats", "profile_pending")
-    options = {key: expected.pop(key) for key in keys if key in expected}
-    hint = expected.pop("hint", family.hint)
-    model = expected.pop("model", family.model)
-    case = Case(f"{family.name}:{form}", text, reasoning_open=hint, **expected)
-    options.setdefault("profile_pending", family.profile_pending)
-    return Row(family.name, form, model, family.dialect, case, in_auto=family.in_auto, **options)
-
-
-# hermes / Qwen3 / Qwen2.5 (vLLM `hermes_tool_parser`, the Qwen3 chat template): a JSON object between
-# `<tool_call>\n` and `\n</tool_call>`, calls one per line; Qwen3 reasons in `<think>\n...\n</think>\n\n`.
-def hermes_call(tool: ToolCall) -> str:
-    return "<tool_call>\n" + to_json({"name": tool[0], "arguments": tool[1]}) + "\n</tool_call>"
 
 
 HERMES = Family("qwen3-hermes", "qwen3-8b", "hermes", hermes_call, "\n".join)
@@ -189,16 +76,6 @@ QWEN3_THINKING = Family(
 )
 
 
-# Qwen3-Coder, Qwen3.5 and later (vLLM `qwen3coder_tool_parser`, SGLang `qwen3_coder_detector`, the
-# template): `<function=NAME>` with `<parameter=KEY>\nvalue\n</parameter>`, non-strings as JSON.
-def qwen_xml_call(tool: ToolCall) -> str:
-    parameters = "".join(
-        f"<parameter={key}>\n{value if isinstance(value, str) else to_json(value)}\n</parameter>\n"
-        for key, value in tool[1].items()
-    )
-    return f"<tool_call>\n<function={tool[0]}>\n{parameters}</function>\n</tool_call>"
-
-
 QWEN3_CODER = Family("qwen3-coder", "qwen3-coder-30b-a3b-instruct", "qwen3_xml", qwen_xml_call, "\n".join)
 QWEN35 = Family(
     "qwen3.5",
@@ -211,18 +88,6 @@ QWEN35 = Family(
 )
 
 
-# GLM-4.5/4.6 (vLLM `glm4_moe_tool_parser`, the template): the name, then `<arg_key>`/`<arg_value>`
-# pairs, a newline after each; GLM-4.7 and 5 write no newlines and their prompt opens `<think>`.
-def glm_call(tool: ToolCall, newlines: bool = True) -> str:
-    nl = "\n" if newlines else ""
-    pairs = "".join(
-        f"<arg_key>{key}</arg_key>{nl}<arg_value>{value if isinstance(value, str) else to_json(value)}"
-        f"</arg_value>{nl}"
-        for key, value in tool[1].items()
-    )
-    return f"<tool_call>{tool[0]}{nl}{pairs}</tool_call>"
-
-
 GLM45 = Family("glm-4.5", "glm-4.5", "glm", glm_call, "\n".join)
 GLM47 = Family(
     "glm-4.7",
@@ -232,37 +97,6 @@ GLM47 = Family(
     lead=REASONING + "</think>",
     hint=True,
 )
-
-# DeepSeek (vLLM `deepseekv3`/`deepseekv31`/`deepseekv32` tool parsers, SGLang's detectors, the
-# templates and V3.2/V4 encoding scripts).
-DS_BEGIN, DS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
-DS_CALL, DS_CALL_END, DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
-DS_EOS = "<｜end▁of▁sentence｜>"
-
-
-def ds_block(calls: Sequence[str]) -> str:
-    return DS_BEGIN + "".join(calls) + DS_END
-
-
-def ds_v3_call(tool: ToolCall) -> str:
-    return f"{DS_CALL}function{DS_SEP}{tool[0]}\n```json\n{to_json(tool[1])}\n```{DS_CALL_END}"
-
-
-def ds_v31_call(tool: ToolCall) -> str:
-    return f"{DS_CALL}{tool[0]}{DS_SEP}{to_json(tool[1])}{DS_CALL_END}"
-
-
-def dsml_call(tool: ToolCall) -> str:
-    parameters = "".join(
-        f'<｜DSML｜parameter name="{key}" string="{str(isinstance(value, str)).lower()}">'
-        f"{value if isinstance(value, str) else to_json(value)}</｜DSML｜parameter>\n"
-        for key, value in tool[1].items()
-    )
-    return f'<｜DSML｜invoke name="{tool[0]}">\n{parameters}</｜DSML｜invoke>\n'
-
-
-def dsml_block(tag: str) -> Callable[[Sequence[str]], str]:
-    return lambda calls: f"\n\n<｜DSML｜{tag}>\n" + "".join(calls) + f"</｜DSML｜{tag}>"
 
 
 DEEPSEEK_V3 = Family("deepseek-v3", "deepseek-v3-0324", "deepseek", ds_v3_call, ds_block)
@@ -306,21 +140,6 @@ DEEPSEEK_V4 = Family(
 )
 
 
-# Kimi K2 (vLLM `kimi_k2_tool_parser`, SGLang `kimik2_detector`, llama.cpp, the template): a section of
-# calls, each `functions.NAME:IDX` then JSON arguments; K2-Thinking reasons in `<think>...</think>`.
-def kimi_call(tool: ToolCall) -> str:
-    """Index 0: `kimi_block` numbers the calls of its section."""
-    return f"<|tool_call_begin|>functions.{tool[0]}:0<|tool_call_argument_begin|>{to_json(tool[1])}<|tool_call_end|>"
-
-
-def kimi_block(calls: Sequence[str]) -> str:
-    numbered = [
-        call.replace(":0<|tool_call_argument_begin|>", f":{i}<|tool_call_argument_begin|>")
-        for i, call in enumerate(calls)
-    ]
-    return "<|tool_calls_section_begin|>" + "".join(numbered) + "<|tool_calls_section_end|>"
-
-
 KIMI_K2 = Family("kimi-k2", "kimi-k2-instruct-0905", "kimi", kimi_call, kimi_block)
 # K2.5 and K2.6: the prompt ends in `<|im_assistant|>assistant<|im_middle|><think>` (`<think></think>` with
 # thinking off), so the output starts in reasoning and only `</think>` appears.
@@ -336,35 +155,9 @@ KIMI_K25 = Family(
 )
 
 
-# Kimi K3 (docs/dialects.md#kimi): `<|open|>`/`<|close|>` elements; the prompt opens the `think` channel.
-def k3_call(tool: ToolCall) -> str:
-    arguments = "".join(
-        f'<|open|>argument key="{key}" type="{"string" if isinstance(value, str) else "object"}"<|sep|>'
-        f"{value if isinstance(value, str) else to_json(value)}<|close|>argument<|sep|>\n"
-        for key, value in tool[1].items()
-    )
-    return f'<|open|>call tool="{tool[0]}"<|sep|>\n{arguments}<|close|>call<|sep|>\n'
-
-
-def k3_block(calls: Sequence[str]) -> str:
-    return "<|open|>tools<|sep|>\n" + "".join(calls) + "<|close|>tools<|sep|>"
-
-
 KIMI_K3 = Family(
     "kimi-k3", "kimi-k3", "kimi", k3_call, k3_block, lead=REASONING + "<|close|>think<|sep|>\n", hint=True
 )
-
-
-# gpt-oss harmony (vLLM `openai_tool_parser`, the harmony renderer): the prompt ends in `<|start|>assistant`,
-# reasoning is the `analysis` channel, a call a `commentary` message to `functions.NAME`.
-def harmony_call(tool: ToolCall) -> str:
-    return (
-        f"<|channel|>commentary to=functions.{tool[0]} <|constrain|>json<|message|>{to_json(tool[1])}<|call|>"
-    )
-
-
-def harmony_block(calls: Sequence[str]) -> str:
-    return "<|start|>assistant".join(calls)
 
 
 GPT_OSS = Family(
@@ -375,14 +168,6 @@ GPT_OSS = Family(
     harmony_block,
     think=lambda reasoning: f"<|channel|>analysis<|message|>{reasoning}<|end|><|start|>assistant",
 )
-HARMONY_PREAMBLE = "<|channel|>commentary<|message|>Let me check.<|end|><|start|>assistant"
-HARMONY_FINAL = "<|start|>assistant<|channel|>final<|message|>Done.<|return|>"
-
-
-# Llama 3.1-3.3 JSON (vLLM `llama_tool_parser`, llama.cpp): a bare JSON object with "parameters", or
-# after `<|python_tag|>`; several calls separated by `; `.
-def llama_json_call(tool: ToolCall) -> str:
-    return to_json({"name": tool[0], "parameters": tool[1]})
 
 
 LLAMA3_JSON = Family(
@@ -395,24 +180,6 @@ LLAMA3_TAG = Family(
     llama_json_call,
     lambda calls: "<|python_tag|>" + "; ".join(calls),
 )
-
-
-# Llama 3.2 / Llama 4 pythonic (vLLM `pythonic` and `llama4_pythonic` parsers): `[f(a=1), g(b="x")]`,
-# Llama 4 inside `<|python_start|>...<|python_end|>`.
-def python_literal(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{python_literal(k)}: {python_literal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(python_literal(v) for v in value) + "]"
-    return repr(value)
-
-
-def pythonic_call(tool: ToolCall) -> str:
-    return f"{tool[0]}(" + ", ".join(f"{key}={python_literal(value)}" for key, value in tool[1].items()) + ")"
-
-
-def pythonic_block(calls: Sequence[str]) -> str:
-    return "[" + ", ".join(calls) + "]"
 
 
 LLAMA32 = Family(
@@ -432,12 +199,6 @@ LLAMA4 = Family(
 )
 
 
-# Mistral (vLLM `mistral_tool_parser`, mistral-common): before v11 `[TOOL_CALLS] [json list]`, from
-# v11 `[TOOL_CALLS]NAME[ARGS]{json}` per call; Magistral reasons in `[THINK]...[/THINK]`.
-def mistral_list(calls: Sequence[str]) -> str:
-    return "[TOOL_CALLS] [" + ", ".join(calls) + "]"
-
-
 MISTRAL_V3 = Family(
     "mistral-pre-v11",
     "mistral-7b-instruct-v0.3",
@@ -453,18 +214,6 @@ MISTRAL_V11 = Family(
     lambda tool: f"[TOOL_CALLS]{tool[0]}[ARGS]{to_json(tool[1])}",
     think=lambda reasoning: f"[THINK]{reasoning}[/THINK]",
 )
-
-
-# Gemma 4 (the template, llama.cpp, Ollama `gemma4` parser): `<|tool_call>call:NAME{key:value}<tool_call|>`,
-# strings between `<|"|>`; reasoning in the `<|channel>thought` channel.
-def gemma_value(value: Any) -> str:
-    if isinstance(value, str):
-        return f'<|"|>{value}<|"|>'
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{key}:{gemma_value(v)}" for key, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(gemma_value(v) for v in value) + "]"
-    return to_json(value)
 
 
 GEMMA4 = Family(
@@ -526,15 +275,6 @@ OVERRIDES: dict[str, dict[str, Case]] = {
         ),
     },
 }
-
-
-def qwen_xml_unwrapped(tool: ToolCall) -> str:
-    """A Qwen3-Coder call without its `<tool_call>` wrapper (vLLM's and SGLang's qwen3-coder parsers
-    accept a bare `<function=` for this)."""
-    return qwen_xml_call(tool).removeprefix("<tool_call>\n").removesuffix("\n</tool_call>")
-
-
-WEATHER_JSON = to_json(WEATHER[1])
 STRING_OR_NULL = {"note": {"type": ["string", "null"]}}
 EXTRA_ROWS = [
     # item A: the output decides the reasoning state.

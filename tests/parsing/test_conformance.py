@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from conformance_table import FORMS, ROWS, Row
+from conformance_forms import FORMS, Row
+from conformance_table import ROWS
 from family_checks import random_cuts, stream
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
@@ -21,8 +22,7 @@ from toolbridge.parsing import ParseResult, parse
 def params(row_formats: Sequence[tuple[Row, str]]) -> list[object]:
     marked = []
     for row, fmt in row_formats:
-        pending = row.pending and (row.pending_in is None or fmt in row.pending_in)
-        marks = [pytest.mark.xfail(strict=True, reason=row.pending)] if pending else []
+        marks = [pytest.mark.xfail(strict=True, reason=row.pending)] if row.pending else []
         marked.append(pytest.param(row, fmt, marks=marks, id=f"{row.id}:{fmt}"))
     return marked
 
@@ -42,7 +42,7 @@ def check(result: ParseResult, row: Row) -> None:
     assert result.content.strip() == case.content.strip()
     assert result.reasoning.strip() == case.reasoning.strip()
     assert [(call.name, call.arguments) for call in result.tool_calls] == case.calls
-    assert [call.format for call in result.tool_calls] == list(row.formats or [row.dialect] * len(case.calls))
+    assert all(call.format == row.dialect for call in result.tool_calls)
     assert len(result.errors) == case.errors, result.errors
     if case.ids is not None:
         assert [call.id for call in result.tool_calls] == case.ids
