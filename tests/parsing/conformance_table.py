@@ -537,6 +537,28 @@ EXTRA_ROWS = [
         calls=[WEATHER, TIME],
         pending=NO_ITEM,
     ),
+    extra(
+        GPT_OSS,
+        "call-in-the-analysis-channel",  # vLLM's harmony parser reads a recipient in `analysis` too
+        f"<|channel|>analysis<|message|>{REASONING}<|end|><|start|>assistant<|channel|>analysis"
+        f" to=functions.get_weather <|constrain|>json<|message|>{WEATHER_JSON}<|call|>",
+        reasoning=REASONING,
+        calls=[WEATHER],
+    ),
+    extra(
+        GPT_OSS,
+        "json-without-constrain",
+        f"<|channel|>commentary to=functions.get_weather json<|message|>{WEATHER_JSON}<|call|>",
+        calls=[WEATHER],
+    ),
+    extra(
+        KIMI_K2,
+        "newlines-between-markers",  # the layout ik_llama.cpp documents for K2
+        "<|tool_calls_section_begin|>\n<|tool_call_begin|>\nfunctions.get_weather:0<|tool_call_argument_begin|>\n"
+        f"{WEATHER_JSON}\n<|tool_call_end|>\n<|tool_calls_section_end|>",
+        calls=[WEATHER],
+        ids=["functions.get_weather:0"],
+    ),
     extra(DEEPSEEK_V3, "end-of-sentence", ds_block([ds_v3_call(WEATHER)]) + DS_EOS, calls=[WEATHER]),
     extra(
         DEEPSEEK_V31,
