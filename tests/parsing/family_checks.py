@@ -5,7 +5,7 @@ the family in content or reasoning."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,14 +16,26 @@ from toolbridge.parsing import Event, ParseResult, ReasoningDelta, StreamParser,
 
 @dataclass(frozen=True)
 class Case:
+    """One model output and what toolbridge must see in it (the dialect tables, the shared corpus in
+    parsing_cases.py and the conformance table all use it)."""
+
     id: str
     text: str
     content: str = ""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     errors: int = 0
     reasoning: str = ""
-    reasoning_open: bool = False
+    reasoning_open: bool | None = None
+    """Whether the prompt opened a reasoning block. `None`: not told (`parse()` decides from the text; a
+    stream, and the checks here, start in content)."""
     truncated: bool = False
+    """The output was cut off (finish reason `length`)."""
+    format: str = "auto"
+    """The parser format the shared corpus reads the output in."""
+    ids: list[str | None] | None = None
+    """The calls' ids, when checked."""
+    sources: list[str | None] | None = None
+    """The calls' sources, when checked."""
 
 
 def stream(
@@ -33,8 +45,9 @@ def stream(
     *,
     reasoning_open: bool = False,
     truncated: bool = False,
+    schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Event]:
-    parser = StreamParser(fmt, reasoning_open=reasoning_open)
+    parser = StreamParser(fmt, reasoning_open=reasoning_open, schemas=schemas)
     bounds = [0, *sorted(set(cuts)), len(text)]
     events: list[Event] = []
     for start, end in itertools.pairwise(bounds):
@@ -43,17 +56,17 @@ def stream(
 
 
 def check_whole(case: Case, fmt: str, family: str, markers: Sequence[str]) -> None:
-    result = parse(case.text, fmt, reasoning_open=case.reasoning_open, truncated=case.truncated)
+    result = parse(case.text, fmt, reasoning_open=bool(case.reasoning_open), truncated=case.truncated)
     assert result.content == case.content
     assert result.reasoning == case.reasoning
     assert [(call.name, call.arguments) for call in result.tool_calls] == case.calls
     assert all(call.format == family for call in result.tool_calls)
     assert len(result.errors) == case.errors, result.errors
-    check_no_markers(stream(case.text, [], fmt, reasoning_open=case.reasoning_open), markers)
+    check_no_markers(stream(case.text, [], fmt, reasoning_open=bool(case.reasoning_open)), markers)
 
 
 def check_chunks(case: Case, fmt: str, cuts: Sequence[int], markers: Sequence[str]) -> None:
-    options: dict[str, Any] = {"reasoning_open": case.reasoning_open, "truncated": case.truncated}
+    options: dict[str, Any] = {"reasoning_open": bool(case.reasoning_open), "truncated": case.truncated}
     events = stream(case.text, cuts, fmt, **options)
     whole = parse(case.text, fmt, **options)
     assert ParseResult.from_events(events) == whole

@@ -2,23 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    text: str
-    content: str = ""
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    reasoning: str = ""
-    errors: int = 0
-    format: str = "auto"
-    reasoning_open: bool | None = None
-    ids: list[str | None] | None = None
-    sources: list[str | None] | None = None
-
+from family_checks import Case
 
 SEED_000_CALL = """<tool_call>
 {

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from parsing_cases import CASES, Case
+from family_checks import Case
+from parsing_cases import CASES
 
 from toolbridge.errors import UsageError
 from toolbridge.parsing import (

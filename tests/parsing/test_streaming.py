@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from family_checks import Case
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from parsing_cases import CASES, Case
+from parsing_cases import CASES
 from tool_call_tag_harness import arguments_per_call
 
 from toolbridge.parsing import (
