@@ -40,6 +40,7 @@ STRING = {"type": "string"}
         ("[1, 2]", OBJECT, [1, 2]),  # the no-schema rule: clearly an array
         ("[1, 2]", ARRAY, [1, 2]),
         ("1, 2", ARRAY, "1, 2"),
+        ('{"a": [1, 2}', OBJECT, '{"a": [1, 2}'),  # its brackets closed for it: no object
         ("3", STRING, "3"),
         ('{"a": 1}', STRING, '{"a": 1}'),
         ("\n  spaced  \n", STRING, "\n  spaced  \n"),  # strings are never trimmed here
@@ -77,6 +78,7 @@ STRING_OR_NULL = {"type": ["string", "null"]}
         ("2.5", {"type": ["string", "integer", "number"]}, 2.5),
         ("[1]", {"type": ["string", "array"]}, [1]),
         ('{"a": 1}', {"anyOf": [{"type": "string"}, {"type": "object"}]}, {"a": 1}),
+        ("[1, 2", {"type": ["string", "array"]}, "[1, 2"),  # JSON cut short is no array
         ("5", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, 5),
         ("five", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "five"),
         ("[1]", {"oneOf": [{"type": "boolean"}, {"type": "array", "items": {}}]}, [1]),
