@@ -201,8 +201,10 @@ def test_native_arguments_cut_off_at_the_token_limit_are_not_repaired_into_a_cal
     assert cut.cut_off
     assert cut.problem is not None
     assert "token limit" in cut.problem
-    # Without the limit, the same text is repaired, as any slightly broken JSON is.
-    assert collector.calls()[1].problem is None
+    # Without the limit the text is cut short all the same: refused, never closed into a call.
+    untold = collector.calls()[1]
+    assert (untold.call.arguments, untold.cut_off) == ({}, False)
+    assert "ends inside a string" in (untold.problem or "")
 
 
 async def test_bare_text_values_are_typed_by_the_requests_tool_schemas() -> None:

@@ -345,6 +345,19 @@ def test_arguments_nested_past_the_stack_in_a_cut_off_reply_are_a_problem_not_a_
     assert collected.problem is not None
 
 
+def test_native_arguments_cut_short_are_a_problem_even_when_the_reply_was_not_cut_off() -> None:
+    collector = ToolCallCollector()
+    collector.add(ToolCallDelta(0, id="call_a", name="write", arguments='{"path": "a.txt", "lines": ["one"'))
+    collector.add(ToolCallDelta(1, id="call_b", name="write", arguments='{"path": "b.txt"'))
+    cut_list, cut_object = collector.calls()
+    for collected in (cut_list, cut_object):
+        assert collected.call.arguments == {}
+        assert not collected.cut_off
+        assert collected.problem is not None
+        assert "so it did not run" in collected.problem
+    assert "ends before its closing ']}'" in (cut_list.problem or "")
+
+
 def test_deltas_become_calls_with_one_repair_rule_and_problems_for_the_model() -> None:
     collector = ToolCallCollector()
     pieces = [

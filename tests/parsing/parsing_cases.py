@@ -122,16 +122,34 @@ CASES: list[Case] = [
         content="Done.",
         calls=[("f", {})],
     ),
+    # Arguments cut short are an error, never completed into a call that runs (issue 24).
     Case(
-        "hermes-missing-brace-at-end-of-output",
+        "hermes-arguments-cut-at-end-of-output",
         '<tool_call>{"name": "f", "arguments": {"a": [1, 2',
-        calls=[("f", {"a": [1, 2]})],
+        errors=1,
     ),
     Case(
-        "hermes-missing-brace-before-closing-tag",
+        "hermes-arguments-cut-by-the-closing-tag",
+        'A <tool_call>{"name": "f", "arguments": {"a": 1, "b": [2</tool_call> B',
+        content="A B",
+        errors=1,
+    ),
+    Case(
+        "hermes-brackets-that-do-not-match",
+        '<tool_call>{"name": "f", "arguments": {"a": [1, 2}}</tool_call>',
+        errors=1,
+    ),
+    Case(
+        "hermes-only-the-last-brace-missing-after-whole-arguments",
         '<tool_call>{"name": "f", "arguments": {"a": 1}</tool_call>after',
         content="after",
         calls=[("f", {"a": 1})],
+    ),
+    Case(
+        "hermes-markers-inside-strings",
+        '<tool_call>{"name": "run", "arguments": {"code": "print(\'<tool_call>\', \'</tool_call>\')"}}'
+        "</tool_call>",
+        calls=[("run", {"code": "print('<tool_call>', '</tool_call>')"})],
     ),
     Case(
         "hermes-repaired-json",
@@ -142,7 +160,7 @@ CASES: list[Case] = [
         "hermes-unterminated-string-swallows-close",
         '<tool_call>{"name": "f", "arguments": {"a": "oops}}</tool_call> tail',
         content="tail",
-        calls=[("f", {"a": "oops"})],
+        errors=1,
     ),
     Case(
         "hermes-json-wrapped-in-a-fence",
@@ -221,9 +239,9 @@ CASES: list[Case] = [
         calls=[("calculate", {"expression": "2*3"})],
     ),
     Case(
-        "fenced-missing-closing-fence",
+        "fenced-missing-closing-fence-and-brace",
         '```tool\nname: f\narguments: {"a": 1',
-        calls=[("f", {"a": 1})],
+        errors=1,
     ),
     Case("fenced-no-name", '```tool\n参数: {"a": 1}\n```\nafter', content="after", errors=1),
     Case(

@@ -55,6 +55,7 @@ WEATHER = {"city": "Paris"}
 PARIS, CET = '{"city": "Paris"}', '{"tz": "CET"}'
 MARKERS = '{"text": "</tool_call> <think> <｜tool▁sep｜> <｜DSML｜invoke x"}'
 NESTED = '{"q": {"list": [1, 2.5, null, true], "s": "\\"quoted\\" \\\\ back\\nline"}, "u": "苹果 ✓"}'
+CUT_LIST, CUT_STRING = '{"a": [1, 2', '{"city": "Par'
 NESTED_VALUE = {"q": {"list": [1, 2.5, None, True], "s": '"quoted" \\ back\nline'}, "u": "苹果 ✓"}
 
 # (id, output, content, [(name, arguments)], number of errors)
@@ -112,6 +113,8 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
         1,
     ),
     ("no-separator", f"{B}{CB}get_weather {{}}{CE}{E} then text", "then text", [], 1),
+    ("v31-arguments-cut-by-the-call-end", f"{B}{v31('f', CUT_LIST)}{E}after", "after", [], 1),
+    ("v3-arguments-cut-by-the-call-end", f"{B}{v3('f', CUT_STRING)}{E}after", "after", [], 1),
     ("section-of-prose", f"{B} I changed my mind.", "I changed my mind.", [], 1),
     (
         "missing-section-end",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -48,11 +49,30 @@ def test_an_unknown_dialect_names_the_known_ones() -> None:
         ('{"a": 1,}', {"a": 1}),  # a trailing comma
         ('{"a": "line\nbreak"}', {"a": "line\nbreak"}),  # a raw newline in a string
         ("{'a': 1}", {"a": 1}),  # single quotes
-        ('{"a": {"b": 2}', {"a": {"b": 2}}),  # a missing brace
+        ("{'a': True, 'b': None}", {"a": True, "b": None}),  # Python literals
+        ('{a: 1 "b": 2}', {"a": 1, "b": 2}),  # an unquoted key, a missing comma
+        ('{"a": "}", "b": [\'{\']}', {"a": "}", "b": ["{"]}),  # brackets in strings of either quote
+        ('{"a": 1}}', {"a": 1}),  # a brace too many
     ],
 )
 def test_arguments_are_decoded_and_repaired(text: str, expected: dict[str, Any]) -> None:
     assert decode_arguments(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"a": {"b": 2}', "ends before its closing '}'"),
+        ('{"a": [1, {"b": 2', "ends before its closing '}]}'"),
+        ('{"a": "cut sho', "ends inside a string"),
+        ("{'a': 'cut sho", "ends inside a string"),
+        ('{"a": [1, 2}', "has a '}' where a ']' belongs"),
+        ('{"a": {"b": 1]}', "has a ']' where a '}' belongs"),
+    ],
+)
+def test_arguments_cut_short_are_refused_never_completed(text: str, problem: str) -> None:
+    with pytest.raises(CallProblem, match=re.escape(problem)):
+        decode_arguments(text)
 
 
 @pytest.mark.parametrize("text", ["expression is 2 + 2", "[1, 2]", '"just a string"', "{garbage"])

@@ -93,6 +93,12 @@ CASES = [
         ],
     ),
     Case(
+        "string_or_null_values",
+        call("write", note="null", mode="5")
+        + call("write", newlines=False, note="null or not", limit="null"),
+        calls=[("write", {"note": None, "mode": 5}), ("write", {"note": "null or not", "limit": None})],
+    ),
+    Case(
         "untyped_without_a_schema",
         call("unknown_tool", n="3", obj='{"a": 1}', text="\n spaced \n"),
         calls=[("unknown_tool", {"n": "3", "obj": {"a": 1}, "text": "\n spaced \n"})],

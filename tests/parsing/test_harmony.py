@@ -165,6 +165,12 @@ CASES = [
         errors=1,
     ),
     Case(
+        "arguments_cut_by_the_call_end",
+        "a" + call("functions.f", '{"a": [1, 2') + "after" + next_call("functions.g", '{"x": "y'),
+        "aafter",
+        errors=2,
+    ),
+    Case(
         "header_without_message",
         "a<|channel|>commentary to=functions.f<|call|>after",
         "aafter",

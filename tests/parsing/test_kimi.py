@@ -143,6 +143,12 @@ CASES = [
         errors=1,
     ),
     Case(
+        "arguments_cut_by_the_call_end",
+        "a" + section(call("functions.f:0", '{"a": [1, 2'), call("functions.g:1", '{"x": "y')) + "after",
+        "aafter",
+        errors=2,
+    ),
+    Case(
         "no_arguments_marker",
         "a<|tool_call_begin|>functions.f:0<|tool_call_end|>after",
         "aafter",

@@ -115,6 +115,12 @@ CASES = [
         errors=1,
     ),
     Case("tag-without-a-call", f"{TAG}hello there<|eot_id|> after", "after", errors=1),
+    Case("arguments-cut-at-the-end", f'{TAG}{{"name": "f", "parameters": {{"a": [1, 2', errors=1),
+    Case(
+        "only-the-last-brace-missing",
+        f'{TAG}{{"name": "f", "parameters": {{"a": 1}}',
+        calls=[("f", {"a": 1})],
+    ),
     Case(
         "unterminated-string",
         f'{TAG}{{"name": "f", "parameters": {{"a": "open}}}}<|eot_id|>after',

@@ -112,7 +112,13 @@ CASES = [
         errors=1,
     ),
     Case("cut-by-end-of-turn", f"{START}[f(a=[1, 2<|eot|>after", "after", errors=1),
-    Case("unclosed-bare-bracket-is-text", "a [f(a='x' and more", "a [f(a='x' and more"),
+    Case("names-kept-as-written", '[get(ª=1, ﬁle="x")]', calls=[("get", {"ª": 1, "ﬁle": "x"})]),  # not NFKC
+    Case("unclosed-bare-bracket-is-text", "a [f(x, 'y' and more", "a [f(x, 'y' and more"),
+    # A bare call cut short is an error, never text and never a call with its brackets closed for it.
+    Case("bare-call-cut-at-the-end", "Checking. [get(a=1", "Checking.", errors=1),
+    Case("bare-call-cut-in-a-list", '[get(a=[1, {"b": 2', errors=1),
+    Case("bare-call-cut-in-a-string", "[say(text='half", errors=1),
+    Case("bare-call-cut-by-end-of-turn", "[get(a=1<|eot|>after", "after", errors=1),
     Case("truncated", f"Checking. {START}[f(a=[1, ", "Checking.", errors=1, truncated=True),
     Case("truncated-after-a-complete-call", "[f(a=1), ", calls=[("f", {"a": 1})], truncated=True),
 ]

@@ -89,6 +89,11 @@ CASES = [
         ],
     ),
     Case(
+        "string_or_null_values",
+        call("write", note="null", mode="5") + call("write", note="null or not", limit="null"),
+        calls=[("write", {"note": None, "mode": 5}), ("write", {"note": "null or not", "limit": None})],
+    ),
+    Case(
         "untyped_without_a_schema",
         call("unknown_tool", n="3", flag="true", obj='{"a": 1}', text=" spaced "),
         calls=[("unknown_tool", {"n": "3", "flag": "true", "obj": {"a": 1}, "text": " spaced "})],

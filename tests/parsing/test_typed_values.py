@@ -40,6 +40,7 @@ STRING = {"type": "string"}
         ("[1, 2]", OBJECT, [1, 2]),  # the no-schema rule: clearly an array
         ("[1, 2]", ARRAY, [1, 2]),
         ("1, 2", ARRAY, "1, 2"),
+        ('{"a": [1, 2}', OBJECT, '{"a": [1, 2}'),  # its brackets closed for it: no object
         ("3", STRING, "3"),
         ('{"a": 1}', STRING, '{"a": 1}'),
         ("\n  spaced  \n", STRING, "\n  spaced  \n"),  # strings are never trimmed here
@@ -51,20 +52,43 @@ def test_a_value_is_typed_by_its_schema(text: str, schema: dict[str, Any], expec
     assert type(value) is type(expected)
 
 
+STRING_OR_NULL = {"type": ["string", "null"]}
+
+
 @pytest.mark.parametrize(
     ("text", "schema", "expected"),
     [
         ("5", {"type": ["integer", "null"]}, 5),
         ("null", {"type": ["integer", "null"]}, None),
-        ("5", {"type": ["string", "integer"]}, "5"),  # in the order given: a string takes anything
+        ("null", STRING_OR_NULL, None),
+        ("None", STRING_OR_NULL, None),
+        ("null ", STRING_OR_NULL, None),
+        ("nullable", STRING_OR_NULL, "nullable"),
+        ("5", STRING_OR_NULL, "5"),
+        ("null", {"type": ["null", "string"]}, None),
+        ("null", {"anyOf": [{"type": "string"}, {"type": "null"}]}, None),
+        ("null", {"oneOf": [{"type": "string", "maxLength": 9}, {"type": "null"}]}, None),
+        ("null", {"type": "string", "nullable": True}, None),  # OpenAPI 3.0
+        ("null", STRING, "null"),  # null is no value of a plain string
+        # The most particular type first, whatever the schema's order: a string takes any text.
+        ("5", {"type": ["string", "integer"]}, 5),
+        ("007", {"type": ["string", "integer"]}, "007"),
+        ("true", {"type": ["string", "boolean"]}, True),
+        ("1", {"type": ["string", "boolean"]}, "1"),
+        ("2.5", {"type": ["string", "integer", "number"]}, 2.5),
+        ("[1]", {"type": ["string", "array"]}, [1]),
+        ('{"a": 1}', {"anyOf": [{"type": "string"}, {"type": "object"}]}, {"a": 1}),
+        ("[1, 2", {"type": ["string", "array"]}, "[1, 2"),  # JSON cut short is no array
         ("5", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, 5),
         ("five", {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "five"),
         ("[1]", {"oneOf": [{"type": "boolean"}, {"type": "array", "items": {}}]}, [1]),
         ("true", {"anyOf": [{"anyOf": [{"type": "boolean"}]}]}, True),
     ],
 )
-def test_type_lists_and_any_of_are_tried_in_order(text: str, schema: dict[str, Any], expected: Any) -> None:
-    assert typed_value(text, schema) == expected
+def test_unions_try_the_most_particular_type_first(text: str, schema: dict[str, Any], expected: Any) -> None:
+    value = typed_value(text, schema)
+    assert value == expected
+    assert type(value) is type(expected)
 
 
 @pytest.mark.parametrize(

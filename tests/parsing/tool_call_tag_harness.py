@@ -36,6 +36,7 @@ SCHEMAS: dict[str, Mapping[str, Any]] = {
             "ratio": {"type": "number"},
             "force": {"type": "boolean"},
             "limit": {"type": ["integer", "null"]},
+            "note": {"type": ["string", "null"]},
             "mode": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
         },
     },

@@ -2,11 +2,18 @@
 
 `decode_arguments` is the one rule for arguments written as JSON text, wherever they come from: a call
 parsed out of the text here, or a native call's streamed argument deltas (the models layer uses it).
+
+Repair fixes how JSON is written (quoting, trailing commas, single quotes, Python's True/None, a missing
+comma), never what it says: JSON that ends inside a string or with brackets still open was cut short (by
+a closing marker in the wrong place, or by the end of the output), and its brackets closed for it would
+run a call with arguments the model never finished. Such JSON, and JSON whose brackets do not match, is
+refused (`CallProblem`), so the model is told and writes the call again.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import json_repair
@@ -27,6 +34,10 @@ __all__ = [
 NAME_KEYS = ("name", "tool_name")
 ARGUMENT_KEYS = ("arguments", "parameters")
 
+_STRUCTURE = re.compile(r"[\"'{}\[\]]")
+_STRING_END = {'"': re.compile(r'["\\]'), "'": re.compile(r"['\\]")}
+_OPENER = {"}": "{", "]": "["}
+
 
 class CallProblem(Exception):
     """Why a call could not be read, in words meant for the model."""
@@ -40,8 +51,10 @@ def _bounded_int(digits: str) -> int:
 
 
 def decode_json(text: str) -> Any:
-    """Decode JSON, repairing what models commonly get wrong (trailing commas, single quotes, unquoted
-    keys, missing closing brackets). Raises `CallProblem` when nothing sensible comes out."""
+    """Decode JSON, repairing how models commonly get it wrong (trailing commas, single quotes, unquoted
+    keys, Python literals). Raises `CallProblem` when nothing sensible comes out, and when the JSON is
+    incomplete (cut inside a string or with brackets left open) or its brackets do not match: closing
+    them would invent arguments."""
     try:
         # strict=False: models put raw newlines and tabs inside strings.
         return json.loads(text, strict=False, parse_int=_bounded_int)
@@ -49,6 +62,11 @@ def decode_json(text: str) -> Any:
         raise CallProblem("its JSON is nested too deeply to read") from None
     except ValueError as exc:
         error = exc
+    if problem := _incomplete(text):
+        raise CallProblem(
+            f"its JSON {problem}, so its arguments may be incomplete and it was not run; "
+            "write the whole call again"
+        )
     try:
         repaired = json_repair.loads(text)
     except Exception:  # json-repair has no exception type of its own; any failure means "unreadable"
@@ -57,6 +75,50 @@ def decode_json(text: str) -> Any:
     if repaired in ("", None, {}, []):
         raise CallProblem(f"its JSON is invalid and could not be repaired ({error})")
     return repaired
+
+
+def _incomplete(text: str) -> str | None:
+    """How `text` fails to be whole JSON structure: a string left open, a bracket closed by the wrong
+    kind, brackets left open; None when none of these. Quotes of either kind are followed (repair reads
+    single-quoted strings); a `'` opens a string only where a key or value can start."""
+    open_brackets: list[str] = []
+    pos = 0
+    while (found := _STRUCTURE.search(text, pos)) is not None:
+        index = found.start()
+        char = text[index]
+        pos = index + 1
+        if char == '"' or (char == "'" and _value_can_start(text, index)):
+            end = _string_end(text, pos, char)
+            if end < 0:
+                return "ends inside a string"
+            pos = end + 1
+        elif char in "{[":
+            open_brackets.append(char)
+        # A closer with nothing open is one too many, which repair drops: nothing is invented.
+        elif char in "}]" and open_brackets and open_brackets.pop() != _OPENER[char]:
+            return f"has a {char!r} where a {'}' if char == ']' else ']'!r} belongs"
+    if open_brackets:
+        closers = "".join("}" if bracket == "{" else "]" for bracket in reversed(open_brackets))
+        return f"ends before its closing {closers!r}"
+    return None
+
+
+def _value_can_start(text: str, index: int) -> bool:
+    before = index - 1
+    while before >= 0 and text[before].isspace():  # each run of white space is walked back once
+        before -= 1
+    return before < 0 or text[before] in "{[,:"
+
+
+def _string_end(text: str, pos: int, quote: str) -> int:
+    """The index of the quote that closes a string whose text starts at `pos`; -1 when none does."""
+    search = _STRING_END[quote].search
+    while (found := search(text, pos)) is not None:
+        index = found.start()
+        if text[index] == quote:
+            return index
+        pos = index + 2  # the escaped character
+    return -1
 
 
 def decode_arguments(text: str) -> dict[str, Any]:

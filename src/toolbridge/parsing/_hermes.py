@@ -1,8 +1,9 @@
 """`hermes`: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, the format toolbridge asks for.
 
 Also accepted: the seeds' `tool_name`, `id` and `source` keys, `parameters` for `arguments`, arguments
-given as a JSON string, and a missing `</tool_call>` (the call then ends at the JSON's last brace).
-A `</tool_call>` outside any JSON string ends the call even when braces are missing. `<tool_call>` also
+given as a JSON string, a missing `</tool_call>` (the call then ends at the JSON's last brace), and a
+missing last brace after whole arguments. A `</tool_call>` outside any JSON string ends the call; when
+the arguments are not whole there (a brace or a string left open), the call is an error, never run. `<tool_call>` also
 opens Qwen3 XML and GLM calls: the body decides which dialect reads it (`_tool_call_tag`).
 """
 
@@ -140,9 +141,11 @@ class HermesReader(CallReader):
         return index
 
     def _finish_json(self, events: list[Event], *, closed: bool, body: str | None = None) -> None:
-        body = "".join(self._body) if body is None else body
-        raw = self._opening_marker + body + (CLOSE if closed else "")
-        self._complete(lambda: call_from_object(decode_json(body), self.format_name), raw, events)
+        written = "".join(self._body) if body is None else body
+        raw = self._opening_marker + written + (CLOSE if closed else "")
+        if body is None and self._scanner.only_the_object_left_open:
+            written += "}"
+        self._complete(lambda: call_from_object(decode_json(written), self.format_name), raw, events)
 
     def _report_not_json(self, events: list[Event], *, closed: bool) -> None:
         body = "".join(self._body)

@@ -67,6 +67,12 @@ class JsonScanner:
     def in_arguments(self) -> bool:
         return self.arguments_start is not None and self.arguments_end is None
 
+    @property
+    def only_the_object_left_open(self) -> bool:
+        """The call object's own closing brace is all that is missing, after whole arguments: a model
+        that left it out lost nothing, and closing it invents no argument."""
+        return self.depth == 1 and not self.in_string and self.arguments_end is not None
+
     def consume_plain_char(self, char: str) -> bool:
         """Fast path for streams of single characters: take `char` if it changes no structure."""
         if char in self._not_plain or self._value_start_pending:

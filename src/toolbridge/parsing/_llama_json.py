@@ -374,8 +374,9 @@ class _LlamaJsonReader(CallReader):
                     # An unterminated string swallowed the end of the turn: cut there, read the rest again.
                     self._cut_off(body[: min(cuts)], events)
                     return body[min(cuts) :] + tail
-            # The last brace is missing: repaired, as for any call.
-            self._report(lambda: call_from_object(decode_json(body), FORMAT_NAME), body, events)
+            # Output ended inside the object: read only if all that is missing is its own last brace.
+            whole = body + "}" if self._scanner.only_the_object_left_open else body
+            self._report(lambda: call_from_object(decode_json(whole), FORMAT_NAME), body, events)
         return ""
 
     def _reject_at_end(self, text: str) -> str:

@@ -13,7 +13,9 @@ A bare `[` opens a list only when this format is asked for by name (never in `au
 `<|python_start|>` does), and only in the shape `[NAME(`: a markdown link `[text](url)`, `[1, 2]` and
 `[see (below)]` stay text, and so does a bracket whose first call is not keyword literals (`[f(x)]`).
 After `<|python_start|>`, or once a call of the list was read, a call that cannot be read is a
-`ParseError` and reading goes on with the next one. `<|python_end|>` and the end-of-turn tokens are
+`ParseError` and reading goes on with the next one. A bare `[NAME(ARGUMENT=` that the output ends
+inside (or a marker cuts, `[get(a=1<|eot|>`) is a call cut short: a `ParseError`, never text or a
+call with its brackets closed for it. `<|python_end|>` and the end-of-turn tokens are
 dropped. No call id, no reasoning markup.
 """
 
@@ -25,6 +27,7 @@ import itertools
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,6 +46,7 @@ FORMAT_NAME = "llama_pythonic"
 _NON_WHITESPACE = re.compile(r"\S")
 _NAME_END = re.compile(r"[^\w.-]")
 _ARGUMENT_NAME = re.compile(r"\s*([^\W\d][\w.-]*)\s*")
+_KEYWORD_START = re.compile(r"\s*(?:[^\W\d][\w.-]*\s*=|\*\*)")
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _OUTSIDE_STRING = re.compile(r"[\"'()\[\]{},<]")
 _OUTSIDE_STRING_NESTED = re.compile(r"[\"'()\[\]{}<]")  # below the call's own level commas don't matter
@@ -211,7 +215,7 @@ class _PythonicReader(CallReader):
                     self._splits.append(self._length + index - start)
             else:  # '<': a marker (or stray markup) before the call was complete
                 self._add(text[start:index])
-                return self._fail(text, index, events, "the call is not complete")
+                return self._fail(text, index, events, "the call is not complete", cut=True)
         self._add(text[start:pos])
         return n
 
@@ -250,10 +254,10 @@ class _PythonicReader(CallReader):
         self._raw = []
         self._read_from = index
 
-    def _fail(self, text: str, index: int, events: list[Event], problem: str) -> int:
-        """The text is not a call: shown as text again (a bare `[` before any call), else an error.
-        Reading resumes at `index`, as ordinary output."""
-        if self._bare and self._calls == 0:
+    def _fail(self, text: str, index: int, events: list[Event], problem: str, *, cut: bool = False) -> int:
+        """The text is not a call: shown as text again (a bare `[` before any call, unless it was `cut`
+        inside keyword arguments), else an error. Reading resumes at `index`, as ordinary output."""
+        if self._bare and self._calls == 0 and not (cut and self._inside_keyword_arguments()):
             self._rejecting = True
             return index
         self.finished = True
@@ -263,18 +267,22 @@ class _PythonicReader(CallReader):
             events.append(ParseError(message, raw))
         return index
 
+    def _inside_keyword_arguments(self) -> bool:
+        """`[NAME(ARGUMENT=...` so far: a call begun, whose end is still to come (prose is rarely so)."""
+        return self._state is _State.ARGUMENTS and _KEYWORD_START.match("".join(self._arguments)) is not None
+
     def finish(self, tail: str, events: list[Event]) -> str:
         if self._state is _State.AFTER_CALL or (self._state is _State.LIST and self._calls):
             return ""  # every call is complete: only the closing `]` is missing
         raw = "".join(self._raw) + tail
-        if self._bare and self._calls == 0:
+        if self._bare and self._calls == 0 and not self._inside_keyword_arguments():
             # Text; from its first '<' (in a string, perhaps a marker the string swallowed) read again.
             cut = raw.find("<")
             cut = len(raw) if cut < 0 else cut
             self.rejected_text = raw[:cut]
             return raw[cut:]
         else:
-            message = f"Could not read the {FORMAT_NAME} tool call: the output ended inside it."
+            message = f"Could not read the {FORMAT_NAME} tool call: the output ended inside it, so it was not run; write the whole call again."
             events.append(ParseError(message, raw))
         return ""
 
@@ -312,6 +320,8 @@ def read_python_arguments(text: str, splits: list[int] | None = None) -> dict[st
 def _read_whole(text: str) -> dict[str, Any] | None:
     """The arguments in one parse when they are plain Python (most calls); None when they are not
     (argument names that are keywords or hold `-`, raw line breaks in strings, ...)."""
+    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
+        return None  # Python would NFKC-normalize the names (`ª=1` is `a=1` to it): read them as written
     try:
         tree = ast.parse(f"_({text}\n)", mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):

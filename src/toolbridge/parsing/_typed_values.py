@@ -7,8 +7,13 @@
 
 With a schema: `integer` and `number` read a JSON number (an integral `3.0` is an integer), `boolean`
 reads `true`/`false` in any case (templates print Python's `True`), `null` reads `null` or `None`, and
-`object`/`array` read JSON (repaired like call JSON, and only when it gives that kind of value). A type
-list, `anyOf` or `oneOf` tries each type in order; `string` takes the text as it is. A value that fits
+`object`/`array` read JSON (repaired like call JSON, and only when it gives that kind of value), and
+`string` takes the text as it is.
+
+A union (a type list, `anyOf`, `oneOf`, OpenAPI's `nullable`) tries its types from the most particular
+to the least, whatever order the schema lists them in: null, boolean, integer, number, object, array,
+and string last, since a string takes any text. So `["string", "null"]` reads `null` as null and
+anything else as text, and `["string", "integer"]` reads `5` as 5 but `007` as "007". A value that fits
 no type, an unknown parameter or a schema without a type: the no-schema rule. Text is never trimmed
 here: what is layout (Qwen3's newline after the tag) the dialect removes before.
 
@@ -30,6 +35,7 @@ from toolbridge.parsing._calls import CallProblem, decode_json
 __all__ = ["typed_value", "value_text"]
 
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?")
+_UNION_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
 _NOT_CONVERTED = object()
 
 
@@ -43,21 +49,28 @@ def typed_value(text: str, schema: Mapping[str, Any] | None) -> Any:
 
 
 def _types(schema: Mapping[str, Any] | None) -> list[str]:
-    """The JSON types `schema` allows, in the order it lists them."""
+    """The JSON types `schema` allows, the most particular first (`_UNION_ORDER`)."""
+    allowed = _listed_types(schema)
+    return [type_name for type_name in _UNION_ORDER if type_name in allowed]
+
+
+def _listed_types(schema: Mapping[str, Any] | None) -> set[str]:
     if schema is None:
-        return []
-    types: list[str] = []
+        return set()
+    types: set[str] = set()
     declared = schema.get("type")
     if isinstance(declared, str):
-        types.append(declared)
+        types.add(declared)
     elif isinstance(declared, list):
-        types += [t for t in declared if isinstance(t, str)]
+        types.update(t for t in declared if isinstance(t, str))
+    if schema.get("nullable") is True:
+        types.add("null")
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list):
             for option in options:
                 if isinstance(option, Mapping):
-                    types += _types(option)
+                    types |= _listed_types(option)
     return types
 
 
