@@ -58,8 +58,6 @@ from conformance_forms import (
 from family_checks import Case
 
 ITEM_A = "issue 24 item A: the output decides the reasoning state"
-ITEM_B = "issue 24 item B: DeepSeek V4 DSML and Kimi K2.x"
-ITEM_C = "issue 24 item C: Qwen3-Coder without the opener, gpt-oss header start, GLM escaped JSON"
 ITEM_D = "issue 24 item D: typed values and never running a damaged call"
 NO_ITEM = "issue 24: no item covers it yet (found by the conformance table)"
 
@@ -118,7 +116,8 @@ DEEPSEEK_V31 = Family(
     ds_v31_call,
     ds_block,
     think=lambda reasoning: reasoning + "</think>",
-    pending={"reasoning-then-call": ITEM_A},
+    hint=True,  # thinking mode's prompt ends in `<think>`; these rows are chat mode's answers
+    pending=dict.fromkeys(FORMS, ITEM_A),
 )
 DEEPSEEK_V32 = Family(
     "deepseek-v3.2",
@@ -127,7 +126,8 @@ DEEPSEEK_V32 = Family(
     dsml_call,
     dsml_block("function_calls"),
     think=lambda reasoning: reasoning + "</think>",
-    pending={"reasoning-then-call": ITEM_A},
+    hint=True,  # thinking mode's prompt ends in `<think>`; these rows are chat mode's answers
+    pending=dict.fromkeys(FORMS, ITEM_A),
 )
 DEEPSEEK_V4 = Family(
     "deepseek-v4",
@@ -136,7 +136,8 @@ DEEPSEEK_V4 = Family(
     dsml_call,
     dsml_block("tool_calls"),
     think=lambda reasoning: reasoning + "</think>",
-    pending=dict.fromkeys(FORMS, ITEM_B) | {"reasoning-then-call": f"{ITEM_A}; {ITEM_B}"},
+    hint=True,  # thinking mode's prompt ends in `<think>`; these rows are chat mode's answers
+    pending=dict.fromkeys(FORMS, ITEM_A),
 )
 
 
@@ -151,7 +152,6 @@ KIMI_K25 = Family(
     kimi_block,
     lead=REASONING + "</think>",
     hint=True,
-    profile_pending=ITEM_B,
 )
 
 
@@ -331,6 +331,7 @@ EXTRA_ROWS = [
         "k2-thinking-call-in-reasoning",  # vLLM's kimi_k2 reasoning parser ends the reasoning at the section
         "<think>" + REASONING + kimi_block([kimi_call(WEATHER)]),
         model="kimi-k2-thinking",
+        hint=True,
         reasoning=REASONING,
         calls=[WEATHER],
         pending=ITEM_A,
@@ -341,14 +342,13 @@ EXTRA_ROWS = [
         "self-closing-invoke",  # SGLang's V4 detector: `<｜DSML｜invoke name="x"/>` for a tool without arguments
         '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="now"/>\n</｜DSML｜tool_calls>',
         calls=[NOW],
-        pending=ITEM_B,
     ),
     extra(
         DEEPSEEK_V4,
         "self-closing-after-long-form",
         "<｜DSML｜tool_calls>\n" + dsml_call(WEATHER) + '<｜DSML｜invoke name="now"/>\n</｜DSML｜tool_calls>',
         calls=[WEATHER, NOW],
-        pending=ITEM_B,
+        pending=ITEM_A,
     ),
     extra(
         KIMI_K25,
@@ -365,7 +365,6 @@ EXTRA_ROWS = [
         model="qwen3.7-35b-a3b",
         reasoning=REASONING,
         calls=[WEATHER],
-        profile_pending=ITEM_B,
     ),
     extra(
         GLM47,
@@ -388,7 +387,6 @@ EXTRA_ROWS = [
         "no-opener",
         qwen_xml_unwrapped(WEATHER) + "\n</tool_call>",
         calls=[WEATHER],
-        pending=ITEM_C,
     ),
     extra(
         QWEN3_CODER,
@@ -396,7 +394,6 @@ EXTRA_ROWS = [
         "Let me check.\n" + qwen_xml_unwrapped(WEATHER),
         content="Let me check.",
         calls=[WEATHER],
-        pending=ITEM_C,
     ),
     extra(
         QWEN35,
@@ -404,21 +401,18 @@ EXTRA_ROWS = [
         QWEN35.lead + qwen_xml_unwrapped(WEATHER),
         reasoning=REASONING,
         calls=[WEATHER],
-        pending=ITEM_C,
     ),
     extra(
         GPT_OSS,
         "starts-in-the-role-header",  # the prompt ended in `<|start|>assistant`
         f" to=functions.get_weather<|channel|>commentary json<|message|>{WEATHER_JSON}<|call|>",
         calls=[WEATHER],
-        pending=ITEM_C,
     ),
     extra(
         GPT_OSS,
         "starts-in-the-channel-header",  # the prompt ended in `<|channel|>`
         f"commentary to=functions.get_weather <|constrain|>json<|message|>{WEATHER_JSON}<|call|>",
         calls=[WEATHER],
-        pending=ITEM_C,
     ),
     extra(
         GPT_OSS,
@@ -432,7 +426,6 @@ EXTRA_ROWS = [
         '<tool_call>write\n<arg_key>note</arg_key>\n<arg_value>"a \\"quoted\\" text"</arg_value>\n</tool_call>',
         calls=[("write", {"note": 'a "quoted" text'})],
         schemas={"write": {"type": "object", "properties": {"note": {"type": "string"}}}},
-        pending=ITEM_C,
     ),
     extra(
         GLM47,
@@ -450,7 +443,6 @@ EXTRA_ROWS = [
         "<tool_call>\n<function=write>\n<parameter=note>\nnull\n</parameter>\n</function>\n</tool_call>",
         calls=[("write", {"note": None})],
         schemas={"write": {"type": "object", "properties": STRING_OR_NULL}},
-        pending=ITEM_D,
     ),
     extra(
         GLM45,
@@ -463,14 +455,12 @@ EXTRA_ROWS = [
                 "properties": {"note": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
             }
         },
-        pending=ITEM_D,
     ),
     extra(
         HERMES,
         "brace-missing-before-the-close",
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}\n</tool_call>',
         errors=1,
-        pending=ITEM_D,
     ),
     extra(
         HERMES,
@@ -478,14 +468,12 @@ EXTRA_ROWS = [
         '<tool_call>\n{"name": "run", "arguments": {"code": "print(1)\n</tool_call>\nDone.',
         content="Done.",
         errors=1,
-        pending=ITEM_D,
     ),
     extra(
         HERMES,
         "ends-inside-the-json",  # the output stopped (not at the length limit) with braces to invent
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"',
         errors=1,
-        pending=ITEM_D,
     ),
     extra(
         HERMES,
@@ -493,7 +481,7 @@ EXTRA_ROWS = [
         hermes_call(("run", {"code": "print('<tool_call>', '</tool_call>')"})),
         calls=[("run", {"code": "print('<tool_call>', '</tool_call>')"})],
     ),
-    extra(LLAMA32, "ends-inside-the-list", "[get_weather(city='Par", errors=1, pending=ITEM_D),
+    extra(LLAMA32, "ends-inside-the-list", "[get_weather(city='Par", errors=1),
     extra(LLAMA4, "ends-inside-the-call", "<|python_start|>[get_weather(city='Paris'", errors=1),
     # the families' other forms
     extra(
