@@ -42,7 +42,7 @@ CASES = [
     Case(
         "python-start-without-brackets",
         f'{START}get_weather(city="Paris"){END} ok',
-        "ok",
+        " ok",
         [("get_weather", {"city": "Paris"})],
     ),
     Case(
@@ -53,7 +53,7 @@ CASES = [
     Case(
         "text-before-and-after",
         'Let me check.\n[get_time(tz="CET")]\nDone.',
-        "Let me check.\nDone.",
+        "Let me check.\n\nDone.",
         [("get_time", {"tz": "CET"})],
     ),
     Case(
@@ -76,7 +76,7 @@ CASES = [
     Case(
         "marker-in-string",
         "[say(text=\"<|python_end|>], g(x=1) ) <|eot|>\", other='[a(b=1)]')] after",
-        "after",
+        " after",
         [("say", {"text": "<|python_end|>], g(x=1) ) <|eot|>", "other": "[a(b=1)]"})],
     ),
     Case(
@@ -94,26 +94,27 @@ CASES = [
         "prompt-opened-reasoning-then-call",
         "Need weather.\n</think>\n\n[get_weather(city='Rome')]",
         calls=[("get_weather", {"city": "Rome"})],
-        reasoning="Need weather.",
+        reasoning="Need weather.\n",
         reasoning_open=True,
+        content="\n\n",
     ),
     Case(
         "malformed-call-in-a-list-then-text-and-call",
         "[f(a=1), g(x), h(b=2)] then [k()]",
-        "then",
+        " then ",
         [("f", {"a": 1}), ("h", {"b": 2}), ("k", {})],
         errors=1,
     ),
     Case(
         "malformed-after-python-start",
         f"{START}[get weather(city='Paris')]{END} after [k()]",
-        "weather(city='Paris')] after",
+        " weather(city='Paris')] after ",
         [("k", {})],
         errors=1,
     ),
     Case("cut-by-end-of-turn", f"{START}[f(a=[1, 2<|eot|>after", "after", errors=1),
     Case("unclosed-bare-bracket-is-text", "a [f(a='x' and more", "a [f(a='x' and more"),
-    Case("truncated", f"Checking. {START}[f(a=[1, ", "Checking.", errors=1, truncated=True),
+    Case("truncated", f"Checking. {START}[f(a=[1, ", "Checking. ", errors=1, truncated=True),
     Case("truncated-after-a-complete-call", "[f(a=1), ", calls=[("f", {"a": 1})], truncated=True),
 ]
 IDS = [case.id for case in CASES]
@@ -139,7 +140,7 @@ def test_random_chunks(case: Case, data: st.DataObject) -> None:
 def test_python_start_calls_are_found_in_auto_and_a_bare_list_is_text() -> None:
     text = f'[get_weather(city="Paris")] and {START}[get_time(tz="CET")]{END}'
     result = parse(text, "auto")
-    assert result.content == '[get_weather(city="Paris")] and'
+    assert result.content == '[get_weather(city="Paris")] and '
     assert [(call.name, call.format) for call in result.tool_calls] == [("get_time", FAMILY)]
     check_no_markers(stream(text, range(len(text)), "auto"), MARKERS)
 
@@ -171,7 +172,7 @@ values = st.recursive(
 def test_format_call_round_trips(name: str, arguments: dict[str, Any]) -> None:
     text = "Before " + call_format(FAMILY).format_call(name, arguments) + " after"
     result = parse(text, FAMILY)
-    assert (result.content, result.errors) == ("Before after", ())
+    assert (result.content, result.errors) == ("Before  after", ())
     assert [(c.name, c.arguments) for c in result.tool_calls] == [(name, arguments)]
     assert ParseResult.from_events(stream(text, range(len(text)), FAMILY)) == result
 

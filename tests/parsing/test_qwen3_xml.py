@@ -46,6 +46,7 @@ CASES = [
         "parallel",
         WEATHER + "\n" + call("get_weather", city="Oslo") + "<|im_end|>",
         calls=[("get_weather", {"city": "Paris", "days": 3}), ("get_weather", {"city": "Oslo"})],
+        content="\n",
     ),
     Case(
         "no_call",
@@ -55,7 +56,7 @@ CASES = [
     Case(
         "text_before_and_after",
         "Let me check.\n\n" + WEATHER + "\n\nDone.<|im_end|><|endoftext|>",
-        "Let me check.\n\nDone.",
+        "Let me check.\n\n\n\nDone.",
         [("get_weather", {"city": "Paris", "days": 3})],
     ),
     Case(
@@ -115,20 +116,21 @@ CASES = [
         "reasoning_then_call",
         "<think>\nThe user wants the weather.\n</think>\n\n" + WEATHER,
         calls=[("get_weather", {"city": "Paris", "days": 3})],
-        reasoning="The user wants the weather.",
+        reasoning="\nThe user wants the weather.\n",
+        content="\n\n",
     ),
     Case(
         "reasoning_opened_by_the_prompt",
         "The user wants the weather.\n</think>\n\nChecking.\n" + WEATHER,
-        "Checking.",
+        "\n\nChecking.\n",
         [("get_weather", {"city": "Paris", "days": 3})],
-        reasoning="The user wants the weather.",
+        reasoning="The user wants the weather.\n",
         reasoning_open=True,
     ),
     Case(
         "truncated_in_a_value",
         "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
-        "Checking.",
+        "Checking.\n",
         errors=1,
         truncated=True,
     ),
@@ -141,14 +143,14 @@ CASES = [
     Case(
         "malformed_then_text_and_a_call",
         "a <tool_call>\n<function=f>\nnot a parameter\n</function>\n</tool_call> after " + WEATHER,
-        "a after",
+        "a  after ",
         [("get_weather", {"city": "Paris", "days": 3})],
         errors=1,
     ),
     Case(
         "value_never_closed_swallows_nothing",
         '<tool_call>\n<function=f>\n<parameter=a>\nx\n</tool_call>\nafter <tool_call>{"name": "g"}</tool_call>',
-        "after",
+        "\nafter ",
         [("g", {})],
         errors=1,
         formats=["hermes"],
@@ -183,7 +185,7 @@ CASES = [
     Case(
         "a_json_body_is_read_as_hermes",
         'Sure.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>',
-        "Sure.",
+        "Sure.\n",
         [("get_weather", {"city": "Rome"})],
         formats=["hermes"],
     ),
