@@ -21,8 +21,9 @@ class ModelProfile:
     dialect: str = "hermes"
     """The name of a `toolbridge.parsing` call format."""
     reasoning_open: bool = False
-    """The generation prompt ends inside the reasoning block (`<think>\\n`, a channel header), so the
-    model's text starts with reasoning and only the close marker appears."""
+    """The generation prompt may end inside the reasoning block (`<think>\\n`, a channel header), so the
+    model's text may start with reasoning and only the close marker appear. A hint: the parser holds
+    the text back until the output shows it (a close marker, a call, the end of the output)."""
 
 
 DEFAULT_PROFILE = ModelProfile()
