@@ -290,6 +290,14 @@ CASES: list[Case] = [
         reasoning="hmm",
         reasoning_open=True,
     ),
+    Case(
+        "presumed-open-but-the-model-called-at-once",
+        'Let me check. <tool_call>{"name": "t", "arguments": {}}</tool_call>',
+        content="Let me check. ",
+        calls=[("t", {})],
+        reasoning_open=True,
+    ),
+    Case("presumed-open-but-only-an-answer", " It is noon.\n", content=" It is noon.\n", reasoning_open=True),
     # mixed, and restricting the format
     Case(
         "hermes-and-fenced-in-one-reply",

@@ -93,6 +93,13 @@ CASES = [
         reasoning_open=True,
     ),
     Case(
+        "presumed-open-thought-but-the-model-called-at-once",
+        f"Checking. {WEATHER}",
+        "Checking. ",
+        calls=[("get_weather", {"city": "Paris", "days": 3})],
+        reasoning_open=True,
+    ),
+    Case(
         "close-marker-left-out",
         "<|tool_call>call:f{a:1}\n<|tool_call>call:g{b:2}<turn|>",
         calls=[("f", {"a": 1}), ("g", {"b": 2})],

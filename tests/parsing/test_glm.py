@@ -126,6 +126,13 @@ CASES = [
         reasoning_open=True,
     ),
     Case(
+        "presumed_open_but_the_model_called_at_once",
+        "Checking." + WEATHER_47,
+        "Checking.",
+        [("get_weather", {"city": "Paris", "days": 3})],
+        reasoning_open=True,
+    ),
+    Case(
         "truncated_in_a_value",
         "Checking.<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Par",
         "Checking.",

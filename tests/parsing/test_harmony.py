@@ -129,6 +129,18 @@ CASES = [
         reasoning_open=True,
     ),
     Case(
+        "presumed_open_analysis_but_the_prompt_ended_in_the_start_header",
+        "<|channel|>final<|message|>It is sunny.",
+        "It is sunny.",
+        reasoning_open=True,
+    ),
+    Case(
+        "presumed_open_analysis_and_a_call_header_decides",
+        call("functions.get_weather", '{"city": "Rome"}'),
+        calls=[("get_weather", {"city": "Rome"})],
+        reasoning_open=True,
+    ),
+    Case(
         "constrain_missing_or_glued_or_plain_json",
         call("functions.a", '{"x": 1}', constrain="")
         + call("functions.b", '{"x": 2}', constrain="<|constrain|>json")

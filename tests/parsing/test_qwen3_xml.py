@@ -128,6 +128,22 @@ CASES = [
         reasoning_open=True,
     ),
     Case(
+        "presumed_open_but_the_model_called_at_once",  # Qwen3.5 told to think, in non-thinking mode
+        "Checking.\n" + WEATHER,
+        "Checking.\n",
+        [("get_weather", {"city": "Paris", "days": 3})],
+        reasoning_open=True,
+    ),
+    Case(
+        "presumed_open_and_the_call_left_reasoning_unclosed",
+        "<think>\nThe user wants the weather.\n" + WEATHER,
+        "",
+        [("get_weather", {"city": "Paris", "days": 3})],
+        reasoning="\nThe user wants the weather.\n",
+        reasoning_open=True,
+    ),
+    Case("presumed_open_but_only_an_answer", "It is sunny.\n", "It is sunny.\n", reasoning_open=True),
+    Case(
         "truncated_in_a_value",
         "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
         "Checking.\n",
