@@ -138,8 +138,8 @@ async def test_text_of_a_model_whose_prompt_opens_reasoning_starts_as_reasoning(
 
     events = await drain(NativeToolsModel(inner))
 
-    assert of_type(events, ReasoningDelta) == "The user wants the weather."
-    assert of_type(events, TextDelta) == "Sure."
+    assert of_type(events, ReasoningDelta) == "The user wants the weather.\n"
+    assert of_type(events, TextDelta) == "\n\nSure."
     assert calls_of(events) == [("get_weather", {"city": "Paris"})]
 
 

@@ -63,4 +63,4 @@ async def test_prompt_mode_reads_a_llama_or_gemma_models_own_calls(model_id: str
             collector.add(event)
     calls: list[tuple[str, dict[str, Any]]] = [(c.call.name, c.call.arguments) for c in collector.calls()]
     assert calls == [("get_weather", {"city": "Paris"})]
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Checking."
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Checking.\n"

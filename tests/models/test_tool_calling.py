@@ -152,7 +152,7 @@ async def test_prompt_mode_reads_calls_from_the_text_and_closes_the_stream_at_a_
     inner = FunctionModel(reply)
     events = await drain(PromptToolsModel(inner), asking(UserMessage(content="1 + 2?")))
 
-    assert text_of(events) == "Let me add."
+    assert text_of(events) == "Let me add.\n"
     assert calls_of(events) == [("calculate", {"expression": "1 + 2"})]
     assert events[-1] == Finish("tool_calls", closed_early=True)
     assert not inner.replies[0].completed

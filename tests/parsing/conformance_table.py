@@ -108,7 +108,7 @@ DEEPSEEK_R1 = Family(
     hint=True,
 )
 # V3.1 and later: thinking mode is the prompt's `<｜Assistant｜><think>` (chat mode `</think>`), so the
-# model writes the reasoning and its close only: the hint is False (chat mode), the output decides.
+# model writes the reasoning and its close only: the hint is True, and the output decides.
 DEEPSEEK_V31 = Family(
     "deepseek-v3.1",
     "deepseek-v3.1",
@@ -116,8 +116,7 @@ DEEPSEEK_V31 = Family(
     ds_v31_call,
     ds_block,
     think=lambda reasoning: reasoning + "</think>",
-    hint=True,  # thinking mode's prompt ends in `<think>`; these rows are chat mode's answers
-    pending=dict.fromkeys(FORMS, ITEM_A),
+    hint=True,
 )
 DEEPSEEK_V32 = Family(
     "deepseek-v3.2",
@@ -126,8 +125,7 @@ DEEPSEEK_V32 = Family(
     dsml_call,
     dsml_block("function_calls"),
     think=lambda reasoning: reasoning + "</think>",
-    hint=True,  # thinking mode's prompt ends in `<think>`; these rows are chat mode's answers
-    pending=dict.fromkeys(FORMS, ITEM_A),
+    hint=True,
 )
 DEEPSEEK_V4 = Family(
     "deepseek-v4",
@@ -137,7 +135,6 @@ DEEPSEEK_V4 = Family(
     dsml_block("tool_calls"),
     think=lambda reasoning: reasoning + "</think>",
     hint=True,  # thinking mode's prompt ends in `<think>`; these rows are chat mode's answers
-    pending=dict.fromkeys(FORMS, ITEM_A),
 )
 
 
@@ -284,7 +281,6 @@ EXTRA_ROWS = [
         "Let me check.\n" + qwen_xml_call(WEATHER),
         content="Let me check.",
         calls=[WEATHER],
-        pending=ITEM_A,
     ),
     extra(
         GLM47,
@@ -292,7 +288,6 @@ EXTRA_ROWS = [
         "Checking." + GLM47.call(WEATHER),
         content="Checking.",
         calls=[WEATHER],
-        pending=ITEM_A,
     ),
     extra(
         KIMI_K3,
@@ -300,7 +295,6 @@ EXTRA_ROWS = [
         "<|open|>response<|sep|>Checking.<|close|>response<|sep|>\n" + k3_block([k3_call(WEATHER)]),
         content="Checking.",
         calls=[WEATHER],
-        pending=ITEM_A,
     ),
     extra(
         QWEN3_THINKING,
@@ -308,7 +302,6 @@ EXTRA_ROWS = [
         "I should check the weather.\n" + hermes_call(WEATHER),
         content="I should check the weather.",
         calls=[WEATHER],
-        pending=ITEM_A,
     ),
     extra(
         DEEPSEEK_R1,
@@ -316,15 +309,13 @@ EXTRA_ROWS = [
         "I should check the weather.\n" + ds_block([ds_v3_call(WEATHER)]),
         content="I should check the weather.",
         calls=[WEATHER],
-        pending=ITEM_A,
     ),
     extra(
         HERMES,
-        "call-in-explicit-reasoning",  # a complete call inside `<think>`: reported, never dropped silently
+        "call-in-explicit-reasoning",  # a call inside `<think>` ends it and is read (as Ollama's Qwen3 parser)
         "<think>\nI will call it.\n" + hermes_call(WEATHER),
         reasoning="I will call it.",
-        errors=1,
-        pending=ITEM_A,
+        calls=[WEATHER],
     ),
     extra(
         KIMI_K2,
@@ -334,7 +325,6 @@ EXTRA_ROWS = [
         hint=True,
         reasoning=REASONING,
         calls=[WEATHER],
-        pending=ITEM_A,
     ),
     # item B: DeepSeek V4 DSML, Kimi K2.x, newer versions of known families.
     extra(
@@ -348,7 +338,6 @@ EXTRA_ROWS = [
         "self-closing-after-long-form",
         "<｜DSML｜tool_calls>\n" + dsml_call(WEATHER) + '<｜DSML｜invoke name="now"/>\n</｜DSML｜tool_calls>',
         calls=[WEATHER, NOW],
-        pending=ITEM_A,
     ),
     extra(
         KIMI_K25,
@@ -458,9 +447,9 @@ EXTRA_ROWS = [
     ),
     extra(
         HERMES,
-        "brace-missing-before-the-close",
+        "brace-missing-before-the-close",  # only the call object's own: the arguments are whole
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}\n</tool_call>',
-        errors=1,
+        calls=[WEATHER],
     ),
     extra(
         HERMES,
@@ -554,7 +543,6 @@ EXTRA_ROWS = [
         REASONING + "</think>" + ds_block([ds_v31_call(WEATHER)]),
         reasoning=REASONING,
         calls=[WEATHER],
-        pending=ITEM_A,
     ),
     extra(
         QWEN3_CODER,

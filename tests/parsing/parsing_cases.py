@@ -59,8 +59,7 @@ CASES: list[Case] = [
     Case(
         "seed-002-text-around",
         SEED_002_OUTPUT,
-        content="现在需要查看myfile.xlsx文件内容。让我使用Excel工具来读取文件数据：\n\n"
-        "读取Excel文件第一个工作表的A1到Z100范围数据。\n\n(等待工具返回结果...)",
+        content="现在需要查看myfile.xlsx文件内容。让我使用Excel工具来读取文件数据：\n\n\n\n读取Excel文件第一个工作表的A1到Z100范围数据。\n\n(等待工具返回结果...)",
         calls=[
             (
                 "read_data_from_excel",
@@ -103,7 +102,7 @@ CASES: list[Case] = [
         "hermes-several-calls",
         'A <tool_call>{"name": "f", "arguments": {"n": 1}}</tool_call> B '
         '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>\nC',
-        content="A B\nC",
+        content="A  B \nC",
         calls=[("f", {"n": 1}), ("g", {})],
     ),
     Case(
@@ -159,7 +158,7 @@ CASES: list[Case] = [
     Case(
         "hermes-unterminated-string-swallows-close",
         '<tool_call>{"name": "f", "arguments": {"a": "oops}}</tool_call> tail',
-        content="tail",
+        content=" tail",
         errors=1,
     ),
     Case(
@@ -176,14 +175,14 @@ CASES: list[Case] = [
         "A <tool_call>\n<function=get>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
         ' B <tool_call>{"name": "f", "arguments": {"a": "<b>"}}</tool_call> C'
         " <tool_call>g\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>\n</tool_call>",
-        content="A B C",
+        content="A  B  C ",
         calls=[("get", {"city": "Paris"}), ("f", {"a": "<b>"}), ("g", {"k": "v"})],
     ),
     Case(
         "hermes-tags-in-a-body-that-is-not-json",
         "A <tool_call>\n<fn=get>\n<parameter=city>\nParis\n</parameter>\n</fn>\n</tool_call>"
         ' B <tool_call>{"name": "f", "arguments": {"a": "<b>"}}</tool_call> C',
-        content="A B C",
+        content="A  B  C",
         calls=[("f", {"a": "<b>"})],
         errors=1,
     ),
@@ -193,12 +192,12 @@ CASES: list[Case] = [
         content="after <",
         errors=1,
     ),
-    Case("hermes-empty-at-end", "text <tool_call>", content="text", errors=1),
+    Case("hermes-empty-at-end", "text <tool_call>", content="text ", errors=1),
     Case("hermes-arguments-not-object", '<tool_call>{"name": "f", "arguments": [1]}</tool_call>', errors=1),
     Case(
         "stray-closing-tag-dropped",
         "ok </tool_call> fine",
-        content="ok fine",
+        content="ok  fine",
     ),
     Case(
         "angle-brackets-and-near-markers",
@@ -209,14 +208,14 @@ CASES: list[Case] = [
     Case(
         "seed-001-get-current-time",
         "好的，我查一下。\n" + SEED_001_TIME + "\n",
-        content="好的，我查一下。",
+        content="好的，我查一下。\n\n",
         calls=[("get_current_time", {})],
     ),
     Case("seed-001-calculate", SEED_001_CALCULATE, calls=[("calculate", {"expression": "15 + 27"})]),
     Case(
         "fenced-english-labels",
         'Sure.\n```tool\nname: search\narguments: {"q": "mcp", "limit": 3}\n```\nDone.',
-        content="Sure.\nDone.",
+        content="Sure.\n\nDone.",
         calls=[("search", {"q": "mcp", "limit": 3})],
     ),
     Case(
@@ -243,7 +242,7 @@ CASES: list[Case] = [
         '```tool\nname: f\narguments: {"a": 1',
         errors=1,
     ),
-    Case("fenced-no-name", '```tool\n参数: {"a": 1}\n```\nafter', content="after", errors=1),
+    Case("fenced-no-name", '```tool\n参数: {"a": 1}\n```\nafter', content="\nafter", errors=1),
     Case(
         "other-fences-are-text",
         "```tools\nx\n```\n```python\nprint(1)\n```\n```toolkit",
@@ -259,16 +258,17 @@ CASES: list[Case] = [
         calls=[("w", {})],
     ),
     Case(
-        "calls-inside-reasoning-are-ignored",
+        "a-call-inside-reasoning-ends-it",
         '<think>maybe <tool_call>{"name": "x", "arguments": {}}</tool_call>\n```tool\nname: y\n```</think>no',
-        content="no",
-        reasoning='maybe <tool_call>{"name": "x", "arguments": {}}</tool_call>\n```tool\nname: y\n```',
+        content="\nno",
+        reasoning="maybe ",
+        calls=[("x", {}), ("y", {})],
     ),
     Case(
         "lone-close-think-from-prompt",
         'The user wants time.\n</think>\n\nSure.<tool_call>{"name": "t", "arguments": {}}</tool_call>',
-        content="Sure.",
-        reasoning="The user wants time.",
+        content="\n\nSure.",
+        reasoning="The user wants time.\n",
         calls=[("t", {})],
         reasoning_open=True,
     ),
@@ -279,10 +279,12 @@ CASES: list[Case] = [
         reasoning_open=False,
     ),
     Case(
-        "unclosed-think-is-all-reasoning",
+        "unclosed-think-then-a-call-marker-at-the-end",
         "<think>still thinking <tool_call>",
-        reasoning="still thinking <tool_call>",
+        reasoning="still thinking ",
+        errors=1,
     ),
+    Case("unclosed-think-is-all-reasoning", "<think>still thinking", reasoning="still thinking"),
     Case(
         "prompt-opened-think-and-model-repeats-it",
         "<think>hmm</think>ok",
@@ -290,6 +292,14 @@ CASES: list[Case] = [
         reasoning="hmm",
         reasoning_open=True,
     ),
+    Case(
+        "presumed-open-but-the-model-called-at-once",
+        'Let me check. <tool_call>{"name": "t", "arguments": {}}</tool_call>',
+        content="Let me check. ",
+        calls=[("t", {})],
+        reasoning_open=True,
+    ),
+    Case("presumed-open-but-only-an-answer", " It is noon.\n", content=" It is noon.\n", reasoning_open=True),
     # mixed, and restricting the format
     Case(
         "hermes-and-fenced-in-one-reply",

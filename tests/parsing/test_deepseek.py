@@ -112,7 +112,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
         [("get_time", {"tz": "CET"})],
         1,
     ),
-    ("no-separator", f"{B}{CB}get_weather {{}}{CE}{E} then text", "then text", [], 1),
+    ("no-separator", f"{B}{CB}get_weather {{}}{CE}{E} then text", " then text", [], 1),
     ("v31-arguments-cut-by-the-call-end", f"{B}{v31('f', CUT_LIST)}{E}after", "after", [], 1),
     ("v3-arguments-cut-by-the-call-end", f"{B}{v3('f', CUT_STRING)}{E}after", "after", [], 1),
     ("section-of-prose", f"{B} I changed my mind.", "I changed my mind.", [], 1),
@@ -135,7 +135,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
     (
         "reasoning-then-call",
         f"<think>Weather? Use a tool.</think>\n\n{B}{v31('get_weather', PARIS)}{E}",
-        "",
+        "\n\n",
         [("get_weather", WEATHER)],
         0,
     ),
@@ -145,7 +145,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
         + invoke("get_weather", ("city", "true", "Paris"), ("days", "false", "3"))
         + invoke("get_time", ("tz", "true", "CET"))
         + f"{DE}",
-        "I'll check.",
+        "I'll check.\n\n",
         [("get_weather", {"city": "Paris", "days": 3}), ("get_time", {"tz": "CET"})],
         0,
     ),

@@ -6,16 +6,19 @@ import re
 from typing import Any
 
 import pytest
+from family_checks import stream
 
 from toolbridge.errors import UsageError
 from toolbridge.parsing import (
     CallProblem,
+    ParseResult,
     available_formats,
     call_format,
     decode_arguments,
     parse,
     reading_format,
 )
+from toolbridge.parsing._stream import HOLD_LIMIT
 
 ARGUMENTS: list[dict[str, Any]] = [
     {},
@@ -113,3 +116,50 @@ def test_no_end_or_reasoning_marker_of_a_dialect_is_ever_shown(
     assert "Before" in result.content
     assert "after." in result.content
     assert [(call.name, call.arguments) for call in result.tool_calls] == [("f", {"a": "x"})]
+
+
+def _reasoning_markers(dialect: str) -> list[tuple[str, str]]:
+    return [("<think>", "</think>"), *call_format(dialect).reasoning_markers]
+
+
+def _calls_inside_reasoning(dialect: str) -> list[tuple[str, str, bool]]:
+    """(id, text, reasoning_open) with the dialect's call inside reasoning the prompt may have opened,
+    or the model opened and did not close."""
+    call = call_format(dialect).format_call("get_weather", {"city": "Paris"})
+    texts = [("presumed-open", f"The user wants the weather. {call}", True)]
+    for open_, close in _reasoning_markers(dialect):
+        texts += [
+            (f"presumed-open-closed-by-{close}", f"The user wants the weather.{close}{call}", True),
+            (f"opened-by-{open_}", f"{open_}The user wants the weather. {call}", False),
+            (f"opened-by-{open_}-presumed-open", f"{open_}The user wants the weather. {call}", True),
+        ]
+    return texts
+
+
+@pytest.mark.parametrize(
+    ("dialect", "text", "reasoning_open"),
+    [(dialect, text, opened) for dialect in DIALECTS for _, text, opened in _calls_inside_reasoning(dialect)],
+    ids=[f"{dialect}-{id_}" for dialect in DIALECTS for id_, _, _ in _calls_inside_reasoning(dialect)],
+)
+@pytest.mark.parametrize("read_as", ["own", "auto"])
+def test_a_call_inside_reasoning_is_never_lost(
+    dialect: str, text: str, reasoning_open: bool, read_as: str
+) -> None:
+    fmt = dialect if read_as == "own" else reading_format(dialect)
+    whole = parse(text, fmt, reasoning_open=reasoning_open)
+    assert [(call.name, call.arguments) for call in whole.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert whole.errors == ()
+    assert "The user wants the weather." in whole.content + whole.reasoning
+    assert "Paris" not in whole.content + whole.reasoning  # no markup of the call shown anywhere
+    for cuts in ([], range(len(text))):
+        assert ParseResult.from_events(stream(text, cuts, fmt, reasoning_open=reasoning_open)) == whole
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_call_after_the_hold_limit_still_ends_reasoning(dialect: str) -> None:
+    call = call_format(dialect).format_call("get_weather", {"city": "Paris"})
+    thinking = "Let me think about the weather. " * (HOLD_LIMIT // 16)
+    events = stream(thinking + call, range(0, len(thinking) + len(call), 7), dialect, reasoning_open=True)
+    result = ParseResult.from_events(events)
+    assert result.reasoning == thinking  # the hint stood once the text outgrew the limit
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("get_weather", {"city": "Paris"})]

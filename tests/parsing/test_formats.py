@@ -8,15 +8,19 @@ from parsing_cases import CASES
 
 from toolbridge.errors import UsageError
 from toolbridge.parsing import (
+    Event,
     ParsedToolCall,
     ParseResult,
+    ReasoningDelta,
     StreamParser,
+    TextDelta,
     ToolCallArgumentsDelta,
     ToolCallEnd,
     ToolCallStart,
     available_formats,
     parse,
 )
+from toolbridge.parsing._stream import HOLD_LIMIT
 from toolbridge.types import ToolCall
 
 
@@ -57,6 +61,81 @@ def test_a_stream_told_nothing_drops_a_lone_close_think() -> None:
     parser = StreamParser()
     events = parser.feed("plan</think>answer") + parser.finish()
     assert ParseResult.from_events(events).content == "plananswer"
+
+
+def feed_each(parser: StreamParser, *deltas: str) -> list[list[Event]]:
+    return [parser.feed(delta) for delta in deltas] + [parser.finish()]
+
+
+def test_a_presumed_open_reasoning_is_held_until_a_close_shows_it_was_reasoning() -> None:
+    parser = StreamParser(reasoning_open=True)
+    assert feed_each(parser, "The user ", "wants it.\n</think>", "\n\nSure.") == [
+        [],
+        [ReasoningDelta("The user wants it.\n")],
+        [TextDelta("\n\nSure.")],
+        [],
+    ]
+
+
+def test_a_call_marker_shows_a_presumed_open_reasoning_was_content_and_the_call_is_read() -> None:
+    parser = StreamParser(reasoning_open=True)
+    call = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    events = feed_each(parser, "Let me check. ", call, " Done.")
+    assert events[0] == []
+    assert events[1][0] == TextDelta("Let me check. ")
+    assert isinstance(events[1][1], ToolCallStart)
+    assert events[2:] == [[TextDelta(" Done.")], []]
+
+
+def test_an_explicit_opener_decides_reasoning_and_the_end_of_output_decides_content() -> None:
+    repeated = StreamParser(reasoning_open=True)
+    assert feed_each(repeated, "\n<think>hm", "</think>ok") == [
+        [ReasoningDelta("\n"), ReasoningDelta("hm")],
+        [TextDelta("ok")],
+        [],
+    ]
+    undecided = StreamParser(reasoning_open=True)
+    assert feed_each(undecided, "It is ", "sunny.") == [[], [], [TextDelta("It is sunny.")]]
+
+
+def test_a_presumed_open_reasoning_streams_as_reasoning_past_the_hold_limit() -> None:
+    parser = StreamParser(reasoning_open=True)
+    long = "x" * HOLD_LIMIT
+    assert parser.feed(long) == []
+    assert parser.feed("yz") == [ReasoningDelta(long + "yz")]
+    assert parser.feed("more") == [ReasoningDelta("more")]
+    assert parse(long + "yz</think>ok", reasoning_open=True).reasoning == long + "yz"
+    assert parse(long + "yz", reasoning_open=True).content == long + "yz"  # parse() needs no limit
+
+
+def test_without_the_hint_content_streams_at_once() -> None:
+    parser = StreamParser()
+    assert feed_each(parser, "Hi", " ", "there") == [
+        [TextDelta("Hi")],
+        [TextDelta(" ")],
+        [TextDelta("there")],
+        [],
+    ]
+
+
+TEXT_AROUND_CALLS = (
+    "  Let me check.\n\n"
+    '<tool_call>{"name": "f", "arguments": {}}</tool_call>\n'
+    "  <think> weigh it \n</think>\n"
+    "Then this:  \t"
+    "```tool\nname: g\n```"
+    "\n\nDone. \n"
+)
+
+
+@pytest.mark.parametrize("cuts", ["whole", "one character at a time"])
+def test_text_is_kept_exactly_around_calls_and_reasoning(cuts: str) -> None:
+    parser = StreamParser()
+    deltas = [TEXT_AROUND_CALLS] if cuts == "whole" else list(TEXT_AROUND_CALLS)
+    result = ParseResult.from_events([e for delta in deltas for e in parser.feed(delta)] + parser.finish())
+    assert result.content == "  Let me check.\n\n\n  \nThen this:  \t\n\nDone. \n"
+    assert result.reasoning == " weigh it \n"
+    assert [call.name for call in result.tool_calls] == ["f", "g"]
 
 
 def test_every_call_start_comes_before_its_arguments_and_end() -> None:

@@ -41,7 +41,7 @@ CASES = [
     Case(
         "text-before-and-after",
         f"Let me check.\n{WEATHER}\nDone.",
-        "Let me check.\nDone.",
+        "Let me check.\n\nDone.",
         [("get_weather", {"city": "Paris", "days": 3})],
     ),
     Case(
@@ -76,19 +76,27 @@ CASES = [
         "thought-then-call",
         f"<|channel>thought\nThe user wants weather.<channel|>{WEATHER}",
         calls=[("get_weather", {"city": "Paris", "days": 3})],
-        reasoning="The user wants weather.",
+        reasoning="\nThe user wants weather.",
     ),
     Case(
         "empty-thought-from-the-prompt",
         f"<|channel>thought\n<channel|>Sure.{WEATHER}",
         "Sure.",
         [("get_weather", {"city": "Paris", "days": 3})],
+        reasoning="\n",
     ),
     Case(
         "prompt-opened-thought-then-call",
         f"The user wants weather.\n<channel|>{WEATHER}",
         calls=[("get_weather", {"city": "Paris", "days": 3})],
-        reasoning="The user wants weather.",
+        reasoning="The user wants weather.\n",
+        reasoning_open=True,
+    ),
+    Case(
+        "presumed-open-thought-but-the-model-called-at-once",
+        f"Checking. {WEATHER}",
+        "Checking. ",
+        calls=[("get_weather", {"city": "Paris", "days": 3})],
         reasoning_open=True,
     ),
     Case(
@@ -99,7 +107,7 @@ CASES = [
     Case(
         "malformed-then-text-and-call",
         f"a <|tool_call>get weather{{city:}}<tool_call|> then {WEATHER}",
-        "a then",
+        "a  then ",
         [("get_weather", {"city": "Paris", "days": 3})],
         errors=1,
     ),
@@ -108,7 +116,7 @@ CASES = [
         '<|tool_call>{"name": "f", "arguments": {"a": 1}}<tool_call|>',
         calls=[("f", {"a": 1})],
     ),
-    Case("no-body", "a <|tool_call>call:f<tool_call|> b", "a b", errors=1),
+    Case("no-body", "a <|tool_call>call:f<tool_call|> b", "a  b", errors=1),
     Case(
         "unterminated-string",
         f"<|tool_call>call:f{{a:{Q}open}}<tool_call|>after",
@@ -118,7 +126,7 @@ CASES = [
     Case(
         "truncated",
         f"Checking. <|tool_call>call:f{{a:[{Q}x{Q},",
-        "Checking.",
+        "Checking. ",
         errors=1,
         truncated=True,
     ),
@@ -173,7 +181,7 @@ values = st.recursive(
 def test_format_call_round_trips(name: str, arguments: dict[str, Any]) -> None:
     text = "Before " + call_format(FAMILY).format_call(name, arguments) + " after"
     result = parse(text, FAMILY)
-    assert (result.content, result.errors) == ("Before after", ())
+    assert (result.content, result.errors) == ("Before  after", ())
     assert [(c.name, c.arguments) for c in result.tool_calls] == [(name, arguments)]
     assert ParseResult.from_events(stream(text, range(len(text)), FAMILY)) == result
 

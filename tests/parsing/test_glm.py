@@ -51,6 +51,7 @@ CASES = [
             ("get_weather", {"city": "Oslo"}),
             ("get_weather", {"city": "Paris", "days": 3}),
         ],
+        content="\n",
     ),
     Case(
         "no_call",
@@ -60,7 +61,7 @@ CASES = [
     Case(
         "text_before_and_after",
         "Let me check.\n" + WEATHER + "\nDone.<|endoftext|>",
-        "Let me check.\nDone.",
+        "Let me check.\n\nDone.",
         [("get_weather", {"city": "Paris", "days": 3})],
     ),
     Case(
@@ -107,6 +108,7 @@ CASES = [
         "empty_arguments",
         "<tool_call>now</tool_call>\n<tool_call>later\n</tool_call>",
         calls=[("now", {}), ("later", {})],
+        content="\n",
     ),
     Case(
         "markers_inside_a_string_argument",
@@ -119,6 +121,7 @@ CASES = [
         "<think>The user wants the weather.</think>\n" + WEATHER,
         calls=[("get_weather", {"city": "Paris", "days": 3})],
         reasoning="The user wants the weather.",
+        content="\n",
     ),
     Case(
         "reasoning_opened_by_the_prompt",  # GLM-4.7 and 5: the prompt ends in `<|assistant|><think>`
@@ -126,6 +129,13 @@ CASES = [
         "Checking.",
         [("get_weather", {"city": "Paris", "days": 3})],
         reasoning="The user wants the weather.",
+        reasoning_open=True,
+    ),
+    Case(
+        "presumed_open_but_the_model_called_at_once",
+        "Checking." + WEATHER_47,
+        "Checking.",
+        [("get_weather", {"city": "Paris", "days": 3})],
         reasoning_open=True,
     ),
     Case(
@@ -139,7 +149,7 @@ CASES = [
     Case(
         "malformed_then_text_and_a_call",
         "a <tool_call>f\n<arg_value>no key</arg_value>\n</tool_call> after " + WEATHER,
-        "a after",
+        "a  after ",
         [("get_weather", {"city": "Paris", "days": 3})],
         errors=1,
     ),

@@ -129,6 +129,18 @@ CASES = [
         reasoning_open=True,
     ),
     Case(
+        "presumed_open_analysis_but_the_prompt_ended_in_the_start_header",
+        "<|channel|>final<|message|>It is sunny.",
+        "It is sunny.",
+        reasoning_open=True,
+    ),
+    Case(
+        "presumed_open_analysis_and_a_call_header_decides",
+        call("functions.get_weather", '{"city": "Rome"}'),
+        calls=[("get_weather", {"city": "Rome"})],
+        reasoning_open=True,
+    ),
+    Case(
         "constrain_missing_or_glued_or_plain_json",
         call("functions.a", '{"x": 1}', constrain="")
         + call("functions.b", '{"x": 2}', constrain="<|constrain|>json")
@@ -312,8 +324,11 @@ def test_harmony_arguments_stream_as_they_arrive() -> None:
 
 def test_harmony_final_answer_streams_as_content() -> None:
     parser = StreamParser("harmony", reasoning_open=True)
-    assert parser.feed("Easy.") == [ReasoningDelta("Easy.")]
-    assert parser.feed("<|end|><|start|>assistant<|channel|>final<|message|>It is") == [TextDelta("It is")]
+    assert parser.feed("Easy.") == []  # held: only the output shows whether the prompt opened analysis
+    assert parser.feed("<|end|><|start|>assistant<|channel|>final<|message|>It is") == [
+        ReasoningDelta("Easy."),
+        TextDelta("It is"),
+    ]
     assert parser.feed(" sunny.") == [TextDelta(" sunny.")]
 
 

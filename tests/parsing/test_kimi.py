@@ -346,6 +346,7 @@ K3_CASES = [
         "k3_single",
         tools(WEATHER_K3),
         calls=[("get_weather", {"city": "Paris", "days": 3}, "functions.get_weather:1")],
+        content="\n\n",
     ),
     Case(
         "k3_parallel",
@@ -354,16 +355,17 @@ K3_CASES = [
             ("get_weather", {"city": "Paris", "days": 3}, "functions.get_weather:1"),
             ("get_time", {"tz": "CET"}, "functions.get_time:2"),
         ],
+        content="\n\n\n",
     ),
     Case(
         "k3_no_call",
         response("It is sunny. 1 < 2 and <|other|> stay.") + "<|im_end|>",
-        "It is sunny. 1 < 2 and <|other|> stay.",
+        "It is sunny. 1 < 2 and <|other|> stay.\n",
     ),
     Case(
         "k3_text_before_and_after",
         response("Checking.") + tools(k3_call("f", 0)) + "\n" + response("Done."),
-        "Checking.Done.",
+        "Checking.\n\n\n\nDone.\n",
         [("f", {}, "functions.f:0")],
     ),
     Case(
@@ -392,47 +394,51 @@ K3_CASES = [
                 "functions.write:3",
             )
         ],
+        content="\n\n",
     ),
     Case(
         "k3_marker_inside_a_value",
         tools(k3_call("echo", 1, ("text", "string", "<tool_call> <|tool_call_end|> <|open|x </think>"))),
         calls=[("echo", {"text": "<tool_call> <|tool_call_end|> <|open|x </think>"}, "functions.echo:1")],
+        content="\n\n",
     ),
     Case(
         "k3_prompt_opened_reasoning_then_call",
         "Need the weather.<|close|>think<|sep|>\n" + tools(WEATHER_K3),
         calls=[("get_weather", {"city": "Paris", "days": 3}, "functions.get_weather:1")],
         reasoning="Need the weather.",
+        content="\n\n\n",
     ),
     Case(
         "k3_reasoning_opened_by_the_model",
         "<|open|>think<|sep|>Hmm.<|close|>think<|sep|>" + response("Hi."),
-        "Hi.",
+        "Hi.\n",
         reasoning="Hmm.",
     ),
     Case(
         "k3_no_index_no_id",
         tools(k3_call("f", None, ("n", "number", "2.5"))),
         calls=[("f", {"n": 2.5}, None)],
+        content="\n\n",
     ),
     Case(
         "k3_malformed_then_text_and_a_call",
         tools('<|open|>call tool="f" index="1"<|sep|>oops', k3_call("g", 2, ("x", "integer", "1"))) + "after",
-        "oopsafter",
+        "\noops\nafter",
         [("g", {"x": 1}, "functions.g:2")],
         errors=1,
     ),
     Case(
         "k3_unknown_element",
         tools('<|open|>call tool="f"<|sep|><|open|>what<|sep|>x<|close|>call<|sep|>') + "after",
-        "xafter",
+        "\nxafter",
         errors=1,
     ),
     Case(
         "k3_truncated_mid_call",
         response("Checking.") + '<|open|>tools<|sep|>\n<|open|>call tool="f" index="1"<|sep|>\n'
         '<|open|>argument key="a" type="string"<|sep|>Par',
-        "Checking.",
+        "Checking.\n\n",
         errors=1,
     ),
     Case("k3_ends_with_a_marker_that_could_have_grown", "Hi<|close|>", "Hi"),
@@ -486,5 +492,5 @@ def test_k3_call_ends_on_the_feed_that_completes_it() -> None:
     text = tools(WEATHER_K3)
     cut = text.index("<|close|>call<|sep|>") + len("<|close|>call<|se")
     early = parser.feed(text[:cut])
-    assert [type(e) for e in early] == [ToolCallStart]
+    assert [type(e) for e in early] == [TextDelta, ToolCallStart]  # the "\n" after <|open|>tools<|sep|>
     assert [type(e) for e in parser.feed("p|>")] == [ToolCallArgumentsDelta, ToolCallEnd]

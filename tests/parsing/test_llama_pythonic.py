@@ -42,7 +42,7 @@ CASES = [
     Case(
         "python-start-without-brackets",
         f'{START}get_weather(city="Paris"){END} ok',
-        "ok",
+        " ok",
         [("get_weather", {"city": "Paris"})],
     ),
     Case(
@@ -53,7 +53,7 @@ CASES = [
     Case(
         "text-before-and-after",
         'Let me check.\n[get_time(tz="CET")]\nDone.',
-        "Let me check.\nDone.",
+        "Let me check.\n\nDone.",
         [("get_time", {"tz": "CET"})],
     ),
     Case(
@@ -76,7 +76,7 @@ CASES = [
     Case(
         "marker-in-string",
         "[say(text=\"<|python_end|>], g(x=1) ) <|eot|>\", other='[a(b=1)]')] after",
-        "after",
+        " after",
         [("say", {"text": "<|python_end|>], g(x=1) ) <|eot|>", "other": "[a(b=1)]"})],
     ),
     Case(
@@ -94,20 +94,21 @@ CASES = [
         "prompt-opened-reasoning-then-call",
         "Need weather.\n</think>\n\n[get_weather(city='Rome')]",
         calls=[("get_weather", {"city": "Rome"})],
-        reasoning="Need weather.",
+        reasoning="Need weather.\n",
         reasoning_open=True,
+        content="\n\n",
     ),
     Case(
         "malformed-call-in-a-list-then-text-and-call",
         "[f(a=1), g(x), h(b=2)] then [k()]",
-        "then",
+        " then ",
         [("f", {"a": 1}), ("h", {"b": 2}), ("k", {})],
         errors=1,
     ),
     Case(
         "malformed-after-python-start",
         f"{START}[get weather(city='Paris')]{END} after [k()]",
-        "weather(city='Paris')] after",
+        " weather(city='Paris')] after ",
         [("k", {})],
         errors=1,
     ),
@@ -115,11 +116,11 @@ CASES = [
     Case("names-kept-as-written", '[get(ª=1, ﬁle="x")]', calls=[("get", {"ª": 1, "ﬁle": "x"})]),  # not NFKC
     Case("unclosed-bare-bracket-is-text", "a [f(x, 'y' and more", "a [f(x, 'y' and more"),
     # A bare call cut short is an error, never text and never a call with its brackets closed for it.
-    Case("bare-call-cut-at-the-end", "Checking. [get(a=1", "Checking.", errors=1),
+    Case("bare-call-cut-at-the-end", "Checking. [get(a=1", "Checking. ", errors=1),
     Case("bare-call-cut-in-a-list", '[get(a=[1, {"b": 2', errors=1),
     Case("bare-call-cut-in-a-string", "[say(text='half", errors=1),
     Case("bare-call-cut-by-end-of-turn", "[get(a=1<|eot|>after", "after", errors=1),
-    Case("truncated", f"Checking. {START}[f(a=[1, ", "Checking.", errors=1, truncated=True),
+    Case("truncated", f"Checking. {START}[f(a=[1, ", "Checking. ", errors=1, truncated=True),
     Case("truncated-after-a-complete-call", "[f(a=1), ", calls=[("f", {"a": 1})], truncated=True),
 ]
 IDS = [case.id for case in CASES]
@@ -145,7 +146,7 @@ def test_random_chunks(case: Case, data: st.DataObject) -> None:
 def test_python_start_calls_are_found_in_auto_and_a_bare_list_is_text() -> None:
     text = f'[get_weather(city="Paris")] and {START}[get_time(tz="CET")]{END}'
     result = parse(text, "auto")
-    assert result.content == '[get_weather(city="Paris")] and'
+    assert result.content == '[get_weather(city="Paris")] and '
     assert [(call.name, call.format) for call in result.tool_calls] == [("get_time", FAMILY)]
     check_no_markers(stream(text, range(len(text)), "auto"), MARKERS)
 
@@ -177,7 +178,7 @@ values = st.recursive(
 def test_format_call_round_trips(name: str, arguments: dict[str, Any]) -> None:
     text = "Before " + call_format(FAMILY).format_call(name, arguments) + " after"
     result = parse(text, FAMILY)
-    assert (result.content, result.errors) == ("Before after", ())
+    assert (result.content, result.errors) == ("Before  after", ())
     assert [(c.name, c.arguments) for c in result.tool_calls] == [(name, arguments)]
     assert ParseResult.from_events(stream(text, range(len(text)), FAMILY)) == result
 

@@ -63,7 +63,7 @@ def test_hermes_text_calls_come_back_as_tool_calls_streamed(tmp_path: Path) -> N
 
     deltas = [c.choices[0].delta for c in chunks if c.choices]
     assert deltas[0].role == "assistant"
-    assert "".join(d.content or "" for d in deltas) == "Checking."
+    assert "".join(d.content or "" for d in deltas) == "Checking. "  # as written, space and all
     pieces = [piece for d in deltas for piece in d.tool_calls or []]
     first, *rest = pieces
     # OpenAI's shape: index, id, type and name first; then argument fragments under the same index.
@@ -388,7 +388,7 @@ def test_markup_a_native_upstream_leaked_into_its_text_comes_back_as_tool_calls(
     ):
         completion = server.openai().chat.completions.create(model="local", messages=ASK, tools=TOOLS)  # type: ignore[arg-type]
     message = completion.choices[0].message
-    assert message.content == "On it."
+    assert message.content == "On it.\n"
     [call] = message.tool_calls or []
     assert arguments_of(call) == {"city": "Paris"}
     assert completion.choices[0].finish_reason == "tool_calls"

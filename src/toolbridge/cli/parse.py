@@ -32,7 +32,7 @@ def parse_command(
         bool | None,
         typer.Option(
             "--reasoning-open/--reasoning-closed",
-            help="Whether the output begins inside reasoning opened by the prompt. Default: detect.",
+            help="Whether the prompt may have opened reasoning (a hint: the output decides). Default: detect.",
             show_default=False,
         ),
     ] = None,

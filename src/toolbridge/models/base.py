@@ -144,7 +144,8 @@ class Model(ABC):
     dialect: str | None = None
     """The tool-call dialect it writes in text (`toolbridge parse --formats`); None: its model profile's."""
     reasoning_open: bool | None = None
-    """Whether its text starts inside reasoning opened by the prompt; None: its model profile's."""
+    """Whether its text may start inside reasoning opened by the prompt (a hint the output decides);
+    None: its model profile's."""
     model_id: str = ""
     """The provider's id of the model, looked up in the model profiles; empty: the name is used."""
     settings: ModelSettings = ModelSettings()

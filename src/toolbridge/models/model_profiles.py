@@ -27,8 +27,9 @@ class ModelProfile:
     dialect: str = "hermes"
     """The name of a `toolbridge.parsing` call format."""
     reasoning_open: bool = False
-    """The generation prompt ends inside the reasoning block (`<think>\\n`, a channel header), so the
-    model's text starts with reasoning and only the close marker appears."""
+    """The generation prompt may end inside the reasoning block (`<think>\\n`, a channel header), so the
+    model's text may start with reasoning and only the close marker appear. A hint: the parser holds
+    the text back until the output shows it (a close marker, a call, the end of the output)."""
 
 
 DEFAULT_PROFILE = ModelProfile()
@@ -56,8 +57,9 @@ MODEL_PROFILES: tuple[tuple[str, ModelProfile], ...] = (
     ("glm-{>=4.7}*", ModelProfile("glm", reasoning_open=True)),
     ("gpt-oss*", ModelProfile("harmony")),
     ("deepseek-r1*", ModelProfile("deepseek", reasoning_open=True)),
-    # V4 thinks by default (the hosted API; `<think>` ends the prompt in thinking mode) and writes DSML.
-    ("deepseek-v{>=4}*", ModelProfile("deepseek", reasoning_open=True)),
+    # V3.1 and later end the prompt with `<think>` in thinking mode (V4 thinks by default) and with
+    # `</think>` in chat mode: the hint holds the text back until the output shows which it was.
+    ("deepseek-v{>=3.1}*", ModelProfile("deepseek", reasoning_open=True)),
     ("deepseek*", _DEEPSEEK),
     # K2-Thinking, K2.5 and later think by default (K2.5's prompt ends with `<think>`); K3 opens `think`.
     ("kimi-k2-thinking*", _KIMI_THINKING),

@@ -4,19 +4,31 @@ Outside calls the parser is in one of two plain modes, content or reasoning. In 
 only for the first characters of the markers it knows (`<`, `[`, a backtick, ...): runs without them are
 emitted in one piece, found by one compiled-regex search, so each character is looked at once. A
 marker prefix at the end of a chunk (`<too`) is held back, and only while it could still become a
-marker; nothing else is ever delayed but white space (below) and the output's first characters while
-they could begin a format's `leading_markers` (gpt-oss starting inside a call's header). When an opening marker is complete, the
-format's `CallReader` takes over until the call ends, then plain mode resumes where the reader stopped.
+marker; nothing else is ever delayed but the output's first characters while they could begin a format's
+`leading_markers` (gpt-oss starting inside a call's header) and, with the reasoning hint, undecided
+text (below). When an opening marker is complete, the format's `CallReader` takes over until the call
+ends, then plain mode resumes where the reader stopped.
 
 Reasoning: `<think>` (or a format's own marker, such as `[THINK]`) switches to reasoning and its close
-back. A stream cannot look ahead, so whether it *starts* inside reasoning (the chat template opened it in
-the prompt, and only the close will appear) must be said with `reasoning_open=True`. In content mode a
-lone close marker is dropped, never shown. `parse()` sees the whole text, so it works this out itself
-when not told.
+back. A call opening marker inside reasoning ends the reasoning and the call is read, as if the close
+had been written: models leave the close out before a call (Ollama's Qwen3 parser and vLLM's Kimi K2
+reasoning parser read such calls too), and a call must never vanish into reasoning.
 
-White space the template puts around markers is not content: text never starts with white space, and
-white space right before a marker (or at the end of the output) is dropped. So trailing white space of
-a text run is held back until the next visible character shows it is part of the text.
+Whether the output *starts* inside reasoning (the chat template opened it in the prompt) is decided by
+the output; `reasoning_open=True` is only the hint that it may. With the hint the parser starts
+*undecided*: it holds the text back (emits nothing) until the output shows what it was. A reasoning
+close: the held text was reasoning. A call opening marker: it was content, and the call is read. An
+explicit opener (`<think>`): reasoning, as the model repeated the opener. The end of the output: it was
+the answer, content. A format's headers decide like call markers (harmony's `<|start|>`, `<|channel|>`
+final or commentary). Past `HOLD_LIMIT` characters the hint is taken: the held text is emitted as
+reasoning and reasoning streams from there (a call marker still ends it). Without the hint content
+streams at once. In content mode a lone close marker is dropped, never shown; `parse()` sees the whole
+text, so when not told it takes a close with no opener (or call) before it as the sign that the output
+began inside reasoning, and it never needs the hold limit.
+
+Text is kept exactly: content is what the model wrote outside calls, reasoning and their markers, and
+reasoning what it wrote inside the reasoning markers, white space included (a surface that wants it
+trimmed for display trims it there).
 
 Truncation: `finish(truncated=True)` says the output was cut off (finish reason `length`). A call still
 open then is reported as a `ParseError`, never completed: a cut-off call must not run.
@@ -35,13 +47,16 @@ from toolbridge.parsing._events import Event, ParseError, ParseResult, Reasoning
 from toolbridge.parsing._format import NO_CONTEXT, CallFormat, CallReader, ReadContext
 from toolbridge.parsing._registry import AUTO, resolve_formats
 
-__all__ = ["StreamParser", "parse"]
+__all__ = ["HOLD_LIMIT", "StreamParser", "parse"]
 
 # One-character deltas of plain text (models stream a token at a time) reuse their event objects within
 # one parser: events are frozen, and building a new one per character was most of the cost of the fast
 # path. One cache per plain mode, holding only characters that can't start a marker of that mode, so a
 # hit needs no further check. Per parser, so nothing is shared between streams or threads.
 _EVENT_CACHE_LIMIT = 4096
+
+HOLD_LIMIT = 2000
+"""Characters held back, with `reasoning_open=True`, before the hint is taken and they stream as reasoning."""
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -119,8 +134,13 @@ def _plain_modes(format_name: str) -> tuple[_PlainMode, _PlainMode]:
             _Marker(text, _Action.DROP) for text in fmt.stray_markers + fmt.end_of_turn_markers
         ]
     reasoning_markers = [_Marker(close, _Action.LEAVE_REASONING) for _, close in pairs]
-    reasoning_markers += [_Marker(open_, _Action.DROP) for open_, _ in pairs]
-    reasoning_markers += [_Marker(text, _Action.DROP) for fmt in formats for text in fmt.end_of_turn_markers]
+    reasoning_markers += [_Marker(open_, _Action.ENTER_REASONING) for open_, _ in pairs]  # repeated: dropped
+    for fmt in formats:  # a call ends reasoning that was never closed; no call markup is reasoning
+        opening = fmt.opening_markers if format_name == AUTO else fmt.opening_markers + fmt.named_markers
+        reasoning_markers += [_Marker(text, _Action.START_CALL, fmt) for text in opening]
+        reasoning_markers += [
+            _Marker(text, _Action.DROP) for text in fmt.stray_markers + fmt.end_of_turn_markers
+        ]
     return _PlainMode(_unique(content_markers), TextDelta), _PlainMode(
         _unique(reasoning_markers), ReasoningDelta
     )
@@ -153,10 +173,17 @@ class StreamParser:
         reasoning_open: bool = False,
         schemas: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        """`reasoning_open`: the prompt opened a reasoning block, so the output starts inside it.
+        """`reasoning_open`: the prompt may have opened a reasoning block, so the output may start inside
+        it (a hint: the output decides, see the module's docstring).
         `schemas`: each offered tool's input schema by name, to type bare-text argument values."""
         self._content_mode, self._reasoning_mode = _plain_modes(format)
         self._mode = self._reasoning_mode if reasoning_open else self._content_mode
+        self._undecided: list[str] | None = [] if reasoning_open else None
+        """The text held back while it is not known whether the output started inside reasoning."""
+        self._undecided_size = 0
+        self._hold_limit: int | None = HOLD_LIMIT
+        self._mode_before_call = self._mode
+        """The mode to go back to when a reader finds its text was not a call after all."""
         self._context = ReadContext(schemas) if schemas else NO_CONTEXT
         self._leading = _leading_markers(format)
         """Markers that open a call at the start of the output: looked for until the start is read."""
@@ -164,19 +191,10 @@ class StreamParser:
         self._call_raw: list[str] = []
         """The text of the call being read, to report it if the output is cut off inside it."""
         self._pending = ""
-        self._held_space = ""
-        self._space_before_call = ""
-        """Dropped when the call is one; shown again if its reader rejects it as not a call."""
-        # Per kind of text (content, reasoning).
-        self._started: dict[type[Event], bool] = {TextDelta: False, ReasoningDelta: False}
-        """Whether content and reasoning have shown anything yet: until then, leading white space is dropped."""
         self._event_caches: dict[type[Event], dict[str, Event]] = {TextDelta: {}, ReasoningDelta: {}}
         # The fast path: a one-character delta that cannot start a marker becomes one event directly.
-        # `_fast_cache` is None while it does not apply (inside a call, with text or space held back,
-        # or before a mode has shown anything).
+        # `_fast_cache` is None while it does not apply (inside a call, with text held back).
         self._fast_cache: dict[str, Event] | None = None
-        self._cache_after_space: dict[str, Event] | None = None
-        """Set while only white space is held on the fast path: the cache to go back to."""
 
     def feed(self, delta: str) -> list[Event]:
         cache = self._fast_cache
@@ -185,23 +203,10 @@ class StreamParser:
             if event is not None:
                 return [event]
             if len(delta) == 1 and delta not in self._mode.triggers:
-                if delta.isspace():  # held until the next character shows it is not before a marker
-                    self._held_space = delta
-                    self._fast_cache = None
-                    self._cache_after_space = cache
-                    return []
                 event = self._mode.delta_type(delta)
                 if len(cache) < _EVENT_CACHE_LIMIT:
                     cache[delta] = event
                 return [event]
-        elif self._cache_after_space is not None and len(delta) == 1 and delta not in self._mode.triggers:
-            # The same fast path with white space held: a word after a space.
-            if delta.isspace():
-                self._held_space += delta
-                return []
-            text, self._held_space = self._held_space + delta, ""
-            self._fast_cache, self._cache_after_space = self._cache_after_space, None
-            return [self._mode.delta_type(text)]
         reader = self._reader
         if reader is not None and len(delta) == 1 and not self._pending:
             events = reader.read_char(delta)
@@ -233,27 +238,24 @@ class StreamParser:
                     events += self._feed(leftover)
                     continue
             elif pending and (marker := self._mode.whole_marker(pending)) is not None:
-                if marker.action is _Action.START_CALL:
-                    self._space_before_call = self._held_space
-                self._held_space = ""
-                self._enter(marker)
+                self._enter(marker, events)
                 events += self._feed(pending[len(marker.text) :])
                 continue
             elif pending:
                 self._emit(pending, events)
             break
-        self._held_space = ""  # white space at the end of the output
-        self._fast_cache = self._cache_after_space = None
+        if self._undecided is not None:
+            self._decide(TextDelta, events)  # no marker showed reasoning: the text was the answer
+        self._fast_cache = None
         return events
 
     def _feed(self, delta: str) -> list[Event]:
-        self._cache_after_space = None
         text = self._pending + delta if self._pending else delta
         self._pending = ""
         events: list[Event] = []
         pos = 0
         if self._leading:
-            start = self._read_start(text)
+            start = self._read_start(text, events)
             if start is None:
                 self._pending = text
                 return events
@@ -276,21 +278,18 @@ class StreamParser:
                     self._pending = text[new_pos:]  # might be the start of the call's closing marker
                     new_pos = n
             pos = new_pos
-        mode = self._mode
-        kind = mode.delta_type
-        plain = self._reader is None and not self._pending and not self._held_space and self._started[kind]
-        self._fast_cache = self._event_caches[kind] if plain else None
+        plain = self._reader is None and not self._pending and self._undecided is None
+        self._fast_cache = self._event_caches[self._mode.delta_type] if plain else None
         return events
 
-    def _read_start(self, text: str) -> int | None:
+    def _read_start(self, text: str, events: list[Event]) -> int | None:
         """The output's start: where reading goes on (after a leading marker, whose call is then open),
         or None while the text could still become one."""
         index = len(text) - len(text.lstrip())
         for marker in self._leading:
             if text.startswith(marker.text, index):
                 self._leading = ()
-                self._mode = self._content_mode  # a call's header: not inside reasoning
-                self._enter(marker)
+                self._enter(marker, events)  # a call's header: not inside reasoning
                 return index + len(marker.text)
             if marker.text.startswith(text[index:]):
                 return None
@@ -298,24 +297,30 @@ class StreamParser:
         return 0
 
     def _emit_rejected(self, text: str, events: list[Event]) -> None:
-        """Text a reader found was not a call after all: with the white space before it."""
-        self._held_space = self._space_before_call
-        self._emit(text, events)
+        """Text a reader found was not a call after all: shown where the marker was found."""
+        self._mode = self._mode_before_call
+        if text:
+            self._emit(text, events)
 
     def _emit(self, text: str, events: list[Event]) -> None:
-        """Show plain text in the current mode, holding back its trailing white space."""
-        mode = self._mode
-        if not self._started[mode.delta_type]:
-            text = text.lstrip()
-            if not text:
-                return
-        if self._held_space:
-            text = self._held_space + text
-        visible = text.rstrip()
-        self._held_space = text[len(visible) :]
-        if visible:
-            self._started[mode.delta_type] = True
-            events.append(mode.delta_type(visible))
+        """Show plain text in the current mode, or hold it while the mode is undecided."""
+        undecided = self._undecided
+        if undecided is None:
+            events.append(self._mode.delta_type(text))
+            return
+        undecided.append(text)
+        self._undecided_size += len(text)
+        if self._hold_limit is not None and self._undecided_size > self._hold_limit:
+            self._decide(ReasoningDelta, events)  # held long enough: the hint stands
+
+    def _decide(self, kind: type[TextDelta] | type[ReasoningDelta], events: list[Event]) -> None:
+        """The output has shown whether it started inside reasoning: the held text is `kind`."""
+        assert self._undecided is not None
+        held = "".join(self._undecided)
+        self._undecided = None
+        self._mode = self._content_mode if kind is TextDelta else self._reasoning_mode
+        if held:
+            events.append(kind(held))
 
     def _read_plain(self, text: str, pos: int, events: list[Event]) -> int:
         mode = self._mode
@@ -334,23 +339,25 @@ class StreamParser:
                 self._pending = text[index:]
                 return n
             assert isinstance(marker, _Marker)
-            if marker.action is _Action.START_CALL:
-                self._space_before_call = self._held_space
-            self._held_space = ""  # the template's white space before a marker
-            self._enter(marker)
+            self._enter(marker, events)
             return index + len(marker.text)
         if start < n:
             self._emit(text[start:], events)
         return n
 
-    def _enter(self, marker: _Marker) -> None:
+    def _enter(self, marker: _Marker, events: list[Event]) -> None:
         action = marker.action
+        if self._undecided is not None and action is not _Action.DROP:
+            # A call marker shows the held text was content; a reasoning marker, reasoning.
+            self._decide(TextDelta if action is _Action.START_CALL else ReasoningDelta, events)
         if action is _Action.ENTER_REASONING:
             self._mode = self._reasoning_mode
         elif action is _Action.LEAVE_REASONING:
             self._mode = self._content_mode
         elif action is _Action.START_CALL:
             assert marker.format is not None
+            self._mode_before_call = self._mode
+            self._mode = self._content_mode  # a call ends reasoning the model did not close
             self._reader = marker.format.start_call(marker.text, self._context)
             self._call_raw = [marker.text]
 
@@ -363,7 +370,8 @@ def parse(
     truncated: bool = False,
     schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ParseResult:
-    """Parse a whole model output. The same as streaming it through `StreamParser`, in one chunk.
+    """Parse a whole model output. The same as streaming it through `StreamParser`, in one chunk, but
+    with no hold limit: the whole text decides whether it started inside reasoning.
 
     With `reasoning_open=None` a reasoning close marker with no open marker (or call) before it means
     the output began inside reasoning opened by the prompt, and the text before it is reasoning.
@@ -371,6 +379,7 @@ def parse(
     if reasoning_open is None:
         reasoning_open = _opens_inside_reasoning(text, resolve_formats(format))
     parser = StreamParser(format, reasoning_open=reasoning_open, schemas=schemas)
+    parser._hold_limit = None
     return ParseResult.from_events([*parser.feed(text), *parser.finish(truncated=truncated)])
 
 
