@@ -8,6 +8,8 @@
 - `published_server`: a `ServerConfig` for a published server installed by scripts/install-test-servers.
 - `wait_until_gone`: poll until a process has exited.
 - `unused_port`: a free TCP port on 127.0.0.1.
+- For the whole run, a warm parent that starts our test servers by forking (tests/servers/_fast_start.py),
+  and the `slow` tests first, so the last minutes are not one long test on one worker.
 - `away_from_the_user` (autouse, whole session): HOME, the XDG dirs and the working directory point into
   a temporary directory and every `TOOLBRIDGE_*` variable is unset, so no test (nor any process it
   starts) can read the user's config or write into the user's database (`TOOLBRIDGE_TEST_*`, naming
@@ -40,6 +42,37 @@ _PUBLISHED: dict[str, tuple[str, list[str]]] = {
     "mcp-server-time": ("mcp-server-time/bin/mcp-server-time", ["--local-timezone", "UTC"]),
     "server-everything": ("npm/node_modules/.bin/mcp-server-everything", ["stdio"]),
 }
+
+
+FAST_START = Path(__file__).resolve().parent / "servers" / "_fast_start.py"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return  # one for the whole run, started by the controller (or by the only process without xdist)
+    zygote = subprocess.Popen(
+        [sys.executable, str(FAST_START)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
+    )
+    assert zygote.stdout is not None
+    if zygote.stdout.readline().strip() != "ready":  # then every server starts the usual way
+        zygote.kill()
+        zygote.wait()
+        return
+    config.stash[_ZYGOTE] = zygote
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    zygote = config.stash.get(_ZYGOTE, None)
+    if zygote is not None:
+        zygote.terminate()
+        zygote.wait(30)
+
+
+_ZYGOTE = pytest.StashKey[subprocess.Popen[str]]()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first
 
 
 _REAL_HOME = Path.home()

@@ -29,14 +29,17 @@ def test_commands_run_on_asyncios_loop_and_servers_on_uvloop() -> None:
     assert not issubclass(run(loop), uvloop.Loop)
 
 
-def _gateway_of(upstream_pid: int) -> int:
-    """The `toolbridge gateway` process that started the upstream server `upstream_pid`."""
-    pid = upstream_pid
-    while pid > 1:
-        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])  # its parent
-        if b"\0toolbridge\0gateway\0" in Path(f"/proc/{pid}/cmdline").read_bytes():
-            return pid
-    raise AssertionError(f"no toolbridge process above {upstream_pid}")
+def _our_gateway() -> int:
+    """The `toolbridge gateway` process this test started."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            command = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if parent == os.getpid() and b"\0toolbridge\0gateway\0" in command:
+            return int(stat.parent.name)
+    raise AssertionError("no toolbridge gateway started by this test")
 
 
 def _mapped_files(pid: int) -> list[str]:
@@ -52,8 +55,7 @@ async def test_the_stdio_gateway_serves_on_uvloop(tmp_path: Path) -> None:
     arguments = ["-m", "toolbridge", "gateway", "--config", str(config), "--db", str(tmp_path / "calls.db")]
     gateway = StdioServerParameters(command=sys.executable, args=arguments, env=dict(os.environ))
     async with Client(gateway) as client:
-        upstream_pid = int((await client.call_tool("pid", {})).content[0].text)  # type: ignore[union-attr]
-        gateway_pid = _gateway_of(upstream_pid)
-        loaded = _mapped_files(gateway_pid)
+        assert not (await client.call_tool("pid", {})).is_error  # serving
+        loaded = _mapped_files(_our_gateway())
 
     assert any("uvloop/loop" in path for path in loaded)

@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 import anyio
 import mcp_types as mcp
 from _cli import run

@@ -6,6 +6,7 @@ Run: python tests/servers/bulky.py [--transport stdio|http|sse] [--port N]
 
 from __future__ import annotations
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 import mcp_types as mcp
 from _cli import run
 from mcp.server.mcpserver import MCPServer

@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 import anyio
 import mcp_types as mcp
 from _cli import run

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 from _cli import run
 from mcp.server.mcpserver import MCPServer
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 from _cli import run
 from mcp.server.mcpserver import MCPServer
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 from mcp.server.mcpserver import MCPServer
 
 AT_START = b'Server starting... (this line is not JSON-RPC)\n{"json": "but not JSON-RPC"}\n'

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 from _cli import add_listening_options, serve_http
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Receive, Scope, Send

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer

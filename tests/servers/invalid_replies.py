@@ -19,6 +19,8 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
+
 DEEP_SCHEMA = "--deep-schema" in sys.argv
 BAD_HANDSHAKE = "--bad-handshake" in sys.argv
 

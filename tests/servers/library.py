@@ -11,6 +11,7 @@ import base64
 import os
 import warnings
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 import mcp_types as mcp
 from _cli import run
 from mcp.server.mcpserver import Context, MCPServer

@@ -30,6 +30,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qs
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 import anyio
 import jwt
 from _cli import add_listening_options, serve_http

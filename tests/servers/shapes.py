@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import _fast_start  # noqa: F401  (a warm parent starts this server in the test run: see the module)
 import mcp_types as mcp
 from _cli import run
 from mcp.server.mcpserver import MCPServer
