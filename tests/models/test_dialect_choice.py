@@ -76,7 +76,7 @@ def of_type(events: list[ModelEvent], kind: type[TextDelta] | type[ReasoningDelt
         ("qwen35b-finetune", "hermes", False),
         ("zai-org/GLM-4.6", "glm", False),
         ("glm-5.1", "glm", True),
-        ("deepseek-v3.2", "deepseek", False),
+        ("deepseek-v3.2", "deepseek", True),  # V3.1+ open <think> in the prompt when thinking
         ("deepseek-ai/DeepSeek-V4-Flash", "deepseek", True),
         ("deepseek-ai/DeepSeek-V4.1-Pro", "deepseek", True),
         ("deepseek-v5", "deepseek", True),

@@ -21,7 +21,6 @@ from conformance_forms import (
     DS_CALL,
     DS_END,
     DS_EOS,
-    FORMS,
     HARMONY_FINAL,
     HARMONY_PREAMBLE,
     NOW,
@@ -57,7 +56,6 @@ from conformance_forms import (
 )
 from family_checks import Case
 
-ITEM_A = "issue 24 item A: the output decides the reasoning state"
 ITEM_D = "issue 24 item D: typed values and never running a damaged call"
 NO_ITEM = "issue 24: no item covers it yet (found by the conformance table)"
 

@@ -130,7 +130,7 @@ CASES: list[Case] = [
     Case(
         "hermes-arguments-cut-by-the-closing-tag",
         'A <tool_call>{"name": "f", "arguments": {"a": 1, "b": [2</tool_call> B',
-        content="A B",
+        content="A  B",
         errors=1,
     ),
     Case(

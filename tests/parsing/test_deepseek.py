@@ -205,7 +205,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
         + invoke("get_weather", ("city", "true", "Paris"), ("days", "false", "3"))
         + invoke("get_time", ("tz", "true", "CET"))
         + f"{V4E}{EOS}",
-        "I'll check.",
+        "I'll check.\n\n",
         [("get_weather", {"city": "Paris", "days": 3}), ("get_time", {"tz": "CET"})],
         0,
     ),
@@ -246,7 +246,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
         f"<think>The user wants the weather.</think>\n\n{V4B}\n"
         + invoke("get_weather", ("city", "true", "Paris"))
         + V4E,
-        "",
+        "\n\n",
         [("get_weather", WEATHER)],
         0,
     ),
@@ -264,7 +264,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
         + invoke("get_weather", ("city", "true", "Paris"), ("days", "false", "3"), space=" ")
         + invoke("get_time", ("tz", "true", "CET"), space=" ")
         + f"{V41E}{EOS}",
-        "Checking.",
+        "Checking.\n\n",
         [("get_weather", {"city": "Paris", "days": 3}), ("get_time", {"tz": "CET"})],
         0,
     ),
@@ -278,7 +278,7 @@ CASES: list[tuple[str, str, str, list[tuple[str, dict[str, Any]]], int]] = [
     (
         "dsml-invoke-without-section",
         "Sure. " + invoke("get_weather", ("city", "true", "Paris")) + '<｜DSML｜ invoke name="now"/>Done.',
-        "Sure.Done.",
+        "Sure. Done.",
         [("get_weather", WEATHER), ("now", {})],
         0,
     ),
@@ -397,22 +397,22 @@ def test_a_self_closing_invoke_ends_on_the_feed_that_delivers_its_tag_end() -> N
     assert parser.feed(f"\n{V4E}ok") == [TextDelta("ok")]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item A")
 @pytest.mark.parametrize("opened_by", ["the model", "the prompt"])
 def test_a_v4_call_section_ends_the_reasoning(opened_by: str) -> None:
     # vLLM's DeepSeek V4 reasoning parser: "V4 can start DSML tool calls directly after reasoning".
+    # Reasoning the model opened ends at the section; with only the hint, the call marker shows the
+    # text before it was content (the output decides).
     think = "<think>" if opened_by == "the model" else ""
-    output = (
-        f"{think}Weather? Use a tool.\n\n{V4B}\n" + invoke("get_weather", ("city", "true", "Paris")) + V4E
-    )
+    text = "Weather? Use a tool.\n\n"
+    output = f"{think}{text}{V4B}\n" + invoke("get_weather", ("city", "true", "Paris")) + V4E
     parser = StreamParser("deepseek", reasoning_open=not think)
     streamed = ParseResult.from_events(
         [event for char in output for event in parser.feed(char)] + parser.finish()
     )
     for result in (parse(output, "deepseek", reasoning_open=not think), streamed):
         assert (result.reasoning, result.content, calls(result)) == (
-            "Weather? Use a tool.",
-            "",
+            text if think else "",
+            "" if think else text,
             [("get_weather", WEATHER)],
         )
 

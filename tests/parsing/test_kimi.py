@@ -29,6 +29,7 @@ from toolbridge.parsing import (
 
 SECTION_OPEN = "<|tool_calls_section_begin|>"
 SECTION_CLOSE = "<|tool_calls_section_end|>"
+CLOSE = "<|tool_call_end|>"
 
 
 def call(header: str, arguments: str) -> str:
@@ -181,16 +182,30 @@ CASES = [
         + "\n"
         + SECTION_CLOSE
         + "<|im_end|>",
-        "Let me check.",
+        "Let me check.\n",  # the newlines inside the section are its layout, not content
         [
             ("get_weather", {"city": "Paris"}, "functions.get_weather:0"),
             ("get_time", {"zone": "CET"}, "functions.get_time:1"),
         ],
     ),
     Case(
+        "text_around_a_section_kept_exactly",
+        "A "
+        + section(call("functions.f:0", "{}") + "\n" + CLOSE + "\n" + call("functions.g:1", "{}"))
+        + "\n\nB",
+        "A \n\nB",
+        [("f", {}, "functions.f:0"), ("g", {}, "functions.g:1")],
+    ),
+    Case(
+        "section_left_open_then_text",  # the text ends the section; the newline before it was its layout
+        SECTION_OPEN + call("functions.f:0", "{}") + "\nDone.",
+        "Done.",
+        [("f", {}, "functions.f:0")],
+    ),
+    Case(
         "counter_only_header_one_tool_offered",
         "Let me check. " + section(call("0 ", '{"city": "Tokyo"}')),
-        "Let me check.",
+        "Let me check. ",
         [("get_weather", {"city": "Tokyo"}, "functions.get_weather:0")],
         schemas={"get_weather": WEATHER_SCHEMA},
     ),
@@ -222,7 +237,6 @@ CASES = [
         "<think>Need weather." + section(call("functions.get_weather:0", '{"city": "Rome"}')),
         calls=[("get_weather", {"city": "Rome"}, "functions.get_weather:0")],
         reasoning="Need weather.",
-        xfail="issue 24 item A",
     ),
 ]
 
@@ -346,7 +360,6 @@ K3_CASES = [
         "k3_single",
         tools(WEATHER_K3),
         calls=[("get_weather", {"city": "Paris", "days": 3}, "functions.get_weather:1")],
-        content="\n\n",
     ),
     Case(
         "k3_parallel",
@@ -355,7 +368,6 @@ K3_CASES = [
             ("get_weather", {"city": "Paris", "days": 3}, "functions.get_weather:1"),
             ("get_time", {"tz": "CET"}, "functions.get_time:2"),
         ],
-        content="\n\n\n",
     ),
     Case(
         "k3_no_call",
@@ -365,7 +377,7 @@ K3_CASES = [
     Case(
         "k3_text_before_and_after",
         response("Checking.") + tools(k3_call("f", 0)) + "\n" + response("Done."),
-        "Checking.\n\n\n\nDone.\n",
+        "Checking.\n\nDone.\n",
         [("f", {}, "functions.f:0")],
     ),
     Case(
@@ -394,20 +406,18 @@ K3_CASES = [
                 "functions.write:3",
             )
         ],
-        content="\n\n",
     ),
     Case(
         "k3_marker_inside_a_value",
         tools(k3_call("echo", 1, ("text", "string", "<tool_call> <|tool_call_end|> <|open|x </think>"))),
         calls=[("echo", {"text": "<tool_call> <|tool_call_end|> <|open|x </think>"}, "functions.echo:1")],
-        content="\n\n",
     ),
     Case(
         "k3_prompt_opened_reasoning_then_call",
         "Need the weather.<|close|>think<|sep|>\n" + tools(WEATHER_K3),
         calls=[("get_weather", {"city": "Paris", "days": 3}, "functions.get_weather:1")],
         reasoning="Need the weather.",
-        content="\n\n\n",
+        content="\n",
     ),
     Case(
         "k3_reasoning_opened_by_the_model",
@@ -419,26 +429,25 @@ K3_CASES = [
         "k3_no_index_no_id",
         tools(k3_call("f", None, ("n", "number", "2.5"))),
         calls=[("f", {"n": 2.5}, None)],
-        content="\n\n",
     ),
     Case(
         "k3_malformed_then_text_and_a_call",
         tools('<|open|>call tool="f" index="1"<|sep|>oops', k3_call("g", 2, ("x", "integer", "1"))) + "after",
-        "\noops\nafter",
+        "oops\nafter",
         [("g", {"x": 1}, "functions.g:2")],
         errors=1,
     ),
     Case(
         "k3_unknown_element",
         tools('<|open|>call tool="f"<|sep|><|open|>what<|sep|>x<|close|>call<|sep|>') + "after",
-        "\nxafter",
+        "xafter",
         errors=1,
     ),
     Case(
         "k3_truncated_mid_call",
         response("Checking.") + '<|open|>tools<|sep|>\n<|open|>call tool="f" index="1"<|sep|>\n'
         '<|open|>argument key="a" type="string"<|sep|>Par',
-        "Checking.\n\n",
+        "Checking.\n",
         errors=1,
     ),
     Case("k3_ends_with_a_marker_that_could_have_grown", "Hi<|close|>", "Hi"),
@@ -492,5 +501,5 @@ def test_k3_call_ends_on_the_feed_that_completes_it() -> None:
     text = tools(WEATHER_K3)
     cut = text.index("<|close|>call<|sep|>") + len("<|close|>call<|se")
     early = parser.feed(text[:cut])
-    assert [type(e) for e in early] == [TextDelta, ToolCallStart]  # the "\n" after <|open|>tools<|sep|>
+    assert [type(e) for e in early] == [ToolCallStart]  # the "\n" after <|open|>tools<|sep|> is layout
     assert [type(e) for e in parser.feed("p|>")] == [ToolCallArgumentsDelta, ToolCallEnd]

@@ -207,7 +207,7 @@ CASES = [
     Case(
         "opener_left_out",  # Qwen3-Coder / Qwen3.5: `<function=` with no `<tool_call>` before it
         "Let me check.\n" + UNOPENED + "\n</tool_call>\nDone.<|im_end|>",
-        "Let me check.\nDone.",
+        "Let me check.\n\nDone.",
         [("get_weather", {"city": "Paris", "days": 3})],
     ),
     Case(
@@ -218,8 +218,9 @@ CASES = [
     Case(
         "opener_left_out_after_reasoning",
         "<think>\nThe user wants the weather.\n</think>\n\n" + UNOPENED + "<|im_end|>",
-        calls=[("get_weather", {"city": "Paris", "days": 3})],
-        reasoning="The user wants the weather.",
+        "\n\n",
+        [("get_weather", {"city": "Paris", "days": 3})],
+        reasoning="\nThe user wants the weather.\n",
     ),
     Case(
         "output_ends_after_the_last_value",  # `</function>` and `</tool_call>` left out too
@@ -239,7 +240,7 @@ CASES = [
     Case(
         "opener_left_out_truncated_in_a_value",
         "Checking.\n<function=get_weather>\n<parameter=city>\nPar",
-        "Checking.",
+        "Checking.\n",
         errors=1,
         truncated=True,
     ),
@@ -252,7 +253,7 @@ CASES = [
     Case(
         "opener_left_out_malformed_then_text",
         "<function=f>\n<parameter=a b\nx\n</parameter>\n</function>\nafter " + UNOPENED,
-        "after",
+        "\nafter ",
         [("get_weather", {"city": "Paris", "days": 3})],
         errors=1,
     ),

@@ -90,7 +90,6 @@ def test_hermes_text_calls_come_back_as_tool_calls_streamed(tmp_path: Path) -> N
 CALL = ToolCallSpec("get_weather", {"city": "Paris"})
 
 
-@pytest.mark.xfail(strict=True, reason="item A: the parser drops the white space next to call markers")
 @pytest.mark.parametrize(
     ("tool_mode", "turn", "content"),
     [

@@ -93,7 +93,7 @@ def test_a_configured_dialect_reads_the_upstream_whatever_its_name(tmp_path: Pat
     for completion in (whole, streamed):
         [call] = completion.choices[0].message.tool_calls or []
         assert (call.function.name, arguments_of(call)) == ("get_weather", {"city": "Paris"})
-        assert completion.choices[0].message.content == "I'll check."
+        assert completion.choices[0].message.content == "I'll check. "  # as written, before the call
         assert not getattr(completion.choices[0].message, "reasoning_content", None)
 
 

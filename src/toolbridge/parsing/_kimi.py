@@ -3,9 +3,10 @@
     <|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>
     {"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>
 
-(one line in the model's output). A call opens at `<|tool_call_begin|>`; the section markers around the
-calls, and the singular `<|tool_call_section_begin|>` some checkpoints write, are dropped like any stray
-end marker (`<|tool_call_end|>`, `<|im_end|>`). The header `functions.NAME:IDX` is the call's id, kept
+(one line in the model's output). A call opens at `<|tool_call_begin|>`. The section around the calls
+(also the singular `<|tool_call_section_begin|>` some checkpoints write, and K3's `tools` channel) is
+markup: the white space between its calls is not content. Text in it that begins no call ends it early,
+and is output again. A section end, `<|tool_call_end|>` or `<|im_end|>` outside calls is dropped. The header `functions.NAME:IDX` is the call's id, kept
 whole so that it round-trips into the history; the name is the part between `functions.` (optional) and
 the last `:`. The arguments are one JSON object; the end marker inside a JSON string is data.
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 import enum
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolbridge.parsing._calls import CallProblem, decode_arguments
@@ -35,6 +36,7 @@ from toolbridge.parsing._format import (
     CallReader,
     MarkerMatch,
     ReadContext,
+    match_any,
     match_marker,
     read_to_marker,
 )
@@ -45,6 +47,10 @@ __all__ = ["KimiFormat"]
 
 SECTION_OPEN = "<|tool_calls_section_begin|>"
 SECTION_CLOSE = "<|tool_calls_section_end|>"
+SECTION_OPENS = (SECTION_OPEN, "<|tool_call_section_begin|>")
+SECTION_CLOSES = (SECTION_CLOSE, "<|tool_call_section_end|>")
+K3_TOOLS_OPEN = f"{K3_OPEN}tools{K3_SEP}"
+K3_TOOLS_CLOSE = f"{K3_CLOSE}tools{K3_SEP}"
 OPEN = "<|tool_call_begin|>"
 ARGUMENTS = "<|tool_call_argument_begin|>"
 CLOSE = "<|tool_call_end|>"
@@ -250,17 +256,87 @@ class _KimiReader(CallReader):
         return ""
 
 
+class _SectionReader(CallReader):
+    """A section of calls (K2's `<|tool_calls_section_begin|>`, K3's `tools` channel), each call read by
+    its own reader. Between calls only white space (the template's layout, not content), a stray call
+    end (dropped) and the section's end are expected; any other text ends the section there."""
+
+    format_name = "kimi"
+
+    def __init__(
+        self,
+        opening_marker: str,
+        call_begins: tuple[str, ...],
+        section_ends: tuple[str, ...],
+        start: Callable[[str], CallReader],
+    ) -> None:
+        super().__init__(opening_marker)
+        self._call_begins = call_begins
+        self._section_ends = section_ends
+        self._between = (*call_begins, *section_ends, CLOSE)
+        self._start = start
+        self._call: CallReader | None = None
+        self._calls = 0
+
+    def read_char(self, char: str) -> list[Event] | None:
+        return None if self._call is None else self._call.read_char(char)
+
+    def read(self, text: str, pos: int, events: list[Event]) -> int:
+        pos = self._read(text, pos, events)
+        # After a call's end the section may simply stop: an output cut off there lost no call.
+        self.between_calls = self._call is None and self._calls > 0
+        return pos
+
+    def _read(self, text: str, pos: int, events: list[Event]) -> int:
+        n = len(text)
+        while pos < n:
+            call = self._call
+            if call is not None:
+                pos = call.read(text, pos, events)
+                if call.rejected_text is not None:  # not a call: the section ends, that text is output
+                    self.rejected_text = call.rejected_text
+                    return pos
+                if not call.finished:
+                    return pos  # the text's end, or held back: might be a marker
+                self._call = None
+                self._calls += 1
+                continue
+            match = _NON_WHITESPACE.search(text, pos)
+            if match is None:
+                return n
+            index = match.start()
+            found = match_any(text, index, self._between)
+            if found is MarkerMatch.PARTIAL:
+                return index
+            if found is MarkerMatch.NONE:
+                self.finished = True  # text that begins no call: output again
+                return index
+            pos = index + len(found)
+            if found in self._section_ends:
+                self.finished = True
+                return pos
+            if found in self._call_begins:
+                self._call = self._start(found)
+            # else a stray <|tool_call_end|> between calls: dropped
+        return pos
+
+    def finish(self, tail: str, events: list[Event]) -> str:
+        call, self._call = self._call, None
+        if call is None:
+            return ""  # `tail` can only be the start of a marker that never completed: dropped
+        leftover = call.finish(tail, events)
+        self.rejected_text = call.rejected_text
+        return leftover
+
+
 class KimiFormat(CallFormat):
     name = "kimi"
-    opening_markers = (OPEN, K3_OPEN, K3_CLOSE)
+    opening_markers = (*SECTION_OPENS, K3_TOOLS_OPEN, OPEN, K3_OPEN, K3_CLOSE)
     reasoning_markers = (K3_REASONING,)
     stray_markers = (
-        *K3_WRAPPERS,
+        *(wrapper for wrapper in K3_WRAPPERS if wrapper != K3_TOOLS_OPEN),
         K3_SEP,
-        SECTION_OPEN,
-        SECTION_CLOSE,
-        "<|tool_call_section_begin|>",
-        "<|tool_call_section_end|>",
+        *SECTION_CLOSES,
         ARGUMENTS,
         CLOSE,
     )
@@ -277,4 +353,8 @@ class KimiFormat(CallFormat):
         return f"{SECTION_OPEN}{OPEN}functions.{name}:0{ARGUMENTS}{body}{CLOSE}{SECTION_CLOSE}"
 
     def start_call(self, marker: str, context: ReadContext) -> CallReader:
+        if marker in SECTION_OPENS:
+            return _SectionReader(marker, (OPEN,), SECTION_CLOSES, lambda m: _KimiReader(m, context))
+        if marker == K3_TOOLS_OPEN:
+            return _SectionReader(marker, (K3_OPEN,), (K3_TOOLS_CLOSE,), K3Reader)
         return _KimiReader(marker, context) if marker == OPEN else K3Reader(marker)
