@@ -56,7 +56,6 @@ from conformance_forms import (
 )
 from family_checks import Case
 
-ITEM_D = "issue 24 item D: typed values and never running a damaged call"
 NO_ITEM = "issue 24: no item covers it yet (found by the conformance table)"
 
 
