@@ -1,5 +1,5 @@
-"""Driving the web page in a real browser: `toolbridge serve` as a real process with a scripted model,
-and the page helpers the browser tests share (the `browser` and `page` fixtures are in conftest.py).
+"""Driving the web page in a real browser: what `toolbridge serve` serves, with a scripted model, and the
+page helpers the browser tests share (the `browser` and `page` fixtures are in conftest.py).
 
 Debian's Chromium (/usr/bin/chromium) runs under Playwright for Python; every wait is Playwright's
 auto-waiting on the page's state (`expect(...)`), never a sleep.
@@ -8,21 +8,17 @@ auto-waiting on the page's state (`expect(...)`), never a sleep.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Locator, Page, expect
-from server_helpers import serving_port
+from server_helpers import serve_in_thread
 
+from toolbridge.models.tool_modes import CACHE_DIR_ENV_VAR
 from toolbridge.testing import RecordedRequest, ScriptedModelServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,7 +36,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 WAIT_MS = 15_000
-READY_TIMEOUT = 20.0
 OUTSIDE_SETTINGS = {
     "TOOLBRIDGE_CONFIG",
     "TOOLBRIDGE_TOKEN",
@@ -69,60 +64,38 @@ def serving(
     db_url: str | None = None,
     **config: Any,
 ) -> Iterator[str]:
-    """`toolbridge serve` for `model` as a real process on a free port with a fresh database.
+    """What `toolbridge serve` serves for `model`, with a fresh database: its app in this process, under
+    uvicorn on a thread (serve_in_thread) on a free 127.0.0.1 port, as the command would run it for this
+    config file, `--db` and `--token`. The page is what the browser tests look at, not the process (its
+    start, stop and startup line are tested against a real one in test_server_shutdown.py and
+    test_serving_port.py), and a process of its own would cost each test about a CPU-second to import.
 
-    Yields the page's URL once the API answers. Afterwards the page is sent away, so its event stream
-    closes and the server (sent SIGTERM) need not wait for it."""
+    Yields the page's URL once the server listens. Afterwards the page is sent away, so its event stream
+    closes before the server stops."""
     config_path = tmp_path / "toolbridge.json"
     scripted = {"provider": "openai-compatible", "base_url": model.base_url, "model": "scripted"}
     config_path.write_text(
         json.dumps({"models": {"scripted": scripted}, "default_model": "scripted", **config})
     )
-    # Port 0: the server binds a free port itself and names it in its startup line, so no other process
-    # can take the port between choosing it and listening on it.
-    command = [sys.executable, "-m", "toolbridge", "serve", "--config", str(config_path), "--port", "0"]
-    command += ["--db", db_url or web_db_url(tmp_path)]
-    if token:
-        command += ["--token", token]
-    env = {name: value for name, value in os.environ.items() if name not in OUTSIDE_SETTINGS}
-    env["TOOLBRIDGE_CACHE_DIR"] = str(tmp_path / "cache")
-    log = tmp_path / "serve.log"
-    with log.open("w") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
-    try:
-        yield wait_until_serving(process, log)
-    finally:
-        page.goto("about:blank")
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(READY_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with pytest.MonkeyPatch.context() as environment:
+        # What the command's process had in place of the developer's shell (read when used, so set for
+        # as long as the server runs).
+        for name in OUTSIDE_SETTINGS:
+            environment.delenv(name, raising=False)
+        environment.setenv(CACHE_DIR_ENV_VAR, str(tmp_path / "cache"))
+        served = serve_in_thread(
+            tmp_path, None, config_path=config_path, token=token, db_url=db_url or web_db_url(tmp_path)
+        )
+        with served as server:
+            try:
+                yield f"{server.url}/"
+            finally:
+                page.goto("about:blank")
 
 
 def web_db_url(tmp_path: Path) -> str:
     """The database `serving(tmp_path, ...)` uses: fill it before the server starts to show known data."""
     return f"sqlite:///{tmp_path / 'web.db'}"
-
-
-def wait_until_serving(process: subprocess.Popen[bytes], log: Path) -> str:
-    """The page's URL, from the server's startup line in `log`, once the page answers there."""
-    deadline = time.monotonic() + READY_TIMEOUT
-    url = None
-    while True:
-        if process.poll() is not None:
-            pytest.fail(f"toolbridge serve exited with {process.returncode}:\n{log.read_text()}")
-        if url is None and (port := serving_port(log.read_text())):
-            url = f"http://127.0.0.1:{port}/"
-        try:
-            if url is not None and httpx.get(url, timeout=1.0).status_code == 200:
-                return url
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"toolbridge serve did not answer in time:\n{log.read_text()}")
-        time.sleep(0.05)  # polling for readiness, not waiting for a guess
 
 
 def answers_tool_result(text: str) -> Callable[[RecordedRequest], bool]:

@@ -140,11 +140,17 @@ def serve_in_thread(
     *,
     token: str | None = None,
     db_url: str | None = None,
+    config_path: Path | None = None,
     **config_sections: Any,
 ) -> Iterator[RunningServer]:
     """`create_app` under uvicorn (lifespan on) on its own thread and event loop; the store is SQLite in
-    `directory` unless `db_url` says otherwise."""
-    config = load_config(write_config(directory, model, **config_sections))
+    `directory` unless `db_url` says otherwise. The config is `write_config`'s for `model` and the
+    sections, or the file at `config_path` as written (then with neither)."""
+    if config_path is None:
+        config_path = write_config(directory, model, **config_sections)
+    elif model is not None or config_sections:
+        raise TypeError("config_path is the whole config: give neither a model nor config sections")
+    config = load_config(config_path)
     # Bound here on port 0 and handed to uvicorn: the port is ours from the start, never picked and
     # then bound later, when another process may have taken it.
     listening = socket.create_server(("127.0.0.1", 0))

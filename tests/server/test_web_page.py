@@ -1,6 +1,6 @@
 """The web page in a real browser: Playwright for Python driving Debian's Chromium (/usr/bin/chromium)
-against `toolbridge serve` running as a real process, with the scripted model behind the real OpenAI
-wire protocol and tests/servers/basic.py as a stdio MCP server.
+against what `toolbridge serve` serves (its app on a real 127.0.0.1 socket), with the scripted model
+behind the real OpenAI wire protocol and tests/servers/basic.py as a stdio MCP server.
 
 Every wait is Playwright's auto-waiting on the page's state (`expect(...)`), never a sleep (helpers in
 browser_helpers.py, fixtures in conftest.py). Screenshots go to test-artifacts/ (gitignored):
@@ -10,6 +10,7 @@ approval) and web-page-servers.png (the servers view).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -325,3 +326,10 @@ def test_the_markdown_renderer_builds_only_safe_elements(page: Page) -> None:
         if html != expected
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def test_asyncio_runs_between_browser_tests_while_the_workers_chromium_stays_open(chromium: object) -> None:
+    """One Chromium serves every browser test of the worker, and Playwright marks its loop as the
+    thread's running loop on each call: left marked between tests, every later `asyncio.run` (the
+    worker's async tests) would refuse to start."""
+    assert asyncio.run(asyncio.sleep(0, "ran")) == "ran"

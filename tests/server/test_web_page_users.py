@@ -1,6 +1,6 @@
 """The web page with users: it asks for the key once (a dialog), keeps it for the tab's session
 (sessionStorage: a reload does not ask again), sends it on every request and event stream, and shows
-only the user's own chats. Chromium against `toolbridge serve` as a real process (browser_helpers)."""
+only the user's own chats. Chromium against `toolbridge serve`'s app (browser_helpers)."""
 
 from __future__ import annotations
 
