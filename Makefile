@@ -1,7 +1,7 @@
 .PHONY: install test-servers lint typecheck test test-quick docs bench
 
 install:
-	python3 -m venv .venv && .venv/bin/pip install -q uv && .venv/bin/uv pip install -q -p .venv -e ".[dev]"
+	python3 -m venv .venv && .venv/bin/pip install -q uv && .venv/bin/uv pip install -q --compile-bytecode -p .venv -e ".[dev]"
 
 test-servers:
 	scripts/install-test-servers

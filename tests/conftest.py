@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import signal
 import socket
@@ -44,12 +45,18 @@ _PUBLISHED: dict[str, tuple[str, list[str]]] = {
 }
 
 
-FAST_START = Path(__file__).resolve().parent / "servers" / "_fast_start.py"
+REPO = Path(__file__).resolve().parent.parent
+FAST_START = REPO / "tests" / "servers" / "_fast_start.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return  # one for the whole run, started by the controller (or by the only process without xdist)
+    # The run starts hundreds of Python processes (toolbridge, its servers, snippets). Compiled once
+    # here, they need not compile this source each: where PYTHONDONTWRITEBYTECODE is set, none of them
+    # would keep what it compiled.
+    for folder in (REPO / "src", REPO / "tests"):
+        compileall.compile_dir(folder, quiet=1, workers=0)
     zygote = subprocess.Popen(
         [sys.executable, str(FAST_START)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
     )
