@@ -494,7 +494,6 @@ EXTRA_ROWS = [
         DEEPSEEK_R1.lead + "<｜tool▁calls｜>" + ds_v3_call(WEATHER).removeprefix(DS_CALL) + DS_END,
         reasoning=REASONING,
         calls=[WEATHER],
-        pending=NO_ITEM,
     ),
     extra(
         DEEPSEEK_R1,
@@ -502,7 +501,6 @@ EXTRA_ROWS = [
         DEEPSEEK_R1.lead + "<｜tool_calls_begin｜>" + ds_v3_call(WEATHER) + DS_END,
         reasoning=REASONING,
         calls=[WEATHER],
-        pending=NO_ITEM,
     ),
     extra(
         LLAMA3_JSON,

@@ -43,6 +43,16 @@ from toolbridge.parsing._format import (
 __all__ = ["DeepSeekFormat"]
 
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
+# R1 also writes its section opener these ways (llama.cpp reads all of them); the short one leaves out
+# the first call's `<｜tool▁call▁begin｜>` too.
+SHORT_CALLS_BEGIN = "<｜tool▁calls｜>"
+CALLS_BEGINS = (
+    CALLS_BEGIN,
+    "<｜tool_calls_begin｜>",
+    "<｜tool calls begin｜>",
+    "<｜tool\\_calls\\_begin｜>",
+    SHORT_CALLS_BEGIN,
+)
 CALLS_END = "<｜tool▁calls▁end｜>"
 CALL_BEGIN = "<｜tool▁call▁begin｜>"
 CALL_END = "<｜tool▁call▁end｜>"
@@ -108,11 +118,12 @@ class _DeepSeekReader(CallReader):
 
     def __init__(self, opening_marker: str) -> None:
         super().__init__(opening_marker)
-        self._variant = _TOOL_CALLS if opening_marker == CALLS_BEGIN else _DSML
+        self._variant = _TOOL_CALLS if opening_marker in CALLS_BEGINS else _DSML
         self._in_call = opening_marker in INVOKE_BEGINS  # an invoke without its section
         self._call_begin = opening_marker
         """The marker that opened the call being read."""
         self._in_header = self._in_call
+        self._in_call |= opening_marker == SHORT_CALLS_BEGIN  # its first call has begun
         """In a DSML invoke's tag, up to its `>` (or the `/>` that ends a call without arguments)."""
         self._body: list[str] = []
         self._calls = 0
@@ -360,7 +371,7 @@ def _json_value(text: str) -> Any:
 
 class DeepSeekFormat(CallFormat):
     name = "deepseek"
-    opening_markers = (CALLS_BEGIN, *DSML_BEGINS, *INVOKE_BEGINS)
+    opening_markers = (*CALLS_BEGINS, *DSML_BEGINS, *INVOKE_BEGINS)
     stray_markers = (CALLS_END, CALL_END, *DSML_ENDS, *INVOKE_ENDS)
     end_of_turn_markers = (END_OF_SENTENCE,)
     call_noun = "<｜tool▁calls▁begin｜> section"
