@@ -61,7 +61,8 @@ def gateway(
 
 
 class InProcessGateway:
-    """A `Transport`: the gateway serving one client over memory streams, as `serve_stdio` serves stdin."""
+    """A `Transport`: the gateway serving one client over memory streams, as `serve_stdio` serves stdin.
+    A class, not a generator context manager, so a test may connect again after its client is gone."""
 
     def __init__(self, setup: GatewaySetup, db: Path) -> None:
         self.setup = setup
