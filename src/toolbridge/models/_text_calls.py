@@ -10,9 +10,8 @@ message.
 
 Most text has no markup in it (a native model's remark before its native call), and it should cost
 next to nothing to look: once the parser has shown a chunk as it came (so it holds nothing back and is
-in plain content), a chunk with no character a marker can begin with (`MARKER_STARTS`), not ending in
-white space (which the parser would hold back), passes as it came, without the parser: fed to it, it
-would come out the same and leave the parser as it was.
+in plain content), a chunk with no character a marker can begin with (`MARKER_STARTS`) passes as it
+came, without the parser: fed to it, it would come out the same and leave the parser as it was.
 """
 
 from __future__ import annotations
@@ -90,7 +89,7 @@ async def calls_from_text(
             text = event.text
             if not text:
                 continue
-            if reader.shows_as_it_comes and _MARKER_START(text) is None and not text[-1].isspace():
+            if reader.shows_as_it_comes and _MARKER_START(text) is None:
                 yield event  # what the parser would make of it, as it came (see the module's docstring)
                 continue
             parsed = reader.parser().feed(text)
