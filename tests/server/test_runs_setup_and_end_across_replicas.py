@@ -179,6 +179,8 @@ def test_a_run_whose_claim_is_slow_is_not_taken_for_one_another_replica_reaped(t
                 assert final["result"]["stop_reason"] != "cancelled", final
                 assert final["result"]["output"] == "Claimed late, answered all the same."
             client.post(f"/api/chats/{parked_chat}/approvals/call_parked", json={"approved": False})
+            # The parked run ends on its own before the server stops (stopping would interrupt it).
+            assert parked.until("final")[-1]["result"]["output"] == "Not calculated."
 
 
 def _next_lease(engine: Engine, chat_id: int, *, after: object) -> object:
