@@ -21,7 +21,7 @@ from toolbridge.config.model import ServerConfig
 from toolbridge.errors import AuthenticationError
 from toolbridge.mcp import ServerConnection
 from toolbridge.mcp.client_features import ClientFeatures
-from toolbridge.mcp.oauth import FileTokenStore, OAuth, ServerTokenStorage
+from toolbridge.mcp.oauth import AuthorizationCodeResult, FileTokenStore, OAuth, ServerTokenStorage
 
 pytestmark = pytest.mark.anyio
 
@@ -285,3 +285,21 @@ async def test_a_401_without_any_oauth_to_offer_says_to_configure_credentials(tm
         server.should_exit = True
     assert "answered HTTP 401" in str(caught.value)
     assert "'headers'" in str(caught.value)
+
+
+async def test_a_sign_in_slower_than_the_discover_timeout_still_speaks_the_newest_revision(
+    oauth_server: OAuthServer, tmp_path: Path
+) -> None:
+    """The server answered the probe with a 401: it is there, so the sign-in the 401 starts is not cut
+    short by `discover_timeout` (which would take the server for one of the older revision)."""
+
+    class SlowPerson(HeadlessBrowser):
+        async def __call__(self, server: str, authorization_url: str) -> AuthorizationCodeResult:
+            await anyio.sleep(0.5)  # a person in the browser, ten times the probe's wait
+            return await super().__call__(server, authorization_url)
+
+    config = oauth_server.config(discover_timeout=0.05)
+    feats = features(FileTokenStore(tmp_path / "tokens.json"), SlowPerson())
+    async with ServerConnection(config, features=feats) as server:
+        await server.connect()
+        assert server.protocol_version == "2026-07-28"

@@ -205,6 +205,7 @@ class LiveSession:
                     self._watched_transport(config, auth, ended),
                     mode=connect_mode(config),
                     discover_timeout=config.discover_timeout,
+                    answered=self.http,
                     cache=None,  # tool listings are cached here, until the server says they changed
                     message_handler=self._on_message,
                     client_info=CLIENT_INFO,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ __all__ = [
     "OAUTH_FLOW_ERROR",
     "STDIO_PARSE_FAILURE",
     "EarlyRefresh",
+    "ProbeWatch",
     "ProbingClient",
     "SdkLogRecord",
     "connection_of",
@@ -63,24 +65,43 @@ class ProbingClient(Client):
     """The SDK's `Client`, with `server/discover` given `discover_timeout` seconds instead of the SDK's 10.
 
     A server that never answers the probe (not even with an error) is then one of the older revision
-    after a short wait, as the SDK decides when its own timeout expires.
+    after a short wait, as the SDK decides when its own timeout expires. A server that answered
+    something over HTTP (a 401 that starts a sign-in, say) is there: its probe then waits as long as the
+    SDK's, so a sign-in that takes longer than `discover_timeout` is not taken for silence.
     """
 
     discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT
+    answered: ProbeWatch | None = None
 
     async def _build_session(self, exit_stack: AsyncExitStack) -> ClientSession:
         session = await super()._build_session(exit_stack)
         probe = session.send_discover
-        timeout = self.discover_timeout
+        timeout, answered = self.discover_timeout, self.answered
 
         async def send_discover(version: str) -> dict[str, Any]:
-            with anyio.move_on_after(timeout):
-                return await probe(version)
+            with anyio.move_on_after(timeout) as waiting:
+                if answered is not None:
+                    answered.probe = waiting
+                try:
+                    return await probe(version)
+                finally:
+                    if answered is not None:
+                        answered.probe = None
             # What the SDK raises when its own wait runs out, so its fallback to `initialize` follows.
             raise MCPError(mcp.REQUEST_TIMEOUT, f"no answer to server/discover in {timeout:g} s")
 
         session.send_discover = send_discover  # type: ignore[method-assign]
         return session
+
+
+class ProbeWatch:
+    """Told by the transport when the server answered anything; lifts the probe's short wait."""
+
+    probe: anyio.CancelScope | None = None
+
+    def server_answered(self) -> None:
+        if self.probe is not None:
+            self.probe.deadline = math.inf
 
 
 class _ExpiringEarly(OAuthContext):
