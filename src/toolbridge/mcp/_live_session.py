@@ -204,8 +204,11 @@ class LiveSession:
                 ProbingClient(
                     self._watched_transport(config, auth, ended),
                     mode=connect_mode(config),
-                    discover_timeout=config.discover_timeout,
-                    answered=self.http,
+                    # An HTTP server answers every request, if only with an error status, so it is
+                    # never taken for one that ignores the probe: only a stdio server can be silent.
+                    discover_timeout=config.discover_timeout
+                    if config.transport == "stdio"
+                    else config.connect_timeout,
                     cache=None,  # tool listings are cached here, until the server says they changed
                     message_handler=self._on_message,
                     client_info=CLIENT_INFO,

@@ -13,7 +13,6 @@ import httpx2
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import ServerStartError
-from toolbridge.mcp._sdk import ProbeWatch
 
 __all__ = ["CURRENT_WATCH", "HttpStatusWatch", "OldHttpServerError", "auth_required_message"]
 
@@ -24,7 +23,7 @@ class OldHttpServerError(ServerStartError):
     """The server refused a streamable HTTP POST the way servers of the older SSE transport do (4xx)."""
 
 
-class HttpStatusWatch(ProbeWatch):
+class HttpStatusWatch:
     """Remembers the error status the server last answered, and whether it forgot our session."""
 
     def __init__(self) -> None:
@@ -35,7 +34,6 @@ class HttpStatusWatch(ProbeWatch):
         restarted, or expired it), and the spec says to start a new one."""
 
     async def on_response(self, response: httpx2.Response) -> None:
-        self.server_answered()
         if response.status_code == 404 and "mcp-session-id" in response.request.headers:
             self.session_gone = True
         # The latest answer counts: a 401 that an OAuth sign-in then got past says nothing any more.
