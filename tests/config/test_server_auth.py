@@ -49,7 +49,11 @@ def test_client_credentials_and_a_metadata_document() -> None:
     ("auth", "key", "says"),
     [
         ({"client_secert": "x"}, "auth.client_secert", "did you mean 'client_secret'?"),
-        ({"grant": "password"}, "auth.grant", "expected 'authorization_code' or 'client_credentials'"),
+        (
+            {"grant": "password"},
+            "auth.grant",
+            "expected one of 'authorization_code', 'client_credentials', 'identity_assertion'",
+        ),
         (
             {"grant": "client_credentials", "client_id": "bot"},
             "auth.grant",
@@ -59,6 +63,28 @@ def test_client_credentials_and_a_metadata_document() -> None:
         ({"redirect_uri": "https://example.com/cb"}, "auth.redirect_uri", "loopback address"),
         ({"client_metadata_url": "http://app/c.json"}, "auth.client_metadata_url", "https:// URL"),
         ({"scope": 3}, "auth.scope", "expected a non-empty string"),
+        ({"token_endpoint_auth_method": "jwt"}, "auth.token_endpoint_auth_method", "client_secret_basic"),
+        (
+            {
+                "grant": "client_credentials",
+                "client_id": "bot",
+                "token_endpoint_auth_method": "private_key_jwt",
+            },
+            "auth.private_key",
+            "needs the key that signs",
+        ),
+        ({"client_id": "bot", "private_key": "PEM"}, "auth.grant", '"grant": "client_credentials"'),
+        (
+            {"grant": "client_credentials", "client_id": "b", "private_key": "P", "private_key_file": "f"},
+            "auth.private_key",
+            "not both",
+        ),
+        (
+            {"grant": "identity_assertion", "client_id": "app", "client_secret": "s"},
+            "auth.grant",
+            "needs issuer, idp_token_endpoint, idp_client_id, idp_id_token",
+        ),
+        ({"idp_id_token": "t"}, "auth.idp_id_token", '"grant": "identity_assertion"'),
         ("token", "auth", "expected an object"),
     ],
 )

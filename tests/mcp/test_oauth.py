@@ -287,15 +287,16 @@ async def test_a_401_without_any_oauth_to_offer_says_to_configure_credentials(tm
     assert "'headers'" in str(caught.value)
 
 
-async def test_a_sign_in_slower_than_the_discover_timeout_still_speaks_the_newest_revision(
+async def test_an_http_server_signing_in_slower_than_the_discover_timeout_speaks_the_newest_revision(
     oauth_server: OAuthServer, tmp_path: Path
 ) -> None:
-    """The server answered the probe with a 401: it is there, so the sign-in the 401 starts is not cut
-    short by `discover_timeout` (which would take the server for one of the older revision)."""
+    """An HTTP server answers every request (here the probe, with a 401 that starts a sign-in), so its
+    probe is bounded by the connect timeout, not `discover_timeout`, which would take it for a server of
+    the older revision (whose `initialize` then fails on servers of the new one alone)."""
 
     class SlowPerson(HeadlessBrowser):
         async def __call__(self, server: str, authorization_url: str) -> AuthorizationCodeResult:
-            await anyio.sleep(0.5)  # a person in the browser, ten times the probe's wait
+            await anyio.sleep(0.5)  # a person in the browser, ten times `discover_timeout`
             return await super().__call__(server, authorization_url)
 
     config = oauth_server.config(discover_timeout=0.05)
@@ -303,3 +304,26 @@ async def test_a_sign_in_slower_than_the_discover_timeout_still_speaks_the_newes
     async with ServerConnection(config, features=feats) as server:
         await server.connect()
         assert server.protocol_version == "2026-07-28"
+
+
+@pytest.mark.parametrize("grant", ["authorization_code", "client_credentials"])
+async def test_a_client_registered_for_basic_authentication_says_so_in_its_config(
+    tmp_path: Path, grant: str
+) -> None:
+    """The server advertises post first, but this client was registered for Basic: the config's
+    `token_endpoint_auth_method` is what it uses (without it, the advertised post is refused)."""
+    redirect = f"http://127.0.0.1:{free_port()}/callback"
+    with running_oauth_server("--basic-clients", "--client", f"my-app:s3cret:{redirect}") as server:
+        entry: dict[str, Any] = {"client_id": "my-app", "client_secret": "s3cret", "grant": grant}
+        if grant == "authorization_code":
+            entry["redirect_uri"] = redirect
+        else:
+            entry["issuer"] = server.issuer
+        for method, works in ((None, False), ("client_secret_basic", True)):
+            auth = ServerAuth(**entry, token_endpoint_auth_method=method)
+            feats = features(FileTokenStore(tmp_path / f"{method}.json"), HeadlessBrowser())
+            if works:
+                assert "client my-app" in await call(server.config(auth=auth), feats)
+            else:
+                with pytest.raises(AuthenticationError, match=r"invalid_client|401"):
+                    await call(server.config(auth=auth), feats)

@@ -207,6 +207,9 @@ def main() -> None:
     parser.add_argument(
         "--client", action="append", default=[], help="pre-registered ID:SECRET[:REDIRECT_URI]"
     )
+    parser.add_argument(
+        "--basic-clients", action="store_true", help="pre-registered clients send their secret with Basic"
+    )
     parser.add_argument("--revocation-fails", action="store_true", help="/revoke answers 503")
     options = parser.parse_args()
 
@@ -221,7 +224,9 @@ def main() -> None:
             client_secret=client_secret,
             redirect_uris=redirect or None,
             grant_types=["authorization_code", "refresh_token", "client_credentials"],
-            token_endpoint_auth_method="client_secret_post",
+            token_endpoint_auth_method="client_secret_basic"
+            if options.basic_clients
+            else "client_secret_post",
             scope=" ".join(SCOPES),
         )
 
@@ -361,7 +366,10 @@ class _TestAdditions:
         if basic.startswith("Basic "):
             client_id, _, client_secret = base64.b64decode(basic[6:]).decode().partition(":")
         client = self.provider.clients.get(client_id or "")
-        if client is None or client.client_secret != client_secret:
+        wrong_method = (
+            client is not None and client.token_endpoint_auth_method == "client_secret_basic" and not basic
+        )
+        if client is None or client.client_secret != client_secret or wrong_method:
             await _respond(send, 401, b'{"error": "invalid_client"}')
             return
         scopes = form.get("scope", BASE_SCOPE).split()

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ import anyio
 import mcp_types as mcp
 from mcp import Client, ClientSession, MCPError
 from mcp.client.auth.oauth2 import OAuthContext
-from mcp.shared.auth import OAuthToken
+from mcp.shared.auth import OAuthMetadata, OAuthToken
 
 from toolbridge.config.model import DEFAULT_DISCOVER_TIMEOUT
 
@@ -46,7 +45,6 @@ __all__ = [
     "OAUTH_FLOW_ERROR",
     "STDIO_PARSE_FAILURE",
     "EarlyRefresh",
-    "ProbeWatch",
     "ProbingClient",
     "SdkLogRecord",
     "connection_of",
@@ -65,28 +63,19 @@ class ProbingClient(Client):
     """The SDK's `Client`, with `server/discover` given `discover_timeout` seconds instead of the SDK's 10.
 
     A server that never answers the probe (not even with an error) is then one of the older revision
-    after a short wait, as the SDK decides when its own timeout expires. A server that answered
-    something over HTTP (a 401 that starts a sign-in, say) is there: its probe then waits as long as the
-    SDK's, so a sign-in that takes longer than `discover_timeout` is not taken for silence.
+    after a short wait, as the SDK decides when its own timeout expires.
     """
 
     discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT
-    answered: ProbeWatch | None = None
 
     async def _build_session(self, exit_stack: AsyncExitStack) -> ClientSession:
         session = await super()._build_session(exit_stack)
         probe = session.send_discover
-        timeout, answered = self.discover_timeout, self.answered
+        timeout = self.discover_timeout
 
         async def send_discover(version: str) -> dict[str, Any]:
-            with anyio.move_on_after(timeout) as waiting:
-                if answered is not None:
-                    answered.probe = waiting
-                try:
-                    return await probe(version)
-                finally:
-                    if answered is not None:
-                        answered.probe = None
+            with anyio.move_on_after(timeout):
+                return await probe(version)
             # What the SDK raises when its own wait runs out, so its fallback to `initialize` follows.
             raise MCPError(mcp.REQUEST_TIMEOUT, f"no answer to server/discover in {timeout:g} s")
 
@@ -94,33 +83,35 @@ class ProbingClient(Client):
         return session
 
 
-class ProbeWatch:
-    """Told by the transport when the server answered anything; lifts the probe's short wait."""
-
-    probe: anyio.CancelScope | None = None
-
-    def server_answered(self) -> None:
-        if self.probe is not None:
-            self.probe.deadline = math.inf
-
-
 class _ExpiringEarly(OAuthContext):
-    """Counts a token as expired `margin(token)` seconds early."""
+    """Counts a token as expired `margin(token)` seconds early, and lets the provider pick how the
+    client authenticates at the token endpoint once the authorization server's metadata is known."""
 
     margin: Callable[[OAuthToken], float]
+    token_auth: Callable[[OAuthMetadata | None], str | None]
 
     def update_token_expiry(self, token: OAuthToken) -> None:
         super().update_token_expiry(token)
         if self.token_expiry_time is not None:
             self.token_expiry_time -= self.margin(token)
 
+    def prepare_token_auth(
+        self, data: dict[str, str], headers: dict[str, str] | None = None
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        method = self.token_auth(self.oauth_metadata)
+        if method is not None and self.client_info is not None:
+            self.client_info = self.client_info.model_copy(update={"token_endpoint_auth_method": method})
+        return super().prepare_token_auth(data, headers)
+
 
 class EarlyRefresh:
     """Mixin, before the SDK's `OAuthClientProvider` (or a subclass) in the bases: tokens are refreshed
-    `refresh_margin(token)` seconds before they expire, and a stored token's expiry, which the SDK does not
-    keep, is restored from `stored_token_expiry()` once the SDK has loaded the stored tokens.
+    `refresh_margin(token)` seconds before they expire, a stored token's expiry, which the SDK does not
+    keep, is restored from `stored_token_expiry()` once the SDK has loaded the stored tokens, and
+    `token_auth(metadata)` may choose the client's token endpoint authentication method (None: the
+    client record's) when the SDK builds a token request (`OAuthContext.prepare_token_auth`).
 
-    A subclass defines both and calls `refresh_early()` at the end of its `__init__`.
+    A subclass defines the first two and calls `refresh_early()` at the end of its `__init__`.
     """
 
     context: OAuthContext
@@ -132,6 +123,9 @@ class EarlyRefresh:
         """When the stored token expires (seconds since the epoch), if known."""
         raise NotImplementedError
 
+    def token_auth(self, metadata: OAuthMetadata | None) -> str | None:
+        return None
+
     def refresh_early(self) -> None:
         context = self.context
         fields = {
@@ -139,6 +133,7 @@ class EarlyRefresh:
         }
         early = _ExpiringEarly(**fields)
         early.margin = self.refresh_margin
+        early.token_auth = self.token_auth
         self.context = early
 
     async def _initialize(self) -> None:

@@ -16,10 +16,17 @@ from typing import Any
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthToken
+from mcp.client.auth.extensions.client_credentials import (
+    ClientCredentialsOAuthProvider,
+    PrivateKeyJWTOAuthProvider,
+    SignedJWTParameters,
+)
+from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthMetadata, OAuthToken
 from pydantic import AnyUrl
 
+from toolbridge._http_client import async_http_client
+from toolbridge.config._server_auth import ServerAuth
 from toolbridge.config.model import ServerConfig
 from toolbridge.errors import AuthenticationError
 from toolbridge.mcp._sdk import OAUTH_FLOW_ERROR, EarlyRefresh, drop_log_record
@@ -54,15 +61,33 @@ async def oauth_for_server(
     assert config.url is not None
     storage = ServerTokenStorage(config, store)
     auth = config.auth
+    if auth is not None and auth.grant == "identity_assertion":
+        return _identity_assertion(config, storage, auth)
     if auth is not None and auth.grant == "client_credentials":
         assert auth.client_id is not None
+        if auth.signs_assertions:
+            signed = SignedJWTParameters(
+                issuer=auth.client_id,
+                subject=auth.client_id,
+                signing_key=auth.signing_key(),
+                signing_algorithm=auth.signing_algorithm,
+            )
+            return _PrivateKeyJWT(
+                config.url,
+                storage,
+                client_id=auth.client_id,
+                assertion_provider=signed.create_assertion_provider(),
+                scope=auth.scope,
+                issuer=auth.issuer,
+            )
         assert auth.client_secret is not None
         return _ClientCredentials(
             config.url,
             storage,
+            auth.token_endpoint_auth_method,
             client_id=auth.client_id,
             client_secret=auth.client_secret,
-            token_endpoint_auth_method="client_secret_post",
+            token_endpoint_auth_method=auth.token_endpoint_auth_method or "client_secret_basic",
             scope=auth.scope,
             issuer=auth.issuer,
         )
@@ -71,14 +96,20 @@ async def oauth_for_server(
         redirect_uris=[AnyUrl(await _redirect_uri(config, storage))],
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
-        token_endpoint_auth_method="client_secret_post" if auth and auth.client_secret else "none",
+        token_endpoint_auth_method=_secret_method(auth.token_endpoint_auth_method)
+        if auth and auth.client_secret
+        else "none",
         scope=auth.scope if auth else None,
     )
     redirect = _Redirect(config.name, sign_in)
+    # A client registered by hand with a secret authenticates the way the authorization server says
+    # it can (unless the config says); a registered one the way its registration says.
+    choose = auth.token_endpoint_auth_method if auth and auth.client_id and auth.client_secret else "none"
     return _AuthorizationCode(
         config.url,
         metadata,
         storage,
+        None if choose == "none" else choose,
         redirect_handler=redirect.remember,
         callback_handler=redirect.sign_in,
         client_metadata_url=auth.client_metadata_url if auth else None,
@@ -150,13 +181,105 @@ class _StoredExpiry(EarlyRefresh):
 
 class _AuthorizationCode(_StoredExpiry, OAuthClientProvider):
     def __init__(
-        self, server_url: str, metadata: OAuthClientMetadata, storage: ServerTokenStorage, **options: Any
+        self,
+        server_url: str,
+        metadata: OAuthClientMetadata,
+        storage: ServerTokenStorage,
+        secret_method: str | None,
+        **options: Any,
     ):
         super().__init__(server_url, metadata, storage, **options)
+        self._secret_method = secret_method
         self._use_early_refresh(storage)
+
+    def token_auth(self, metadata: OAuthMetadata | None) -> str | None:
+        if self._secret_method == "none":
+            return None
+        return self._secret_method or advertised_secret_method(metadata)
 
 
 class _ClientCredentials(_StoredExpiry, ClientCredentialsOAuthProvider):
+    def __init__(
+        self, server_url: str, storage: ServerTokenStorage, configured: str | None, **options: Any
+    ) -> None:
+        super().__init__(server_url, storage, **options)
+        self._configured = configured
+        self._use_early_refresh(storage)
+
+    def token_auth(self, metadata: OAuthMetadata | None) -> str | None:
+        return self._configured or advertised_secret_method(metadata)
+
+
+class _PrivateKeyJWT(_StoredExpiry, PrivateKeyJWTOAuthProvider):
     def __init__(self, server_url: str, storage: ServerTokenStorage, **options: Any) -> None:
         super().__init__(server_url, storage, **options)
         self._use_early_refresh(storage)
+
+
+def advertised_secret_method(metadata: OAuthMetadata | None) -> str:
+    """How a client with a secret authenticates at the token endpoint: the authorization server's first
+    advertised choice of basic and post; basic where it says nothing (RFC 8414's default)."""
+    offered = (metadata.token_endpoint_auth_methods_supported if metadata else None) or []
+    secret_methods = ("client_secret_basic", "client_secret_post")
+    return next((method for method in offered if method in secret_methods), "client_secret_basic")
+
+
+def _secret_method(configured: str | None) -> str:
+    return (
+        configured if configured in ("client_secret_basic", "client_secret_post") else "client_secret_basic"
+    )
+
+
+def _identity_assertion(config: ServerConfig, storage: ServerTokenStorage, auth: ServerAuth) -> httpx2.Auth:
+    """Enterprise-managed authorization (SEP-990): the person's ID token is exchanged at the company's
+    identity provider for an identity assertion (ID-JAG, RFC 8693), which the MCP server's
+    authorization server takes for a token (RFC 7523 jwt-bearer)."""
+    client_id, client_secret, issuer = auth.client_id, auth.client_secret, auth.issuer
+    assert client_id is not None
+    assert client_secret is not None
+    assert issuer is not None
+    assert auth.idp_token_endpoint is not None
+    assert auth.idp_client_id is not None
+    assert auth.idp_id_token is not None
+    endpoint, idp_client, id_token = auth.idp_token_endpoint, auth.idp_client_id, auth.idp_id_token
+
+    async def exchange_id_token(audience: str, resource: str) -> str:
+        form = {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "subject_token": id_token,
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "audience": audience,
+            "resource": resource,
+            "client_id": idp_client,
+        }
+        async with async_http_client(timeout=30) as http:
+            response = await http.post(endpoint, data=form)
+        if response.status_code != 200:
+            raise AuthenticationError(
+                f"The identity provider at {endpoint} refused to exchange the ID token for an identity "
+                f"assertion (HTTP {response.status_code}: {response.text[:200]}); check idp_client_id and "
+                "that idp_id_token is current.",
+                server=config.name,
+            )
+        assertion = response.json().get("access_token")
+        if not isinstance(assertion, str):
+            raise AuthenticationError(
+                f"The identity provider at {endpoint} answered without an access_token.", server=config.name
+            )
+        return assertion
+
+    method = auth.token_endpoint_auth_method
+    assert config.url is not None
+    return IdentityAssertionOAuthProvider(
+        config.url,
+        storage,
+        client_id=client_id,
+        client_secret=client_secret,
+        issuer=issuer,
+        assertion_provider=exchange_id_token,
+        scope=auth.scope,
+        token_endpoint_auth_method="client_secret_post"
+        if method == "client_secret_post"
+        else "client_secret_basic",
+    )

@@ -104,6 +104,7 @@ def _preregistered_client(config: ServerConfig) -> OAuthClientInformationFull | 
         client_id=auth.client_id,
         client_secret=auth.client_secret,
         redirect_uris=[auth.redirect_uri] if auth.redirect_uri else None,
-        token_endpoint_auth_method="client_secret_post" if auth.client_secret else "none",
+        # How a secret is sent is chosen from the authorization server's metadata (`_provider.py`).
+        token_endpoint_auth_method="client_secret_basic" if auth.client_secret else "none",
         scope=auth.scope,
     )
