@@ -8,8 +8,9 @@ The rest of toolbridge calls the names here and touches no SDK internals. What e
   The handler's context has no public accessor for it yet (the SDK's `Context.connection` is not wired
   to handlers: its TODO(L54) rework will).
 - `ProbingClient` overrides `Client._build_session`, the SDK's seam for making the session, to bound
-  the `server/discover` probe: the SDK waits a module constant (10 s) for it, calling
-  `self.send_discover` from its negotiation, so an instance attribute of that name takes its place.
+  the first `server/discover` probe: the SDK waits a module constant (10 s) for it, calling
+  `self.send_discover` from its negotiation (again after an `initialize` refused with -32022), so an
+  instance attribute of that name takes its place.
 - `EarlyRefresh`, a mixin for the SDK's OAuth providers, overrides their `_initialize` (where they load
   the stored tokens) and replaces their `context`, an `OAuthContext` dataclass rebuilt from its init
   fields, by one whose `update_token_expiry` counts a token as expiring early.
@@ -60,10 +61,12 @@ def connection_of(session: ServerSession) -> Connection:
 
 @dataclass
 class ProbingClient(Client):
-    """The SDK's `Client`, with `server/discover` given `discover_timeout` seconds instead of the SDK's 10.
+    """The SDK's `Client`, with its first `server/discover` given `discover_timeout` seconds instead of 10.
 
     A server that never answers the probe (not even with an error) is then one of the older revision
-    after a short wait, as the SDK decides when its own timeout expires.
+    after a short wait, as the SDK decides when its own timeout expires: it sends `initialize`. A server
+    that was only slow refuses that `initialize` naming the 2026 revisions (-32022), and the SDK probes
+    again: that probe waits as long as the SDK does, since the server has shown it is there and modern.
     """
 
     discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT
@@ -72,8 +75,13 @@ class ProbingClient(Client):
         session = await super()._build_session(exit_stack)
         probe = session.send_discover
         timeout = self.discover_timeout
+        probes = 0
 
         async def send_discover(version: str) -> dict[str, Any]:
+            nonlocal probes
+            probes += 1
+            if probes > 1:
+                return await probe(version)
             with anyio.move_on_after(timeout):
                 return await probe(version)
             # What the SDK raises when its own wait runs out, so its fallback to `initialize` follows.
