@@ -17,7 +17,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ logger = logging.getLogger("conformance-client")
 SERVER = "conformance"
 HANDSHAKE_REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
-Handler = Callable[[str], Awaitable[None]]
+Handler = Callable[[str], Coroutine[Any, Any, None]]
 HANDLERS: dict[str, Handler] = {}
 
 
