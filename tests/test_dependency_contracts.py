@@ -281,6 +281,14 @@ def test_the_client_makes_its_session_through_build_session_and_probes_through_s
         "`auto` negotiation probing through session.send_discover, falling back on an MCPError",
         "mcp",
     )
+    # The probe may have made the handshake already; the negotiation's own call must then send nothing.
+    relied_on(
+        "if self._initialize_result is not None:\n            return self._initialize_result"
+        in source(ClientSession.initialize),
+        adapter,
+        "ClientSession.initialize returning its cached result when called again",
+        "mcp",
+    )
 
 
 class _MemoryStorage:

@@ -58,7 +58,7 @@ def test_only_an_http_server_without_a_type_may_fall_back_to_sse() -> None:
 
 
 def test_the_discover_probe_waits_briefly_unless_configured() -> None:
-    assert one_server({"command": "x"}).discover_timeout == 3.0
+    assert one_server({"command": "x"}).discover_timeout == 1.0
     assert one_server({"command": "x", "discover_timeout": 0.5}).discover_timeout == 0.5
     with pytest.raises(ConfigError, match="discover_timeout: expected a positive number of seconds"):
         one_server({"command": "x", "discover_timeout": -1})

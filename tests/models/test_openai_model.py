@@ -309,6 +309,7 @@ async def test_a_conversation_with_calls_and_results_is_sent_in_the_wire_format(
                 "name": "calculate",
                 "description": "Calculate an arithmetic expression.",
                 "parameters": {
+                    "$schema": "https://json-schema.org/draft/2020-12/schema",  # MCP's dialect: kept
                     "type": "object",
                     "properties": {"expression": {"type": "string"}},
                     "required": ["expression"],

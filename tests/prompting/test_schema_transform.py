@@ -156,12 +156,33 @@ def test_the_input_is_never_changed_nor_shared(corpus: list[ToolSpec], target: S
 
 
 @pytest.mark.parametrize("target", ["openai", "anthropic"])
-def test_plain_targets_pass_the_schema_through_without_dollar_schema(
+def test_plain_targets_pass_the_schema_through_without_another_drafts_dollar_schema(
     corpus: list[ToolSpec], target: SchemaTarget
 ) -> None:
     for schema in all_schemas(corpus):
-        expected = {k: v for k, v in schema.items() if k != "$schema"}
+        draft = schema.get("$schema", "")
+        expected = {k: v for k, v in schema.items() if k != "$schema" or "2020-12" in draft}
         assert transform_schema(schema, target) == expected
+
+
+@pytest.mark.parametrize("target", ["openai", "anthropic"])
+def test_plain_targets_keep_json_schema_2020_12_keywords(target: SchemaTarget) -> None:
+    """`$schema`, `$defs` with `$anchor`, `additionalProperties`, `if`/`then`/`else` and composition below
+    the root reach the model as the server wrote them (the conformance harness's 2020-12 fixture keywords)."""
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {"$anchor": "addr", "type": "object", "properties": {"city": {"type": "string"}}}
+        },
+        "properties": {
+            "home": {"$ref": "#addr"},
+            "kind": {"anyOf": [{"const": "a"}, {"const": "b"}]},
+            "code": {"if": {"type": "string"}, "then": {"minLength": 2}, "else": {"type": "integer"}},
+        },
+        "additionalProperties": False,
+    }
+    assert transform_schema(schema, target) == schema
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -142,6 +142,25 @@ def test_other_mismatches_raise_a_message_a_model_can_act_on(
         assert fragment in message
 
 
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({**BASE, "flag": None}, BASE),
+        ({**BASE, "flag": None, "mode": None}, BASE),
+        ({**BASE, "filter": {"max": None}}, {**BASE, "filter": {}}),
+        ({**BASE, "flag": None, "count": "2"}, {**BASE, "count": 2}),
+    ],
+)
+def test_a_null_for_an_optional_property_leaves_it_out(
+    arguments: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    """MCP reads a null argument as not given (the harness's `http-custom-headers` sends one for an
+    optional boolean whose `Mcp-Param-*` header must then be left out); refusing it refused the call."""
+    result, notes = validate_arguments(TOOL, arguments)
+    assert result == expected
+    assert any("was given as null; left it out (it is optional)" in note for note in notes)
+
+
 def test_message_lists_the_expected_arguments_required_first() -> None:
     with pytest.raises(ToolArgumentsError) as info:
         validate_arguments(TOOL, {})

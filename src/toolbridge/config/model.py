@@ -36,7 +36,7 @@ ProtocolChoice = Literal["auto", "2025-11-25"]
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_PING_INTERVAL = 30.0
-DEFAULT_DISCOVER_TIMEOUT = 3.0
+DEFAULT_DISCOVER_TIMEOUT = 1.0
 
 
 class ServerConfig(BaseModel):
@@ -74,7 +74,8 @@ class ServerConfig(BaseModel):
     protocol: ProtocolChoice = "auto"
     """Which MCP revision to speak; see `ProtocolChoice`."""
     discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT
-    """Seconds `auto` waits for an answer to `server/discover` before it falls back to `initialize`."""
+    """Seconds `auto` waits for an answer to `server/discover` before it also tries `initialize` (a server
+    that refuses that as one of the 2026 revision is probed again, patiently)."""
     shared: bool = True
     """`toolbridge gateway` lets all its clients share one session with this server (False: each
     client session gets a session of its own, closed when that client's session ends: for servers

@@ -7,9 +7,10 @@ The rest of toolbridge calls the names here and touches no SDK internals. What e
   client does, with the `state` and `exit_stack` the SDK offers for per-connection data and cleanup.
   The handler's context has no public accessor for it yet (the SDK's `Context.connection` is not wired
   to handlers: its TODO(L54) rework will).
-- `ProbingClient` overrides `Client._build_session`, the SDK's seam for making the session, to bound
-  the `server/discover` probe: the SDK waits a module constant (10 s) for it, calling
-  `self.send_discover` from its negotiation, so an instance attribute of that name takes its place.
+- `ProbingClient` overrides `Client._build_session`, the SDK's seam for making the session, to shorten
+  the first `server/discover` probe: the SDK waits a module constant (10 s) for it, calling
+  `self.send_discover` from its negotiation, so an instance attribute of that name takes its place. It
+  relies on `ClientSession.initialize` returning its cached result when called again.
 - `EarlyRefresh`, a mixin for the SDK's OAuth providers, overrides their `_initialize` (where they load
   the stored tokens) and replaces their `context`, an `OAuthContext` dataclass rebuilt from its init
   fields, by one whose `update_token_expiry` counts a token as expiring early.
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -60,10 +61,14 @@ def connection_of(session: ServerSession) -> Connection:
 
 @dataclass
 class ProbingClient(Client):
-    """The SDK's `Client`, with `server/discover` given `discover_timeout` seconds instead of the SDK's 10.
+    """The SDK's `Client`, whose first `server/discover` waits `discover_timeout` seconds (not the SDK's 10)
+    before `initialize` is tried beside it.
 
     A server that never answers the probe (not even with an error) is then one of the older revision
-    after a short wait, as the SDK decides when its own timeout expires.
+    after a short wait, as the SDK decides when its own timeout expires. A 2026-07-28 server that was only
+    slow refuses that `initialize` (-32022, or a bare HTTP 400), and its late answer to the probe still
+    counts. Whichever succeeds first decides; a later probe (the SDK's retry at another version) waits
+    as long as the SDK does.
     """
 
     discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT
@@ -71,16 +76,75 @@ class ProbingClient(Client):
     async def _build_session(self, exit_stack: AsyncExitStack) -> ClientSession:
         session = await super()._build_session(exit_stack)
         probe = session.send_discover
-        timeout = self.discover_timeout
+        wait = self.discover_timeout
+        probes = 0
 
         async def send_discover(version: str) -> dict[str, Any]:
-            with anyio.move_on_after(timeout):
+            nonlocal probes
+            probes += 1
+            if probes > 1:
                 return await probe(version)
-            # What the SDK raises when its own wait runs out, so its fallback to `initialize` follows.
-            raise MCPError(mcp.REQUEST_TIMEOUT, f"no answer to server/discover in {timeout:g} s")
+            return await _probe_then_handshake(session, probe, version, wait)
 
         session.send_discover = send_discover  # type: ignore[method-assign]
         return session
+
+
+async def _probe_then_handshake(
+    session: ClientSession, probe: Callable[[str], Awaitable[dict[str, Any]]], version: str, wait: float
+) -> dict[str, Any]:
+    """The probe's answer, or (raised) why the SDK should go on with `initialize`: the probe was refused,
+    or `initialize`, sent once the probe had waited `wait` seconds, succeeded first (the SDK's own call
+    then returns its cached result)."""
+    outcome: dict[str, Any] = {}
+    handshake: str | None = None  # None: not sent; "sent", "done", "failed"
+    decided = anyio.Event()
+
+    def settle() -> None:
+        if "answer" in outcome or "broken" in outcome or handshake == "done":
+            decided.set()
+        elif "refused" in outcome and handshake != "sent":
+            decided.set()  # an old server said no (or both failed): the SDK's fallback follows
+
+    async def probing() -> None:
+        try:
+            outcome["answer"] = await probe(version)
+        except MCPError as exc:
+            outcome["refused"] = exc
+        except Exception as exc:  # a transport failure: not a verdict on the revision
+            outcome["broken"] = exc
+        settle()
+
+    async def handshaking() -> None:
+        nonlocal handshake
+        handshake = "sent"
+        try:
+            await session.initialize()
+        except (MCPError, RuntimeError):
+            handshake = "failed"  # a 2026-07-28 server refusing it: the probe's answer decides
+        else:
+            handshake = "done"
+        settle()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(probing)
+        with anyio.move_on_after(wait):
+            await decided.wait()
+        if not decided.is_set():
+            group.start_soon(handshaking)
+            await decided.wait()
+        group.cancel_scope.cancel()
+    if handshake == "done":
+        # What the SDK raises when its own wait runs out, so its (now answered) `initialize` follows.
+        raise MCPError(
+            mcp.REQUEST_TIMEOUT, f"no answer to server/discover in {wait:g} s; initialize answered"
+        )
+    if "broken" in outcome:
+        raise outcome["broken"]
+    if "refused" in outcome:
+        raise outcome["refused"]
+    answer: dict[str, Any] = outcome["answer"]
+    return answer
 
 
 class _ExpiringEarly(OAuthContext):

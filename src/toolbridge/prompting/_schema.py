@@ -114,10 +114,17 @@ _NOTED_KEYWORDS = {
 """Constraints worth keeping as words when the target cannot keep them as schema."""
 
 
+_DRAFT_2020_12 = (
+    "https://json-schema.org/draft/2020-12/schema",
+    "https://json-schema.org/draft/2020-12/schema#",
+)
+
+
 def transform_schema(schema: Mapping[str, Any], target: SchemaTarget) -> JsonSchema:
     """The input schema `target` accepts, made from `schema` (which is left untouched).
 
-    - `openai`, `anthropic`: the schema as is, minus `$schema`, with an object at the root.
+    - `openai`, `anthropic`: the schema as is, with an object at the root; a `$schema` is kept when it names
+      2020-12 (the dialect both read, and MCP's), dropped when it names another draft they do not follow.
     - `gemini`: refs inlined (recursion cut to a plain object), unsupported keywords removed or turned into
       `nullable`, `anyOf`, string enums and description notes.
     - `openai_strict`: every object closed and every property required, optional ones made nullable
@@ -126,7 +133,10 @@ def transform_schema(schema: Mapping[str, Any], target: SchemaTarget) -> JsonSch
       `openai` for that tool instead.
     """
     if target in ("openai", "anthropic"):
-        return _object_root({k: v for k, v in _copy(schema).items() if k != "$schema"})
+        plain = _copy(schema)
+        if plain.get("$schema") not in _DRAFT_2020_12:
+            plain.pop("$schema", None)
+        return _object_root(plain)
     if target == "gemini":
         inlined = inline_refs(schema, _gemini_recursion_stub)
         gemini: JsonSchema = _gemini(_object_root(inlined))

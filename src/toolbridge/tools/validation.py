@@ -1,7 +1,8 @@
 """Checking a call's arguments against the tool's input schema before anything is sent.
 
 Models often get a type slightly wrong in a way that has one obvious fix: `"3"` for an integer, `"true"`
-for a boolean, `5` for a string. Those are coerced (only when the schema then accepts the arguments) and
+for a boolean, `5` for a string, `null` for an optional property (left out: MCP reads a null argument as
+not given, e.g. for `x-mcp-header` parameters). Those are coerced (only when the schema then accepts the arguments) and
 each fix is reported as a note. Anything else raises `ToolArgumentsError` with a message a model can act
 on: the schema errors with their paths, and the arguments the tool expects.
 
@@ -142,7 +143,7 @@ def _coerce_until_valid(
     for _ in range(_MAX_COERCION_ROUNDS):
         changed = False
         for error in errors:
-            fix = _fix_for(error)
+            fix = _fix_for(error, validator.schema)
             if fix is None:
                 return None, []
             if not changed:
@@ -157,10 +158,15 @@ def _coerce_until_valid(
     return None, []
 
 
-def _fix_for(error: ValidationError) -> tuple[Any, str] | None:
-    """The coerced value and a note for a type mismatch with one obvious fix, else None."""
+def _fix_for(error: ValidationError, root: Any) -> tuple[Any, str] | None:
+    """The coerced value (or `_LEAVE_OUT`) and a note for a type mismatch with one obvious fix, else None."""
     if not error.absolute_path:  # the arguments object itself is wrong: nothing obvious to fix
         return None
+    if error.instance is None and _optional(root, list(error.absolute_path)):
+        return (
+            _LEAVE_OUT,
+            f"Argument '{_path(error.absolute_path)}' was given as null; left it out (it is optional).",
+        )
     if error.validator == "type":
         wanted = _as_list(error.validator_value)
     elif error.validator in ("anyOf", "oneOf") and error.context:
@@ -185,6 +191,24 @@ def _fix_for(error: ValidationError) -> tuple[Any, str] | None:
 
 
 _NO_FIX = object()
+_LEAVE_OUT = object()
+"""A fix that removes the argument rather than replacing its value."""
+
+
+def _optional(root: Any, path: list[str | int]) -> bool:
+    """Whether the property at `path` is one its object's schema declares and does not require (only along
+    plain `properties`: where composition or `$ref` decides, nothing is assumed)."""
+    schema = root
+    for key in path[:-1]:
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(key, str) or not isinstance(properties, dict):
+            return False
+        schema = properties.get(key)
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return False
+    name = path[-1]
+    required = schema.get("required")
+    return name in schema["properties"] and not (isinstance(required, list) and name in required)
 
 
 def _coerce(value: Any, kind: str) -> Any:
@@ -222,7 +246,10 @@ def _set_at(document: Any, path: Iterable[str | int], value: Any) -> None:
         raise ValueError("cannot replace the whole arguments object")
     for key in keys[:-1]:
         document = document[key]
-    document[keys[-1]] = value
+    if value is _LEAVE_OUT:
+        del document[keys[-1]]
+    else:
+        document[keys[-1]] = value
 
 
 # -- messages -----------------------------------------------------------------------------------------

@@ -1,0 +1,62 @@
+"""The `server/discover` probe of `protocol: auto`: short for a server that never answers it, patient with a
+2026-07-28 server that is only slow (it refuses the `initialize` tried meanwhile, and its late answer to
+the probe counts)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from toolbridge.config.model import ServerConfig
+from toolbridge.mcp import ServerConnection
+
+pytestmark = pytest.mark.anyio
+
+StdioServer = Callable[..., ServerConfig]
+
+
+def requests_seen(log: Path) -> list[str]:
+    return log.read_text(encoding="utf-8").split() if log.exists() else []
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        {},  # initialize refused with -32022 (the SDK's server, settled on 2026-07-28 by the probe)
+        {"REFUSE_INITIALIZE": "1"},  # with a plain error, as a 2026-only HTTP server's bare 400 arrives
+    ],
+    ids=["unsupported-version", "plain-error"],
+)
+async def test_a_slow_2026_server_is_spoken_to_in_its_revision(
+    stdio_server: StdioServer, tmp_path: Path, refusal: dict[str, str]
+) -> None:
+    log = tmp_path / "requests.txt"
+    # Each answer to server/discover comes a second late: far past the probe's wait.
+    env = {"DISCOVER_DELAY": "1", "REQUEST_LOG": str(log), **refusal}
+    config = stdio_server("slow_discover", discover_timeout=0.1, env=env)
+    async with ServerConnection(config) as server:
+        echo = await server.call_tool("echo", {"text": "hi"}, call_id="c")
+        assert server.protocol_version == "2026-07-28"
+    assert echo.text == "hi"
+    # The probe went unanswered in time, `initialize` was tried and refused, the probe's answer counted.
+    assert requests_seen(log)[:2] == ["server/discover", "initialize"]
+
+
+async def test_a_server_that_never_answers_discover_gets_the_handshake_after_one_short_probe(
+    stdio_server: StdioServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.txt"
+    # A connect timeout the old 3 s probe would have used up; the default probe leaves time for the rest.
+    config = stdio_server("ignores_discover", connect_timeout=2.5, env={"REQUEST_LOG": str(log)})
+    assert config.discover_timeout <= 1.0
+    async with ServerConnection(config) as server:
+        echo = await server.call_tool("echo", {"text": "hi"}, call_id="c")
+        assert server.protocol_version == "2025-11-25"
+        assert echo.text == "hi"
+        await server.call_tool("crash", {}, call_id="c2")  # the next use reconnects
+        await server.call_tool("echo", {"text": "again"}, call_id="c3")
+    # Probed once; the reconnect went straight to the handshake.
+    assert requests_seen(log).count("server/discover") == 1
+    assert requests_seen(log).count("initialize") == 2
