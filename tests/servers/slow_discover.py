@@ -89,11 +89,18 @@ async def main() -> None:
         lowlevel.lifespan(lowlevel) as state,
         anyio.create_task_group() as group,
     ):
-        group.start_soon(note_requests, read, passed, discover_ids, write)
         group.start_soon(hold_discover_answers, answers, write, discover_ids, group)
         options = lowlevel.create_initialization_options()
-        await serve_dual_era_loop(lowlevel, to_serve, answers_in, lifespan_state=state, init_options=options)
+        group.start_soon(
+            lambda: serve_dual_era_loop(
+                lowlevel, to_serve, answers_in, lifespan_state=state, init_options=options
+            )
+        )
+        await note_requests(read, passed, discover_ids, write)
+        # The client closed stdin: gone, so nothing in flight (a subscriptions/listen stream) is waited for,
+        # and stdout is closed here (the serving loop closes only its own end, `answers_in`).
         group.cancel_scope.cancel()
+        await write.aclose()
 
 
 if __name__ == "__main__":
