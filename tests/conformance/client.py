@@ -25,7 +25,7 @@ import mcp_types as mcp
 
 from toolbridge.config.loader import parse_config
 from toolbridge.mcp.client_features import ClientFeatures
-from toolbridge.mcp.elicitation_form import ElicitationForm
+from toolbridge.mcp.elicitation_form import ElicitationForm, FormError
 from toolbridge.tools import Toolbox
 
 logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s %(levelname)s %(message)s")
@@ -74,7 +74,10 @@ async def accept_with_defaults(_server: str, params: mcp.ElicitRequestParams) ->
     """A person who submits the form without typing anything: every field gets its default."""
     if not isinstance(params, mcp.ElicitRequestFormParams):
         return mcp.ElicitResult(action="decline")
-    content = ElicitationForm.from_schema(params.requested_schema).complete({})
+    try:
+        content = ElicitationForm.from_schema(params.requested_schema).complete({})
+    except FormError:  # a required field without a default: the person would have had to type it
+        return mcp.ElicitResult(action="decline")
     return mcp.ElicitResult(action="accept", content=content)
 
 
