@@ -62,7 +62,8 @@ def protocol_choice() -> str:
 def toolbox(url: str, features: ClientFeatures | None = None) -> Toolbox:
     """The tools of one server at `url`, configured as a user writes it in toolbridge's config file, called
     the way a model's calls are (arguments checked against the tool's schema, then sent)."""
-    entry = {"type": "http", "url": url, "protocol": protocol_choice()}
+    # A connect timeout just under the suite's per-scenario one: its scenarios share CI's two cores.
+    entry = {"type": "http", "url": url, "protocol": protocol_choice(), "connect_timeout": 100}
     config = parse_config({"mcpServers": {SERVER: entry}})
     return Toolbox(config, native=False, features=features or ClientFeatures(oauth=None))
 
