@@ -26,8 +26,9 @@ def requests_seen(log: Path) -> list[str]:
     [
         {},  # initialize refused with -32022 (the SDK's server, settled on 2026-07-28 by the probe)
         {"REFUSE_INITIALIZE": "1"},  # with a plain error, as a 2026-only HTTP server's bare 400 arrives
+        {"REFUSE_INITIALIZE": "garbage"},  # answered with no InitializeResult, as the harness's mocks do
     ],
-    ids=["unsupported-version", "plain-error"],
+    ids=["unsupported-version", "plain-error", "not-an-initialize-result"],
 )
 async def test_a_slow_2026_server_is_spoken_to_in_its_revision(
     stdio_server: StdioServer, tmp_path: Path, refusal: dict[str, str]

@@ -50,7 +50,8 @@ def scenario(*names: str) -> Callable[[Scenario], Scenario]:
 
 def server_entry(url: str, **entry: Any) -> dict[str, Any]:
     """The `mcpServers` entry a user would write for the harness's server."""
-    entry = {"url": url, "type": "http", **entry}
+    # The suite's scenarios run at once and share the machine's cores: a connect may wait for CPU.
+    entry = {"url": url, "type": "http", "connect_timeout": 100, **entry}
     if REVISION is not None and REVISION < "2026-07-28":
         entry.setdefault("protocol", "2025-11-25")
     return entry

@@ -2,7 +2,8 @@
 each answer to it leaves $DISCOVER_DELAY seconds (default 1) after the request came; everything else is
 answered at once. A client that gave up on the probe and sent `initialize` gets it refused with -32022
 (the SDK's server has settled on the 2026 revision with the probe); with $REFUSE_INITIALIZE set, with a
-plain invalid-request error instead, as a 2026-only HTTP server's bare 400 reaches the client. It appends
+plain invalid-request error instead, as a 2026-only HTTP server's bare 400 reaches the client (with
+REFUSE_INITIALIZE=garbage, with a result that is no InitializeResult, as the harness's 2026 mocks answer). It appends
 the method of every request it receives to the file named by $REQUEST_LOG, when set.
 
 Run: DISCOVER_DELAY=1 REQUEST_LOG=requests.txt python tests/servers/slow_discover.py   (stdio only)
@@ -52,6 +53,10 @@ async def note_requests(
                 _append(os.environ.get("REQUEST_LOG"), request.method)
                 if request.method == "server/discover":
                     discover_ids.add(request.id)
+                if request.method == "initialize" and os.environ.get("REFUSE_INITIALIZE") == "garbage":
+                    garbage = JSONRPCResponse(jsonrpc="2.0", id=request.id, result={"resultType": "complete"})
+                    await write.send(SessionMessage(garbage))
+                    continue
                 if request.method == "initialize" and os.environ.get("REFUSE_INITIALIZE"):
                     refusal = ErrorData(code=INVALID_REQUEST, message="this server speaks only 2026-07-28")
                     await write.send(
@@ -89,11 +94,18 @@ async def main() -> None:
         lowlevel.lifespan(lowlevel) as state,
         anyio.create_task_group() as group,
     ):
-        group.start_soon(note_requests, read, passed, discover_ids, write)
         group.start_soon(hold_discover_answers, answers, write, discover_ids, group)
         options = lowlevel.create_initialization_options()
-        await serve_dual_era_loop(lowlevel, to_serve, answers_in, lifespan_state=state, init_options=options)
+        group.start_soon(
+            lambda: serve_dual_era_loop(
+                lowlevel, to_serve, answers_in, lifespan_state=state, init_options=options
+            )
+        )
+        await note_requests(read, passed, discover_ids, write)
+        # The client closed stdin: gone, so nothing in flight (a subscriptions/listen stream) is waited for,
+        # and stdout is closed here (the serving loop closes only its own end, `answers_in`).
         group.cancel_scope.cancel()
+        await write.aclose()
 
 
 if __name__ == "__main__":

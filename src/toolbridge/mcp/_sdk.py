@@ -120,8 +120,8 @@ async def _probe_then_handshake(
         handshake = "sent"
         try:
             await session.initialize()
-        except (MCPError, RuntimeError):
-            handshake = "failed"  # a 2026-07-28 server refusing it: the probe's answer decides
+        except Exception:  # refused, or answered with no InitializeResult: the probe's answer decides
+            handshake = "failed"
         else:
             handshake = "done"
         settle()
