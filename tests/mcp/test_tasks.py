@@ -90,3 +90,73 @@ async def test_a_tool_that_is_not_a_task_answers_as_before(tasks_config: ServerC
     async with ServerConnection(tasks_config) as server:
         result = await server.call_tool("greet", {"name": "Ada"}, call_id="g")
     assert result.text == "Hello, Ada!"
+
+
+class CuttableProxy:
+    """A TCP proxy in front of an HTTP server that a test can cut: every open connection is closed, as
+    when a network drops under a call (new connections go through again)."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.port = 0
+        self._open: list[anyio.CancelScope] = []
+
+    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        task_status.started()
+        await listener.serve(self._handle)
+
+    def cut(self) -> None:
+        for connection in self._open:
+            connection.cancel()
+        self._open.clear()
+
+    async def _handle(self, client: anyio.abc.SocketStream) -> None:
+        async with client, await anyio.connect_tcp("127.0.0.1", self.upstream_port) as server:
+
+            async def pipe(source: anyio.abc.SocketStream, sink: anyio.abc.SocketStream) -> None:
+                try:
+                    async for chunk in source:
+                        await sink.send(chunk)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    pass
+                group.cancel_scope.cancel()
+
+            async with anyio.create_task_group() as group:
+                self._open.append(group.cancel_scope)
+                group.start_soon(pipe, client, server)
+                group.start_soon(pipe, server, client)
+
+
+@pytest.mark.slow
+async def test_a_session_lost_mid_task_resumes_the_same_task_on_the_next(
+    http_server: Callable[..., Any],
+) -> None:
+    upstream = http_server("tasks_server", "streamable-http")
+    proxy = CuttableProxy(upstream.port)
+    cut_once = anyio.Event()
+
+    async def on_progress(progress: ToolProgress) -> None:
+        if not cut_once.is_set():
+            cut_once.set()
+            proxy.cut()
+
+    async with anyio.create_task_group() as group:
+        await group.start(proxy.serve)
+        config = ServerConfig(
+            name="tasks", transport="streamable-http", url=f"http://127.0.0.1:{proxy.port}/mcp"
+        )
+        async with ServerConnection(config) as server:
+            result = await server.call_tool(
+                "slow_compute",
+                {"seconds": 0.6, "label": "resumed", "steps": 3},
+                call_id="r",
+                on_progress=on_progress,
+            )
+            started = await server.call_tool("times_run", {"label": "resumed"}, call_id="n")
+        group.cancel_scope.cancel()
+
+    assert cut_once.is_set()
+    assert (result.is_error, result.text) == (False, "computed resumed")
+    assert started.text == "1"

@@ -10,7 +10,7 @@ Tools:
 - `slow_compute(seconds, label)`: reports a status message per step, then `computed <label>`.
 - `hold(tag)`: runs until cancelled; `was_cancelled(tag)` (not a task) says whether it was.
 - `confirm_delete(filename)`: asks the client (an elicitation inside the task), then says what it did.
-- `greet(name)`: never a task.
+- `greet(name)`: never a task; `times_run(label)` neither: how often `slow_compute(label=...)` started.
 
 Run: python tests/servers/tasks_server.py [--transport stdio|http] [--port N]
 """
@@ -99,6 +99,7 @@ class Job:
 JOBS: dict[str, Job] = {}
 CURRENT_JOB: contextvars.ContextVar[Job | None] = contextvars.ContextVar("current_job", default=None)
 cancelled: dict[str, anyio.Event] = {}
+runs: dict[str, int] = {}
 
 
 class TaskRef(mcp.RequestParams):
@@ -209,6 +210,7 @@ async def greet(name: str) -> str:
 @server.tool()
 async def slow_compute(seconds: float = 0.0, label: str = "job", steps: int = 3) -> str:
     """Work for `seconds`, in `steps` steps, reporting each (a task for clients that support them)."""
+    runs[label] = runs.get(label, 0) + 1
     job = CURRENT_JOB.get()
     for step in range(1, steps + 1):
         if job is not None:
@@ -238,6 +240,12 @@ async def was_cancelled(tag: str, wait_ms: int = 10_000) -> bool:
     with anyio.move_on_after(wait_ms / 1000):
         await event.wait()
     return event.is_set()
+
+
+@server.tool()
+async def times_run(label: str) -> int:
+    """How many times `slow_compute` started with this label (a resumed task is not started again)."""
+    return runs.get(label, 0)
 
 
 @server.tool()
