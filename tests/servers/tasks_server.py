@@ -32,11 +32,12 @@ from mcp import MCPError
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 TASKS = "io.modelcontextprotocol/tasks"
-MISSING_CAPABILITY = -32021
-TASK_TOOLS = {"slow_compute", "hold", "confirm_delete"}
+MISSING_CAPABILITY = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
+TASK_TOOLS = {"slow_compute", "hold", "confirm_delete", "multi_input", "failing_job", "protocol_error_job"}
 POLL_INTERVAL_MS = 50
 TTL_MS = 600_000
 
@@ -122,7 +123,11 @@ def _negotiated(ctx: ServerRequestContext[Any, Any], params: Any) -> bool:
 
 def _job(ctx: ServerRequestContext[Any, Any], params: TaskRef | TaskAnswers) -> Job:
     if not _negotiated(ctx, params):
-        raise MCPError(MISSING_CAPABILITY, f"{ctx.method} needs the {TASKS} extension declared")
+        required = {"requiredCapabilities": {"extensions": {TASKS: {}}}}
+        raise MCPError(MISSING_CAPABILITY, f"{ctx.method} needs the {TASKS} extension declared", required)
+    headers = getattr(ctx.request, "headers", None)  # the HTTP request (None over stdio)
+    if headers is not None and headers.get("mcp-name") != params.task_id:
+        raise MCPError(mcp.HEADER_MISMATCH, f"Mcp-Name must be the taskId {params.task_id!r}")
     job = JOBS.get(params.task_id)
     if job is None:
         raise MCPError(mcp.INVALID_PARAMS, f"no task {params.task_id!r}")
@@ -254,24 +259,44 @@ async def confirm_delete(filename: str) -> str:
     job = CURRENT_JOB.get()
     if job is None:
         return f"not deleted {filename}: no task to ask in"
-    answer = await job.ask(
-        {
-            "method": "elicitation/create",
-            "params": {
-                "mode": "form",
-                "message": f"Delete {filename}?",
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": {"confirm": {"type": "boolean", "title": "Confirm"}},
-                    "required": ["confirm"],
-                },
-            },
-        }
-    )
+    answer = await job.ask(_confirmation(f"Delete {filename}?"))
     content = answer.get("content") or {}
     if answer.get("action") == "accept" and content.get("confirm"):
         return f"deleted {filename}"
     return f"kept {filename} ({answer.get('action')})"
+
+
+def _confirmation(message: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"confirm": {"type": "boolean", "title": "Confirm"}}}
+    return {
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": message, "requestedSchema": schema},
+    }
+
+
+@server.tool()
+async def multi_input() -> str:
+    """Ask two questions at once (the harness answers them one at a time)."""
+    job = CURRENT_JOB.get()
+    if job is None:
+        return "nothing asked: no task to ask in"
+    async with anyio.create_task_group() as group:
+        for question in ("First?", "Second?"):
+            group.start_soon(job.ask, _confirmation(question))
+    return "both answered"
+
+
+@server.tool()
+async def failing_job() -> str:
+    """Fail as a tool (the task completes with an error result)."""
+    await anyio.sleep(0.2)
+    raise ToolError("the job failed")
+
+
+@server.tool()
+async def protocol_error_job() -> str:
+    """Fail below the tool (the task fails with a JSON-RPC error)."""
+    raise MCPError(mcp.INTERNAL_ERROR, "the job crashed")
 
 
 if __name__ == "__main__":
