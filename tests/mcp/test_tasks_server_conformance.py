@@ -33,4 +33,5 @@ def test_the_tasks_server_passes_the_harness_scenario(scenario: str, http_server
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     command = ["conformance", "server", "--url", server.url, "--scenario", scenario]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0 and " 0 failed" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " 0 failed" in done.stdout, done.stdout
