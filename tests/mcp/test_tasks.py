@@ -160,3 +160,15 @@ async def test_a_session_lost_mid_task_resumes_the_same_task_on_the_next(
     assert cut_once.is_set()
     assert (result.is_error, result.text) == (False, "computed resumed")
     assert started.text == "1"
+
+
+async def test_a_task_past_the_calls_timeout_is_a_timeout_and_cancelled_at_the_server(
+    tasks_config: ServerConfig,
+) -> None:
+    # One connection (over stdio another would be another server); its timeout bounds the question too.
+    async with ServerConnection(tasks_config.model_copy(update={"timeout": 1.0})) as server:
+        result = await server.call_tool("hold", {"tag": "late"}, call_id="l")
+        seen = await server.call_tool("was_cancelled", {"tag": "late", "wait_ms": 800}, call_id="w")
+
+    assert (result.is_error, result.error_kind) == (True, "timeout")
+    assert seen.text == "true"

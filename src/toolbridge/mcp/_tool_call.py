@@ -98,7 +98,7 @@ async def call_once(
             try:
                 if resume is not None and resume.task_id is not None:
                     watch.task_id, watch.poll_ms = resume.task_id, resume.poll_ms
-                    raw = await follow_task(client.session, watch)
+                    raw = await follow_task(client.session, watch, timeout=None if resets else timeout)
                 else:
                     raw = await client.call_tool(
                         name,

@@ -13,6 +13,7 @@ call resumes on the next session instead of starting the tool again.
 from __future__ import annotations
 
 import contextvars
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -117,13 +118,25 @@ def watching_tasks(on_progress: ProgressFnT | None) -> Iterator[TaskWatch]:
 async def _resolve(created: TaskCreated, ctx: ClaimContext) -> mcp.CallToolResult:
     watch = _WATCH.get() or TaskWatch()
     watch.task_id, watch.poll_ms = created.task_id, created.poll_interval_ms
-    return await follow_task(ctx.session, watch, first_message=created.status_message)
+    return await follow_task(
+        ctx.session, watch, timeout=ctx.read_timeout_seconds, first_message=created.status_message
+    )
 
 
 async def follow_task(
-    session: ClientSession, watch: TaskWatch, *, first_message: str | None = None
+    session: ClientSession, watch: TaskWatch, *, timeout: float | None, first_message: str | None = None
 ) -> mcp.CallToolResult:
-    """Poll `watch`'s task until it ends and return its result; a cancelled caller cancels the task."""
+    """Poll `watch`'s task until it ends and return its result. A cancelled caller cancels the task;
+    so does `timeout` (seconds for the whole task, as for a call that is not one), then raising the
+    SDK's request timeout."""
+    assert watch.task_id is not None
+    with anyio.move_on_after(math.inf if timeout is None else timeout) as limit:
+        return await _poll(session, watch, first_message)
+    assert limit.cancelled_caught
+    raise MCPError(mcp.REQUEST_TIMEOUT, f"the task {watch.task_id!r} did not end within {timeout:g} s")
+
+
+async def _poll(session: ClientSession, watch: TaskWatch, first_message: str | None) -> mcp.CallToolResult:
     assert watch.task_id is not None
     task_id = watch.task_id
     reported = 0
