@@ -172,3 +172,15 @@ async def test_a_task_past_the_calls_timeout_is_a_timeout_and_cancelled_at_the_s
 
     assert (result.is_error, result.error_kind) == (True, "timeout")
     assert seen.text == "true"
+
+
+async def test_an_input_request_nobody_can_answer_fails_the_call_and_cancels_the_task(
+    tasks_config: ServerConfig,
+) -> None:
+    async with ServerConnection(tasks_config) as server:  # no elicitation feature
+        result = await server.call_tool("confirm_delete", {"filename": "b.txt"}, call_id="d")
+        seen = await server.call_tool("was_cancelled", {"tag": "b.txt"}, call_id="w")
+
+    assert result.is_error
+    assert "Elicitation not supported" in result.text
+    assert seen.text == "true"

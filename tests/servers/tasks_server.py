@@ -8,7 +8,8 @@ call into a task). A client that did not declare the extension gets the tools ru
 
 Tools:
 - `slow_compute(seconds, label)`: reports a status message per step, then `computed <label>`.
-- `hold(tag)`: runs until cancelled; `was_cancelled(tag)` (not a task) says whether it was.
+- `hold(tag)`: runs until cancelled; `was_cancelled(tag)` (not a task) says whether it
+  was (or a `confirm_delete` of that file name).
 - `confirm_delete(filename)`: asks the client (an elicitation inside the task), then says what it did.
 - `greet(name)`: never a task; `times_run(label)` neither: how often `slow_compute(label=...)` started.
 
@@ -259,7 +260,11 @@ async def confirm_delete(filename: str) -> str:
     job = CURRENT_JOB.get()
     if job is None:
         return f"not deleted {filename}: no task to ask in"
-    answer = await job.ask(_confirmation(f"Delete {filename}?"))
+    try:
+        answer = await job.ask(_confirmation(f"Delete {filename}?"))
+    except anyio.get_cancelled_exc_class():
+        cancelled.setdefault(filename, anyio.Event()).set()
+        raise
     content = answer.get("content") or {}
     if answer.get("action") == "accept" and content.get("confirm"):
         return f"deleted {filename}"

@@ -183,6 +183,8 @@ async def _answer(session: ClientSession, task_id: str, requests: dict[str, dict
         ctx = ClientRequestContext(session=session, request_id=key, meta=meta)
         response = await session.dispatch_input_request(ctx, request)
         if isinstance(response, mcp.ErrorData):
+            # Nothing to answer with: the task would wait for ever, so it is cancelled.
+            await cancel_task(session, task_id)
             raise MCPError.from_error_data(response)
         answers[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
     await session.send_request(
