@@ -42,6 +42,7 @@ from toolbridge.mcp._transports._streams import ReadStream
 from toolbridge.mcp.calls_in_flight import CallsInFlight
 from toolbridge.mcp.client_features import NO_FEATURES, ClientFeatures, session_callbacks
 from toolbridge.mcp.server_log import ServerLog
+from toolbridge.mcp.tasks import TasksExtension
 from toolbridge.types import ToolSpec
 
 __all__ = ["LiveSession"]
@@ -212,6 +213,7 @@ class LiveSession:
                     cache=None,  # tool listings are cached here, until the server says they changed
                     message_handler=self._on_message,
                     client_info=CLIENT_INFO,
+                    extensions=[TasksExtension()],  # a long call may come back as a task to follow
                     log_level=self._log_level,  # no effect on 2025-11-25 (logging/setLevel there)
                     **self._callbacks,
                 ) as client,

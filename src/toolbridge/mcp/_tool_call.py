@@ -25,6 +25,7 @@ from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._progress_relay import ProgressRelay
 from toolbridge.mcp._revision import revision_advice
 from toolbridge.mcp.progress import ProgressHandler
+from toolbridge.mcp.tasks import TaskWatch, follow_task, watching_tasks
 from toolbridge.types import ToolErrorKind, ToolResult
 
 __all__ = [
@@ -67,16 +68,21 @@ class ServerCall:
 
 
 class LostCall:
-    """A call that got no answer because the transport died under it (or before it was sent)."""
+    """A call that got no answer because the transport died under it (or before it was sent).
+    `task`: the server had made a task of it, which a new session can follow instead of resending."""
 
-    def __init__(self, why: str, *, sent: bool = True) -> None:
+    def __init__(self, why: str, *, sent: bool = True, task: TaskWatch | None = None) -> None:
         self.why = why
         self.sent = sent
+        self.task = task
 
 
-async def call_once(live: LiveSession, config: ServerConfig, call: ServerCall) -> CallOutcome | LostCall:
+async def call_once(
+    live: LiveSession, config: ServerConfig, call: ServerCall, *, resume: TaskWatch | None = None
+) -> CallOutcome | LostCall:
     """Send `call` on `live` once: the server's result, an error result (the server refused it, timed out
-    or answered wrongly), or `LostCall`."""
+    or answered wrongly), or `LostCall`. With `resume`, the call is not sent: its task (made on an
+    earlier session) is followed instead."""
     server, name, call_id, timeout = config.name, call.name, call.call_id, call.timeout
     client = live.client  # not the bare session: the client answers a server's input requests
     if client is None:
@@ -88,14 +94,18 @@ async def call_once(live: LiveSession, config: ServerConfig, call: ServerCall) -
     deadline = anyio.CancelScope(deadline=anyio.current_time() + timeout) if resets else None
     reports = ProgressRelay(call.on_progress, deadline, timeout)
     try:
-        with deadline or _NO_DEADLINE, live.calls.making(call_id):
+        with deadline or _NO_DEADLINE, live.calls.making(call_id), watching_tasks(reports.relay) as watch:
             try:
-                raw = await client.call_tool(
-                    name,
-                    call.arguments,
-                    read_timeout_seconds=None if resets else timeout,
-                    progress_callback=reports.relay,
-                )
+                if resume is not None and resume.task_id is not None:
+                    watch.task_id, watch.poll_ms = resume.task_id, resume.poll_ms
+                    raw = await follow_task(client.session, watch, timeout=None if resets else timeout)
+                else:
+                    raw = await client.call_tool(
+                        name,
+                        call.arguments,
+                        read_timeout_seconds=None if resets else timeout,
+                        progress_callback=reports.relay,
+                    )
             finally:
                 reports.close()
         if deadline is not None and deadline.cancelled_caught:
@@ -107,7 +117,7 @@ async def call_once(live: LiveSession, config: ServerConfig, call: ServerCall) -
     except MCPError as exc:
         elapsed = time.perf_counter() - started
         if exc.code == CONNECTION_CLOSED:
-            return LostCall(exc.error.message)
+            return LostCall(exc.error.message, task=watch if watch.task_id is not None else None)
         if live.http.session_gone:
             # Refused, so it did not run: safe to send again on a new session.
             return LostCall(SESSION_GONE, sent=False)

@@ -390,6 +390,13 @@ class ServerConnection:
         except ServerError as exc:
             message = call_lost_message(self.name, call.name, why, restart_error=exc)
             return unavailable(call, self.name, message, started=started)
+        if lost.task is not None:  # the server holds the call as a task: follow it, do not run it again
+            resumed = await call_once(fresh, self.config, call, resume=lost.task)
+            if not isinstance(resumed, LostCall):
+                return resumed
+            why = resumed.why
+            message = call_lost_message(self.name, call.name, why, restart_error=None)
+            return unavailable(call, self.name, message, started=started)
         spec = next((tool for tool in known if tool.name == call.name), None)
         if lost.sent and (spec is None or not spec.annotations.safe_to_retry):
             message = call_lost_message(self.name, call.name, why, restart_error=None)
