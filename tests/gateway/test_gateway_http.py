@@ -4,6 +4,7 @@ transport."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -290,3 +291,27 @@ async def test_metrics_are_for_a_token_that_reaches_every_tool(guarded: HttpGate
     # Its labels name every tool: not for a token that reaches only echo, nor for no token at all.
     assert (refused.status_code, unknown.status_code) == (403, 401)
     assert "reaches every tool" in refused.text
+
+
+def test_header_values_are_read_without_the_white_space_around_them(guarded: HttpGateway) -> None:
+    """RFC 9110: the spaces around a value are no part of it. The server's HTTP parser keeps them, and
+    `Mcp-Name:   echo  ` was refused as not naming the tool of the body (conformance http-header-validation).
+    Sent over a raw socket: HTTP client libraries will not send such a header."""
+    revision = "2026-07-28"
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": revision,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\nAuthorization: Bearer {FULL}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        f"MCP-Protocol-Version: {revision}\r\nMcp-Method:  tools/call \r\nMcp-Name:   echo  \r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as raw:
+        raw.sendall(head.encode() + body)
+        answer = raw.makefile("rb").read().decode()
+    assert answer.startswith("HTTP/1.1 200"), answer
+    assert '"text":"hi"' in answer.replace(" ", "")
