@@ -315,3 +315,37 @@ def test_header_values_are_read_without_the_white_space_around_them(guarded: Htt
         answer = raw.makefile("rb").read().decode()
     assert answer.startswith("HTTP/1.1 200"), answer
     assert '"text":"hi"' in answer.replace(" ", "")
+
+
+def test_a_call_stream_opens_with_a_priming_event_and_says_when_to_reconnect(guarded: HttpGateway) -> None:
+    """SEP-1699 (2025-11-25 sessions): the first SSE event has an id and no data, so a client whose stream
+    breaks can resume it with `Last-Event-ID`; `retry` says how long to wait first."""
+    revision = "2025-11-25"
+    accept = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": revision}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": revision,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    with guarded.http(FULL) as http:
+        opened = http.post("/mcp", json=hello, headers=accept)
+        assert opened.status_code == 200, opened.text
+        session = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}},
+        }
+        stream = http.post("/mcp", json=call, headers=session).text
+    first_event = stream.replace("\r\n", "\n").split("\n\n", 1)[0].splitlines()
+    assert any(line.startswith("id:") for line in first_event), stream
+    assert not any(line.startswith("data:") and line[5:].strip() for line in first_event), stream
+    assert any(line.startswith("retry:") for line in stream.splitlines()), stream
+    assert '"hi"' in stream
