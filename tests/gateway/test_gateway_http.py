@@ -4,6 +4,7 @@ transport."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -290,3 +291,61 @@ async def test_metrics_are_for_a_token_that_reaches_every_tool(guarded: HttpGate
     # Its labels name every tool: not for a token that reaches only echo, nor for no token at all.
     assert (refused.status_code, unknown.status_code) == (403, 401)
     assert "reaches every tool" in refused.text
+
+
+def test_header_values_are_read_without_the_white_space_around_them(guarded: HttpGateway) -> None:
+    """RFC 9110: the spaces around a value are no part of it. The server's HTTP parser keeps them, and
+    `Mcp-Name:   echo  ` was refused as not naming the tool of the body (conformance http-header-validation).
+    Sent over a raw socket: HTTP client libraries will not send such a header."""
+    revision = "2026-07-28"
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": revision,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{guarded.port}\r\nAuthorization: Bearer {FULL}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        f"MCP-Protocol-Version: {revision}\r\nMcp-Method:  tools/call \r\nMcp-Name:   echo  \r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as raw:
+        raw.sendall(head.encode() + body)
+        answer = raw.makefile("rb").read().decode()
+    assert answer.startswith("HTTP/1.1 200"), answer
+    assert '"text":"hi"' in answer.replace(" ", "")
+
+
+def test_a_call_stream_opens_with_a_priming_event_and_says_when_to_reconnect(guarded: HttpGateway) -> None:
+    """SEP-1699 (2025-11-25 sessions): the first SSE event has an id and no data, so a client whose stream
+    breaks can resume it with `Last-Event-ID`; `retry` says how long to wait first."""
+    revision = "2025-11-25"
+    accept = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": revision}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": revision,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    with guarded.http(FULL) as http:
+        opened = http.post("/mcp", json=hello, headers=accept)
+        assert opened.status_code == 200, opened.text
+        session = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}},
+        }
+        stream = http.post("/mcp", json=call, headers=session).text
+    first_event = stream.replace("\r\n", "\n").split("\n\n", 1)[0].splitlines()
+    assert any(line.startswith("id:") for line in first_event), stream
+    assert not any(line.startswith("data:") and line[5:].strip() for line in first_event), stream
+    assert any(line.startswith("retry:") for line in stream.splitlines()), stream
+    assert '"hi"' in stream

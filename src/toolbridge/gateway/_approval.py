@@ -90,6 +90,10 @@ class ApprovalGate:
             input_requests={_ANSWER_KEY: mcp.ElicitRequest(params=form)}, request_state=state
         )
 
+    def holds(self, request_state: str) -> bool:
+        """Whether `request_state` is one this gateway gave with an approval question still open."""
+        return request_state in self._tickets
+
     def _answer_given(self, params: mcp.CallToolRequestParams, tool: ToolSpec) -> mcp.ElicitResult | None:
         """The user's answer to a question this gateway asked about this very call; None if there is none."""
         ticket = self._tickets.pop(params.request_state, None) if params.request_state else None

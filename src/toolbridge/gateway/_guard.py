@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -45,6 +45,11 @@ class HttpGuard(RequestGuard):
         super().__init__(limited, hosts=hosts, service=service, refuse=_refuse)
         self.tokens = {name: token.encode() for name, token in tokens.items()}
 
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope["headers"] = trimmed_headers(scope["headers"])
+        await super().__call__(scope, receive, send)
+
     async def admit(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
         user = self._user(headers)
         if self.tokens and user is None:
@@ -73,6 +78,13 @@ class HttpGuard(RequestGuard):
             if hmac.compare_digest(candidate, token):
                 return AuthenticatedUser(AccessToken(token=given.strip(), client_id=name, scopes=[]))
         return None
+
+
+def trimmed_headers(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """Header values without the white space around them, which is no part of a value (RFC 9110
+    section 5.5). uvicorn's httptools parser keeps it, and the SDK compares `Mcp-Method` / `Mcp-Name`
+    as they come: `Mcp-Name:  my_tool ` would be refused as not naming the tool of the body."""
+    return [(name, value.strip(b" \t")) for name, value in headers]
 
 
 def _refuse(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:

@@ -95,6 +95,7 @@ class GatewayResources:
                 INVALID_PARAMS,
                 f"No server behind this gateway has the resource {uri!r}; list resources and resource "
                 "templates (resources/list, resources/templates/list) and use a URI from them.",
+                {"uri": uri},  # what MCP's resource-not-found error names (SEP-2164)
             )
         return found
 

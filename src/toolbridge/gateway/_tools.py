@@ -19,6 +19,8 @@ from typing import Any
 import anyio
 import mcp_types as mcp
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolbridge.config.gateway import DEFAULT_GATEWAY_MAX_RESULT_CHARS
@@ -113,6 +115,7 @@ class GatewayTools:
             parked.answer(params.input_responses)
             parked.ctx = ctx
             return await self._follow(parked)
+        self._check_state(params.request_state)
         call = ToolCall(name=params.name, arguments=params.arguments or {})
         registry, cache_scope = await self._sessions.registry_for(ctx)
         gate = self._approval
@@ -132,6 +135,18 @@ class GatewayTools:
             )
             return await self._follow(parked)
         return await self._run(pipeline, call, context, ctx)
+
+    def _check_state(self, request_state: str | None) -> None:
+        """A `requestState` the gateway did not give (or gave and has done with) is refused: running the
+        call anew would answer a client that believes it is continuing one (and hides tampering)."""
+        if request_state is None or (self._approval is not None and self._approval.holds(request_state)):
+            return
+        raise MCPError(
+            INVALID_PARAMS,
+            "The requestState of this call is not one the toolbridge gateway gave, or its call has ended "
+            "(the answer came too late, or was given already): call the tool again without requestState "
+            "and inputResponses.",
+        )
 
     async def _run(
         self,

@@ -65,6 +65,9 @@ class Upstream:
 
 def upstream_error(exc: ServerError) -> MCPError:
     """A failed upstream request as the error the downstream client gets: the upstream's own code when
-    it answered with an error, and toolbridge's message naming the server and what failed."""
+    it answered with an error (and its `data`, where it says more: the URI not found, the capability
+    needed), and toolbridge's message naming the server and what failed."""
     cause = exc.__cause__
-    return MCPError(cause.code if isinstance(cause, MCPError) else INTERNAL_ERROR, str(exc))
+    if isinstance(cause, MCPError):
+        return MCPError(cause.code, str(exc), cause.error.data)
+    return MCPError(INTERNAL_ERROR, str(exc))

@@ -33,6 +33,7 @@ from toolbridge._token import TOKEN_ENV_VAR, token_from_env, token_problem, weak
 from toolbridge.config import Config
 from toolbridge.config.gateway import DEFAULT_GATEWAY_PORT, TokenReach
 from toolbridge.errors import ConfigError
+from toolbridge.gateway._events import RETRY_MS, RecentEvents
 from toolbridge.gateway._guard import HttpGuard
 from toolbridge.gateway.server import Gateway
 
@@ -111,7 +112,12 @@ class HttpSettings(BaseModel):
 def http_app(gateway: Gateway, settings: HttpSettings) -> Starlette:
     """The gateway as an ASGI app; its lifespan opens the toolbox and closes it with every session."""
     # Host and Origin are checked by HttpGuard for every path, so the SDK's own checks stay off.
-    manager = StreamableHTTPSessionManager(app=gateway.server, max_request_body_size=settings.max_body_bytes)
+    manager = StreamableHTTPSessionManager(
+        app=gateway.server,
+        max_request_body_size=settings.max_body_bytes,
+        event_store=RecentEvents(),  # resumable streams, each opened by a priming event
+        retry_interval=RETRY_MS,
+    )
     sse = SseServerTransport(MESSAGES_PATH, max_request_body_size=settings.max_body_bytes)
 
     @asynccontextmanager
