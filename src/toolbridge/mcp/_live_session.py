@@ -12,6 +12,7 @@ import anyio
 import httpx2
 import mcp_types as mcp
 from mcp import Client, ClientSession, MCPError
+from mcp.client.caching import CacheConfig
 from mcp.client.session import IncomingMessage
 from mcp.shared.message import SessionMessage
 
@@ -205,7 +206,9 @@ class LiveSession:
                     self._watched_transport(config, auth, ended),
                     mode=connect_mode(config),
                     discover_timeout=config.discover_timeout,
-                    cache=None,  # tool listings are cached here, until the server says they changed
+                    # Honours 2026-07-28 cache hints for resource and prompt listings and reads (tool
+                    # listings are kept here, until the server says they changed).
+                    cache=CacheConfig(),
                     message_handler=self._on_message,
                     client_info=CLIENT_INFO,
                     log_level=self._log_level,  # no effect on 2025-11-25 (logging/setLevel there)
