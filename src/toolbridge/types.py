@@ -27,6 +27,7 @@ __all__ = [
     "SystemMessage",
     "TextPart",
     "ToolAnnotations",
+    "ToolAudience",
     "ToolCall",
     "ToolErrorKind",
     "ToolMessage",
@@ -132,6 +133,11 @@ class ToolAnnotations(_Model):
         return bool(self.read_only_hint or self.idempotent_hint)
 
 
+ToolAudience = Literal["model", "app"]
+"""Who may see and call a tool (MCP Apps' `_meta.ui.visibility`): the model, an app's UI on the page of a
+host that shows MCP Apps."""
+
+
 class ToolSpec(_Model):
     """A tool's full definition, as the model is told about it."""
 
@@ -146,6 +152,8 @@ class ToolSpec(_Model):
     original_name: str | None = None
     """The name its source gives the tool, when it is exposed under another one (`delete_file` for
     `h__delete_file`, after a collision); None: the same as `name`. Config rules match this name."""
+    visibility: tuple[ToolAudience, ...] = ("model", "app")
+    """Who may see and call it (MCP Apps): a tool only for an app's UI is never offered to a model."""
 
 
 _CALL_ID_PREFIX = f"call_{uuid.uuid4().hex[:6]}"

@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_AGENT_NAME",
     "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_MAX_STEPS",
+    "HIDDEN_FROM_MODELS",
     "AgentDefinition",
     "ApprovalPolicy",
     "ApprovalRule",
@@ -54,6 +55,9 @@ __all__ = [
 DEFAULT_AGENT_NAME = "default"
 DEFAULT_MAX_STEPS = 10
 DEFAULT_MAX_RESULT_CHARS = 20_000
+HIDDEN_FROM_MODELS = (
+    "its server shows it only to an app's UI (MCP Apps visibility), never to a model; use another tool"
+)
 
 ApprovalRule = Literal["auto", "always", "never"]
 """`always`: ask before every call. `never`: never ask. `auto`: ask only for tools the server marks
@@ -155,9 +159,12 @@ class AgentDefinition(_Section):
         return f"the agent {self.name!r}'s tool rules (its servers, tools.allow and tools.deny) leave it out"
 
     def why_not_offered(self, tool: ToolSpec) -> str | None:
-        """Why this agent does not let its caller use `tool` (a `toolbridge.tools.ToolFilter` for the
-        call pipeline's `CallContext.allows`); None when it offers it."""
+        """Why this agent does not let its caller (its model) use `tool` (a `toolbridge.tools.ToolFilter`
+        for the call pipeline's `CallContext.allows`); None when it offers it."""
+        if "model" not in tool.visibility:
+            return HIDDEN_FROM_MODELS
         return None if self.offers(tool) else self.left_out_reason
 
     def select_tools(self, tools: Sequence[ToolSpec]) -> list[ToolSpec]:
-        return [tool for tool in tools if self.offers(tool)]
+        """The tools its model is offered: those it `offers` and that their server shows to models."""
+        return [tool for tool in tools if "model" in tool.visibility and self.offers(tool)]

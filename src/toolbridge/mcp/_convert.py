@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import mcp_types as mcp
 
@@ -13,6 +13,7 @@ from toolbridge.types import (
     ResourcePart,
     TextPart,
     ToolAnnotations,
+    ToolAudience,
     ToolResult,
     ToolSpec,
 )
@@ -41,7 +42,20 @@ def tool_spec_from_mcp(tool: mcp.Tool, *, source: str) -> ToolSpec:
         output_schema=tool.output_schema,
         annotations=annotations,
         source=source,
+        visibility=_visibility(tool.meta),
     )
+
+
+_AUDIENCES: tuple[ToolAudience, ...] = get_args(ToolAudience)
+
+
+def _visibility(meta: dict[str, Any] | None) -> tuple[ToolAudience, ...]:
+    """MCP Apps' `_meta.ui.visibility`: who may see and call the tool (absent: the model and apps)."""
+    ui = (meta or {}).get("ui")
+    listed = ui.get("visibility") if isinstance(ui, dict) else None
+    if not isinstance(listed, list):
+        return _AUDIENCES
+    return tuple(audience for audience in _AUDIENCES if audience in listed)
 
 
 def tool_result_from_mcp(

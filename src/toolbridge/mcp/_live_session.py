@@ -12,6 +12,7 @@ import anyio
 import httpx2
 import mcp_types as mcp
 from mcp import Client, ClientSession, MCPError
+from mcp.client.caching import CacheConfig
 from mcp.client.session import IncomingMessage
 from mcp.shared.message import SessionMessage
 
@@ -210,7 +211,9 @@ class LiveSession:
                     discover_timeout=config.discover_timeout
                     if config.transport == "stdio"
                     else config.connect_timeout,
-                    cache=None,  # tool listings are cached here, until the server says they changed
+                    # Honours 2026-07-28 cache hints for resource and prompt listings and reads (tool
+                    # listings are kept here, until the server says they changed).
+                    cache=CacheConfig(),
                     message_handler=self._on_message,
                     client_info=CLIENT_INFO,
                     extensions=[TasksExtension()],  # a long call may come back as a task to follow

@@ -8,9 +8,14 @@ async with ServerPool(config.servers) as pool:
     parts = await docs.read_resource("file:///notes.md")        # -> [ResourcePart(...)]
     prompt = await docs.get_prompt("review", {"file": "a.py"})  # -> PromptMessages (neutral messages)
 ```
-Listings cover every page and are kept for the session until the server says they changed
-(`resources/list_changed`, `prompts/list_changed`). A server that does not offer resources (or prompts,
-or completions) lists none, without being asked.
+Listings cover every page. On the 2025-11-25 revision they are kept for the session until the server says
+they changed (`resources/list_changed`, `prompts/list_changed`); on 2026-07-28 a listing or a read is kept
+as long as the server's cache hint (`ttlMs`) allows, and a listing no longer once the server says it
+changed (the SDK `Client`'s response cache). A server that does not offer resources (or prompts, or
+completions) lists none, without being asked.
+
+A prompt or a resource read that the server answers with questions (`input_required`, 2026-07-28) is
+answered like a tool call's: by the `ClientFeatures` handlers, then sent again with the answers.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as mcp
-from mcp import ClientSession
+from mcp import Client
+from mcp.client.caching import CacheMode
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from toolbridge.errors import ServerError
@@ -40,6 +46,7 @@ from toolbridge.mcp._resources_and_prompts_from_mcp import (
     resource_part_from_mcp,
     template_from_mcp,
 )
+from toolbridge.mcp._revision import speaks_stateless_revision
 from toolbridge.types import ResourcePart
 
 if TYPE_CHECKING:
@@ -83,8 +90,8 @@ class ServerContent:
     async def list_resources_mcp(self, *, refresh: bool = False) -> list[mcp.Resource]:
         """`list_resources` as the server sent them, every field kept (icons, annotations, `_meta`)."""
 
-        async def fetch(session: ClientSession, cursor: str | None) -> tuple[list[Any], str | None]:
-            page = await session.list_resources(params=_page(cursor))
+        async def fetch(client: Client, cursor: str | None, mode: CacheMode) -> tuple[list[Any], str | None]:
+            page = await client.list_resources(cursor=cursor, cache_mode=mode)
             return list(page.resources), page.next_cursor
 
         return await self._listing("resources", "listing its resources", fetch, refresh=refresh)
@@ -97,8 +104,8 @@ class ServerContent:
     async def list_resource_templates_mcp(self, *, refresh: bool = False) -> list[mcp.ResourceTemplate]:
         """`list_resource_templates` as the server sent them."""
 
-        async def fetch(session: ClientSession, cursor: str | None) -> tuple[list[Any], str | None]:
-            page = await session.list_resource_templates(params=_page(cursor))
+        async def fetch(client: Client, cursor: str | None, mode: CacheMode) -> tuple[list[Any], str | None]:
+            page = await client.list_resource_templates(cursor=cursor, cache_mode=mode)
             return list(page.resource_templates), page.next_cursor
 
         return await self._listing("templates", "listing its resource templates", fetch, refresh=refresh)
@@ -112,8 +119,8 @@ class ServerContent:
         """`read_resource` as the server answered it, `_meta` included."""
 
         async def read(live: LiveSession) -> mcp.ReadResourceResult:
-            assert live.session is not None
-            return await live.session.read_resource(uri)
+            # The client, not the bare session: it answers `input_required` and keeps cache hints.
+            return await _client(live).read_resource(uri)
 
         return await self._connection.request(f"reading {uri!r}", read)
 
@@ -188,8 +195,8 @@ class ServerContent:
     async def list_prompts_mcp(self, *, refresh: bool = False) -> list[mcp.Prompt]:
         """`list_prompts` as the server sent them."""
 
-        async def fetch(session: ClientSession, cursor: str | None) -> tuple[list[Any], str | None]:
-            page = await session.list_prompts(params=_page(cursor))
+        async def fetch(client: Client, cursor: str | None, mode: CacheMode) -> tuple[list[Any], str | None]:
+            page = await client.list_prompts(cursor=cursor, cache_mode=mode)
             return list(page.prompts), page.next_cursor
 
         return await self._listing("prompts", "listing its prompts", fetch, refresh=refresh)
@@ -208,8 +215,7 @@ class ServerContent:
         """`get_prompt` as the server answered it."""
 
         async def get(live: LiveSession) -> mcp.GetPromptResult:
-            assert live.session is not None
-            return await live.session.get_prompt(name, arguments or {})
+            return await _client(live).get_prompt(name, arguments or {})
 
         return await self._connection.request(f"getting the prompt {name!r}", get)
 
@@ -264,28 +270,30 @@ class ServerContent:
         self,
         kind: ListingKind,
         what: str,
-        fetch: Callable[[ClientSession, str | None], Awaitable[tuple[list[Any], str | None]]],
+        fetch: Callable[[Client, str | None, CacheMode], Awaitable[tuple[list[Any], str | None]]],
         *,
         refresh: bool,
     ) -> list[Any]:
         async def list_all(live: LiveSession) -> list[Any]:
-            session = live.session
-            assert session is not None
+            client = _client(live)
+            # 2026-07-28 results say how long they stay fresh: the SDK's cache keeps them that long.
+            hinted = speaks_stateless_revision(client.session.protocol_version)
             if refresh:
                 live.listings.forget(kind)
-            if (cached := live.listings.cached(kind)) is not None:
+            if not hinted and (cached := live.listings.cached(kind)) is not None:
                 return cached
-            if not _offers(session.server_capabilities, kind):
+            if not _offers(client.session.server_capabilities, kind):
                 return []
             generation = live.listings.generation(kind)
             items: list[Any] = []
             cursor: str | None = None
             while True:
-                page, cursor = await fetch(session, cursor)
+                page, cursor = await fetch(client, cursor, "refresh" if refresh else "use")
                 items.extend(page)
                 if not cursor:
                     break
-            live.listings.keep(kind, items, generation)
+            if not hinted:
+                live.listings.keep(kind, items, generation)
             return items
 
         return await self._connection.request(what, list_all)
@@ -308,8 +316,10 @@ async def _deliver(handler: ResourceUpdateHandler, server: str, uri: str) -> Non
         logger.exception("the update handler for %r of server %r failed", uri, server)
 
 
-def _page(cursor: str | None) -> mcp.PaginatedRequestParams | None:
-    return mcp.PaginatedRequestParams(cursor=cursor) if cursor else None
+def _client(live: LiveSession) -> Client:
+    client = live.client
+    assert client is not None  # `request_once` sends only on a live session
+    return client
 
 
 def _offers(capabilities: mcp.ServerCapabilities | None, kind: ListingKind) -> bool:

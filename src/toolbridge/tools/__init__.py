@@ -4,6 +4,7 @@ the servers' resources and prompts (`ContentCatalog`)."""
 
 from toolbridge.tools._suggest import closest_names
 from toolbridge.tools.approval import ApprovalRequest, Approver
+from toolbridge.tools.apps import app_may_call
 from toolbridge.tools.function import FunctionTool, tool
 from toolbridge.tools.native import native_tools
 from toolbridge.tools.pipeline import (
@@ -39,6 +40,7 @@ __all__ = [
     "ToolRegistry",
     "ToolSource",
     "Toolbox",
+    "app_may_call",
     "closest_names",
     "native_tools",
     "schema_problem",
