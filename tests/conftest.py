@@ -270,3 +270,30 @@ def _wait_until_gone(pid: int, timeout: float = 10.0) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    yield
+    _restore_sigint(item, "its call")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    yield
+    _restore_sigint(item, "its teardown")
+
+
+def _restore_sigint(item: pytest.Item, where: str) -> None:
+    """A test that leaves SIGINT ignored or blocked in the test process would pass that on to every
+    process started after it (an ignored or blocked signal is inherited), and the Ctrl-C tests that follow
+    on this worker would fail for it: restore it, and name the test that did it."""
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if blocked or ignored:
+        state = "blocked" if blocked else "ignored"
+        item.warn(pytest.PytestWarning(f"{item.nodeid} left SIGINT {state} after {where}; restored"))
