@@ -84,7 +84,7 @@ async def oauth_for_server(
         return _ClientCredentials(
             config.url,
             storage,
-            auth.token_endpoint_auth_method,
+            secret_sending(auth),
             client_id=auth.client_id,
             client_secret=auth.client_secret,
             token_endpoint_auth_method=auth.token_endpoint_auth_method or "client_secret_basic",
@@ -102,14 +102,11 @@ async def oauth_for_server(
         scope=auth.scope if auth else None,
     )
     redirect = _Redirect(config.name, sign_in)
-    # A client registered by hand with a secret authenticates the way the authorization server says
-    # it can (unless the config says); a registered one the way its registration says.
-    choose = auth.token_endpoint_auth_method if auth and auth.client_id and auth.client_secret else "none"
     return _AuthorizationCode(
         config.url,
         metadata,
         storage,
-        None if choose == "none" else choose,
+        secret_sending(auth),
         redirect_handler=redirect.remember,
         callback_handler=redirect.sign_in,
         client_metadata_url=auth.client_metadata_url if auth else None,
@@ -167,10 +164,15 @@ class _StoredExpiry(EarlyRefresh):
     instead of refreshing)."""
 
     _storage: ServerTokenStorage
+    _secret_sending: TokenAuthChoice
 
-    def _use_early_refresh(self, storage: ServerTokenStorage) -> None:
+    def _use_early_refresh(self, storage: ServerTokenStorage, secret_sending: TokenAuthChoice) -> None:
         self._storage = storage
+        self._secret_sending = secret_sending
         self.refresh_early()
+
+    def token_auth(self, metadata: OAuthMetadata | None) -> str | None:
+        return self._secret_sending(metadata)
 
     def refresh_margin(self, token: OAuthToken) -> float:
         return _refresh_margin(token)
@@ -185,35 +187,42 @@ class _AuthorizationCode(_StoredExpiry, OAuthClientProvider):
         server_url: str,
         metadata: OAuthClientMetadata,
         storage: ServerTokenStorage,
-        secret_method: str | None,
+        secret_sending: TokenAuthChoice,
         **options: Any,
     ):
         super().__init__(server_url, metadata, storage, **options)
-        self._secret_method = secret_method
-        self._use_early_refresh(storage)
-
-    def token_auth(self, metadata: OAuthMetadata | None) -> str | None:
-        if self._secret_method == "none":
-            return None
-        return self._secret_method or advertised_secret_method(metadata)
+        self._use_early_refresh(storage, secret_sending)
 
 
 class _ClientCredentials(_StoredExpiry, ClientCredentialsOAuthProvider):
     def __init__(
-        self, server_url: str, storage: ServerTokenStorage, configured: str | None, **options: Any
+        self, server_url: str, storage: ServerTokenStorage, secret_sending: TokenAuthChoice, **options: Any
     ) -> None:
         super().__init__(server_url, storage, **options)
-        self._configured = configured
-        self._use_early_refresh(storage)
-
-    def token_auth(self, metadata: OAuthMetadata | None) -> str | None:
-        return self._configured or advertised_secret_method(metadata)
+        self._use_early_refresh(storage, secret_sending)
 
 
 class _PrivateKeyJWT(_StoredExpiry, PrivateKeyJWTOAuthProvider):
     def __init__(self, server_url: str, storage: ServerTokenStorage, **options: Any) -> None:
         super().__init__(server_url, storage, **options)
-        self._use_early_refresh(storage)
+        self._use_early_refresh(storage, _as_registered)
+
+
+TokenAuthChoice = Callable[[OAuthMetadata | None], str | None]
+"""(the authorization server's metadata) -> how the client sends its secret; None: as its record says."""
+
+
+def _as_registered(_metadata: OAuthMetadata | None) -> None:
+    return None
+
+
+def secret_sending(auth: ServerAuth | None) -> TokenAuthChoice:
+    """A client registered by hand with a secret sends it as the config says, else as the authorization
+    server advertises; a client registered by toolbridge (or without a secret) as its registration says."""
+    if auth is None or not (auth.client_id and auth.client_secret):
+        return _as_registered
+    configured = auth.token_endpoint_auth_method
+    return lambda metadata: configured or advertised_secret_method(metadata)
 
 
 def advertised_secret_method(metadata: OAuthMetadata | None) -> str:

@@ -26,7 +26,7 @@ from mcp.client.auth.utils import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken
 
 from toolbridge.config.model import ServerConfig
-from toolbridge.mcp.oauth._provider import advertised_secret_method
+from toolbridge.mcp.oauth._provider import secret_sending
 from toolbridge.mcp.oauth._storage import ServerTokenStorage
 from toolbridge.mcp.oauth._tokens import TokenStore
 
@@ -89,10 +89,8 @@ async def _revoke(
         return
     endpoint = str(metadata.revocation_endpoint)
     outcome.revocation_endpoint = endpoint
-    auth = config.auth
-    if auth is not None and auth.client_secret and auth.token_endpoint_auth_method is None:
-        # A client registered by hand sends its secret as the token endpoint is sent it (`_provider`).
-        chosen = advertised_secret_method(metadata)
+    # A client registered by hand sends its secret as it does to the token endpoint (`_provider`).
+    if (chosen := secret_sending(config.auth)(metadata)) is not None:
         registered = registered.model_copy(update={"token_endpoint_auth_method": chosen})
     method = _auth_method(registered, metadata)
     for kind, token in (("refresh_token", tokens.refresh_token), ("access_token", tokens.access_token)):
