@@ -21,7 +21,7 @@ from toolbridge.config.model import ServerConfig
 from toolbridge.errors import AuthenticationError
 from toolbridge.mcp import ServerConnection
 from toolbridge.mcp.client_features import ClientFeatures
-from toolbridge.mcp.oauth import AuthorizationCodeResult, FileTokenStore, OAuth, ServerTokenStorage
+from toolbridge.mcp.oauth import FileTokenStore, OAuth, ServerTokenStorage
 
 pytestmark = pytest.mark.anyio
 
@@ -285,25 +285,6 @@ async def test_a_401_without_any_oauth_to_offer_says_to_configure_credentials(tm
         server.should_exit = True
     assert "answered HTTP 401" in str(caught.value)
     assert "'headers'" in str(caught.value)
-
-
-async def test_an_http_server_signing_in_slower_than_the_discover_timeout_speaks_the_newest_revision(
-    oauth_server: OAuthServer, tmp_path: Path
-) -> None:
-    """An HTTP server answers every request (here the probe, with a 401 that starts a sign-in), so its
-    probe is bounded by the connect timeout, not `discover_timeout`, which would take it for a server of
-    the older revision (whose `initialize` then fails on servers of the new one alone)."""
-
-    class SlowPerson(HeadlessBrowser):
-        async def __call__(self, server: str, authorization_url: str) -> AuthorizationCodeResult:
-            await anyio.sleep(0.5)  # a person in the browser, ten times `discover_timeout`
-            return await super().__call__(server, authorization_url)
-
-    config = oauth_server.config(discover_timeout=0.05)
-    feats = features(FileTokenStore(tmp_path / "tokens.json"), SlowPerson())
-    async with ServerConnection(config, features=feats) as server:
-        await server.connect()
-        assert server.protocol_version == "2026-07-28"
 
 
 @pytest.mark.parametrize("grant", ["authorization_code", "client_credentials"])
