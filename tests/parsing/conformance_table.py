@@ -56,9 +56,6 @@ from conformance_forms import (
 )
 from family_checks import Case
 
-NO_ITEM = "issue 24: no item covers it yet (found by the conformance table)"
-
-
 HERMES = Family("qwen3-hermes", "qwen3-8b", "hermes", hermes_call, "\n".join)
 QWEN3_THINKING = Family(
     "qwen3-thinking-2507",
@@ -504,10 +501,9 @@ EXTRA_ROWS = [
     ),
     extra(
         LLAMA3_JSON,
-        "list-of-calls",  # small Llama 3.2 write the calls as one JSON list: today the brackets leak as `[,]`
+        "list-of-calls",  # small Llama 3.2 write the calls as one JSON list
         "[" + ", ".join(llama_json_call(tool) for tool in (WEATHER, TIME)) + "]",
         calls=[WEATHER, TIME],
-        pending=NO_ITEM,
     ),
     extra(
         GPT_OSS,

@@ -136,6 +136,24 @@ CASES = [
         truncated=True,
     ),
     Case(
+        "list-of-calls",
+        f"Checking both.\n[ {WEATHER},\n  {TIME} ]\nDone.",
+        "Checking both.\n\nDone.",
+        [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})],
+    ),
+    Case("list-of-one-call-at-the-end", f"[{WEATHER}]", calls=[("get_weather", {"city": "Paris"})]),
+    Case(
+        "lists-that-are-no-calls",
+        'Pick [1, 2] or [see](x) or [{"city": "Paris"}] or [ "a" ] or [] or [',
+        'Pick [1, 2] or [see](x) or [{"city": "Paris"}] or [ "a" ] or [] or [',
+    ),
+    Case(
+        "list-left-open-after-a-call",
+        f"[{WEATHER}, ",
+        calls=[("get_weather", {"city": "Paris"})],
+        truncated=True,
+    ),
+    Case(
         "truncated-after-a-complete-call",
         f"{TAG}{WEATHER}",
         calls=[("get_weather", {"city": "Paris"})],
@@ -220,6 +238,8 @@ def test_writes_its_own_dialect() -> None:
 FRAGMENTS = [
     "{",
     "}",
+    "[",
+    "]",
     '"name"',
     '"parameters"',
     '"type"',

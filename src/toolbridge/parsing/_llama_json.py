@@ -4,7 +4,9 @@
     <|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}; {"name": "get_time", "parameters": {}}
 
 `"arguments"` is taken for `"parameters"`, a `"type": "function"` key is ignored, and OpenAI's
-`{"type": "function", "function": {...}}` is read too. Calls are separated by `;`. There is no closing
+`{"type": "function", "function": {...}}` is read too. Calls are separated by `;`; small Llama 3.2 models
+also write several calls as one JSON list, `[{"name": ...}, {"name": ...}]`, read when the format is asked
+for by name (a list whose first item is no call object is text). There is no closing
 marker: a call ends, and is reported, where its JSON balances; `<|eom_id|>`/`<|eot_id|>` are dropped.
 
 How a call is recognised without `<|python_tag|>`: `<|python_tag|>` opens a call everywhere (also in
@@ -42,6 +44,9 @@ __all__ = ["Llama3JsonFormat"]
 
 PYTHON_TAG = "<|python_tag|>"
 OBJECT_OPEN = "{"
+LIST_OPEN = "["
+LIST_SEPARATOR = ","
+LIST_CLOSE = "]"
 END_OF_TURN = ("<|eom_id|>", "<|eot_id|>")
 SEPARATOR = ";"
 FORMAT_NAME = "llama3_json"
@@ -54,6 +59,8 @@ _BUILT_IN_CALL = re.compile(r"\s*([^\W\d][\w.-]*)\((.*)\)\s*", re.DOTALL)
 
 
 class _State(enum.Enum):
+    LIST_START = enum.auto()
+    """After a bare `[`: a call object must come first, or the list is text."""
     PROBE = enum.auto()
     """After a bare `{`: its first key decides whether it may be a call."""
     START = enum.auto()
@@ -103,12 +110,15 @@ class _LlamaJsonReader(CallReader):
     def __init__(self, opening_marker: str) -> None:
         super().__init__(opening_marker)
         self._tagged = opening_marker == PYTHON_TAG
-        self._state = _State.START if self._tagged else _State.PROBE
+        self._in_list = opening_marker == LIST_OPEN
+        """Calls written as one JSON list: `,` separates them and `]` ends them."""
+        self._state = _State.START if self._tagged else _State.LIST_START if self._in_list else _State.PROBE
         self._probe: list[str] = [OBJECT_OPEN]
         self._key = ""
         """The first key, from its opening quote, while probing."""
-        self._separator: list[str] = []
-        """The `;` (and white space) before this call: shown again if the object is not a call."""
+        self._separator: list[str] = [opening_marker] if self._in_list else []
+        """The `;` or `,` (and white space) before this call, or the list's `[`: shown again if the object
+        is not a call."""
         self._body: list[str] = []
         self._scanner = self._new_scanner()
         self._arguments_sent_to = 0
@@ -157,6 +167,15 @@ class _LlamaJsonReader(CallReader):
                 continue
             match = _NON_WHITESPACE.search(text, pos)
             index = n if match is None else match.start()
+            if state is _State.LIST_START:
+                if match is None and index - pos < _MAX_SPACE_BEFORE_SEPARATOR:
+                    return pos  # held back until the list's first item shows
+                self._separator.append(text[pos:index])
+                if match is None or text[index] != OBJECT_OPEN:
+                    return self._reject(index, with_probe=False)
+                self._begin_object(probe=True)
+                pos = index + 1
+                continue
             if state is not _State.START:
                 # White space after a call is held back: it is the text's if no `;` follows.
                 if index - pos >= _MAX_SPACE_BEFORE_SEPARATOR:
@@ -168,7 +187,10 @@ class _LlamaJsonReader(CallReader):
                 return n
             char = text[index]
             if state is _State.AFTER_CALL:
-                if char != SEPARATOR:
+                if self._in_list and char == LIST_CLOSE:
+                    self.finished = True
+                    return index + 1
+                if char != (LIST_SEPARATOR if self._in_list else SEPARATOR):
                     self.finished = True
                     return pos
                 self._state = _State.AFTER_SEPARATOR
@@ -232,9 +254,9 @@ class _LlamaJsonReader(CallReader):
                 return pos
         return pos
 
-    def _reject(self, index: int) -> int:
+    def _reject(self, index: int, *, with_probe: bool = True) -> int:
         """Not a call: the object's text so far is shown as text, and reading resumes at `index`."""
-        self.rejected_text = "".join(self._separator) + "".join(self._probe)
+        self.rejected_text = "".join(self._separator) + ("".join(self._probe) if with_probe else "")
         return index
 
     def _read_json(self, text: str, pos: int, events: list[Event]) -> int:
@@ -357,6 +379,8 @@ class _LlamaJsonReader(CallReader):
 
     def finish(self, tail: str, events: list[Event]) -> str:
         state = self._state
+        if state is _State.LIST_START:
+            return self._reject_at_end(tail)
         if state is _State.PROBE:
             return self._reject_at_end("".join(self._probe) + tail)
         elif state is _State.START:
@@ -391,7 +415,7 @@ class _LlamaJsonReader(CallReader):
 class Llama3JsonFormat(CallFormat):
     name = FORMAT_NAME
     opening_markers = (PYTHON_TAG,)
-    named_markers = (OBJECT_OPEN,)
+    named_markers = (OBJECT_OPEN, LIST_OPEN)
     end_of_turn_markers = END_OF_TURN
     call_noun = "JSON call"
     call_instructions = (
