@@ -193,3 +193,45 @@ def test_call_asks_a_servers_form_on_the_terminal_and_cancel_is_possible(
         terminal.type("c")
         terminal.expect("cancel")
         assert terminal.wait() == 0
+
+
+def test_a_prompt_and_an_attachment_whose_server_asks_first_are_asked_on_the_terminal(
+    tmp_path: Path, stdio_server: StdioServer
+) -> None:
+    """On 2026-07-28 a prompt or a read may answer `input_required` with no tool call in flight: chat asks
+    it like any server question, and sends the prompt or attaches the resource with the answer."""
+    script = [
+        Turn.text("Hello Ada!").expecting(lambda r: r.last_message["content"] == "Write a greeting for Ada."),
+        Turn.text("A letter.").expecting(
+            lambda r: r.last_message["content"][-1]["text"].endswith("Dear Grace, about tea.")
+        ),
+    ]
+    with ScriptedModelServer(script) as model:
+        config = write_config(
+            tmp_path,
+            {
+                "mcpServers": {"modern": stdio_entry(stdio_server("modern"))},
+                "models": {"m": {"provider": "openai-compatible", "base_url": model.base_url, "model": "m"}},
+                "agents": {"default": {"tool_calling": False}},
+            },
+        )
+        command = [*TOOLBRIDGE, "chat", "--config", str(config)]
+        with Terminal(command, env=environment(tmp_path), cwd=tmp_path) as terminal:
+            terminal.expect("> ")
+            terminal.type("/prompt greeting")
+            asked = terminal.expect("Answer it? [y = yes / n = decline / c = cancel] (y): ")
+            terminal.type("")
+            terminal.expect("name (text, required): ")
+            terminal.type("Ada")
+            terminal.expect("Hello Ada!")
+            terminal.expect("> ")
+            terminal.type("What is @modern:letter://tea about?")
+            terminal.expect("Answer it? [y = yes / n = decline / c = cancel] (y): ")
+            terminal.type("")
+            terminal.expect("name (text, required): ")
+            terminal.type("Grace")
+            terminal.expect("A letter.")
+            terminal.expect("> ")
+            terminal.type("/exit")
+            assert terminal.wait() == 0
+    assert "Server modern asks: Who is this for?" in asked
