@@ -112,8 +112,10 @@ async def test_the_servers_default_timeout_applies_and_a_call_can_override_it(st
 
 
 async def test_the_tool_list_is_cached_and_refreshed_after_list_changed(stdio_server) -> None:
+    """On 2025-11-25 a listing is kept until the server says it changed (2026-07-28 listings last as long
+    as their cache hint: tests/mcp/test_modern_resources_and_prompts.py)."""
     changed = anyio.Event()
-    config = stdio_server("basic")
+    config = stdio_server("basic").model_copy(update={"protocol": "2025-11-25"})
     async with ServerConnection(config, on_tools_changed=lambda name: changed.set()) as server:
         before = await server.list_tools()
         assert await server.list_tools() is before, "a second listing comes from the cache"

@@ -11,10 +11,11 @@ import anyio
 import mcp_types as mcp
 import pytest
 
-from toolbridge.config.model import ServerConfig
+from toolbridge.config.model import Config, ServerConfig
 from toolbridge.errors import ServerError
 from toolbridge.mcp import ServerConnection
 from toolbridge.mcp.client_features import ClientFeatures
+from toolbridge.tools import Toolbox
 
 pytestmark = pytest.mark.anyio
 
@@ -102,3 +103,30 @@ async def test_a_listing_within_its_ttl_goes_stale_when_the_server_says_it_chang
     assert "fresh" not in before
     assert "fresh" in after
     assert seen["prompts/list"] == 2
+
+
+async def test_a_tool_listing_is_kept_while_its_ttl_lasts_and_asked_for_again_once_it_ran_out(
+    stdio_server: StdioServer,
+) -> None:
+    config = stdio_server("modern")
+    stale_at_once = config.model_copy(update={"args": [*config.args, "--ttl-ms", "0"]})
+    async with ServerConnection(config) as kept, ServerConnection(stale_at_once) as relisted:
+        for _ in range(3):
+            await kept.list_tools()
+            await relisted.list_tools()
+        seen_kept = await _requests_seen(kept)
+        seen_relisted = await _requests_seen(relisted)
+    assert (seen_kept["tools/list"], seen_relisted["tools/list"]) == (1, 3)
+
+
+async def test_tools_are_listed_again_when_offered_after_their_ttl_not_when_a_call_finds_one(
+    stdio_server: StdioServer,
+) -> None:
+    config = stdio_server("modern")
+    stale_at_once = config.model_copy(update={"args": [*config.args, "--ttl-ms", "0"]})
+    async with Toolbox(Config(servers={"modern": stale_at_once}), native=False) as box:
+        await box.list_tools()
+        await box.list_tools()  # what an agent does at the start of each run
+        await box.call("show_dashboard")
+        seen = json.loads((await box.call("requests_seen")).text)
+    assert seen["tools/list"] == 2

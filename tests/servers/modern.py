@@ -80,6 +80,7 @@ server = MCPServer(
     extensions=[apps],
     middleware=[count_requests],
     cache_hints={
+        "tools/list": hint,
         "prompts/list": hint,
         "resources/list": hint,
         "resources/templates/list": hint,

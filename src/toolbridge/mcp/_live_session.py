@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -12,7 +13,7 @@ import anyio
 import httpx2
 import mcp_types as mcp
 from mcp import Client, ClientSession, MCPError
-from mcp.client.caching import CacheConfig
+from mcp.client.caching import MAX_TTL_MS, CacheConfig
 from mcp.client.session import IncomingMessage
 from mcp.shared.message import SessionMessage
 
@@ -111,6 +112,9 @@ class LiveSession:
         self.mcp_tools: dict[str, mcp.Tool] = {}
         """The tools of the last listing as the server sent them, by name (every field kept)."""
         self._tools_generation = 0
+        self._tools_fresh_until: float | None = None
+        """On 2026-07-28, when the tool listing's cache hint (`ttlMs`) runs out (monotonic seconds); None:
+        the listing is kept until the server says the list changed."""
         self.listings = Listings()
         """Resources and prompts listed in this session, and where resource updates go."""
         self.resource_listens: ResourceListens | None = None
@@ -126,6 +130,11 @@ class LiveSession:
     @property
     def cached_tools(self) -> list[ToolSpec] | None:
         return self._tools
+
+    @property
+    def tools_expired(self) -> bool:
+        """The tool listing's cache hint has run out: the next listing asks the server again."""
+        return self._tools_fresh_until is not None and time.monotonic() >= self._tools_fresh_until
 
     def forget_tools(self) -> None:
         """Drop the cached tool list, so the next listing asks the server."""
@@ -318,16 +327,21 @@ class LiveSession:
             logger.warning("server %r refused log level %r: %s", self.config.name, level, exc.error.message)
 
     async def list_tools(self, session: ClientSession) -> list[ToolSpec]:
-        """The server's tools, from the cache while no `tools/list_changed` arrived since the last listing."""
-        if self._tools is not None:
+        """The server's tools, from the cache while no `tools/list_changed` arrived since the last listing
+        and, on 2026-07-28, while its cache hint lasts (`ttlMs`: a missing or 0 hint keeps it for no time)."""
+        if self._tools is not None and not self.tools_expired:
             return self._tools
         generation = self._tools_generation
+        listed_at = time.monotonic()
+        ttl_ms = MAX_TTL_MS if speaks_stateless_revision(session.protocol_version) else None
         specs: list[ToolSpec] = []
         listed: dict[str, mcp.Tool] = {}
         cursor: str | None = None
         while True:
             params = mcp.PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await session.list_tools(params=params)
+            if ttl_ms is not None:
+                ttl_ms = min(ttl_ms, page.ttl_ms)
             specs.extend(tool_spec_from_mcp(tool, source=self.config.name) for tool in page.tools)
             listed.update((tool.name, tool) for tool in page.tools)
             cursor = page.next_cursor
@@ -337,6 +351,7 @@ class LiveSession:
         # A list_changed that arrived while we were listing makes this listing possibly stale.
         if generation == self._tools_generation:
             self._tools = specs
+            self._tools_fresh_until = None if ttl_ms is None else listed_at + ttl_ms / 1000
         return specs
 
     def close_stderr(self) -> None:

@@ -211,6 +211,12 @@ class ServerConnection:
 
         return await self.request(LISTING_TOOLS, list_all, method="tools/list")
 
+    @property
+    def tools_expired(self) -> bool:
+        """The tool listing's 2026-07-28 cache hint has run out (the next `list_tools` asks the server)."""
+        live = self._live
+        return live is not None and live.tools_expired
+
     def mcp_tool(self, name: str) -> mcp_types.Tool | None:
         """The tool as the server last listed it, every field kept (icons, `execution`, `_meta`);
         None when this session has not listed it."""

@@ -136,6 +136,13 @@ class ServerPool:
         for name in self.names if servers is None else servers:
             await self.connection(name).notify_roots_changed()
 
+    def tools_expired(self, server: str) -> bool:
+        """The server's tool listing outlived its cache hint (2026-07-28 `ttlMs`)."""
+        connection = self._connections.get(server)
+        if connection is None and self._shared_with is not None:
+            return self._shared_with.tools_expired(server)
+        return connection is not None and connection.tools_expired
+
     async def list_tools(self, server: str, *, refresh: bool = False) -> list[ToolSpec]:
         return await self.connection(server).list_tools(refresh=refresh)
 

@@ -187,6 +187,12 @@ class ToolRegistry:
         wanted = set(servers) if servers is not None else None
         if refresh:
             await self.refresh(wanted)
+        elif self._pool is not None:
+            # Offering tools honours a listing's cache hint; finding one for a call does not relist.
+            enabled = self._pool.enabled_names
+            self._stale |= {
+                s for s in enabled if (wanted is None or s in wanted) and self._pool.tools_expired(s)
+            }
         await self._ensure_indexed(wanted)
         return [e.spec for e in self._entries.values() if wanted is None or e.spec.source in wanted]
 
