@@ -24,6 +24,7 @@ below the next minor version, so a new SDK is checked before it is allowed.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -90,40 +91,61 @@ class ProbingClient(Client):
         return session
 
 
+class _Handshake(enum.Enum):
+    NOT_SENT = enum.auto()
+    SENT = enum.auto()
+    DONE = enum.auto()
+    FAILED = enum.auto()
+
+
+@dataclass
+class _DiscoverRace:
+    """How `server/discover` and a late `initialize` beside it have answered so far."""
+
+    answer: dict[str, Any] | None = None
+    refused: MCPError | None = None
+    broken: Exception | None = None
+    """A transport failure: not a verdict on the revision."""
+    handshake: _Handshake = _Handshake.NOT_SENT
+
+    @property
+    def decided(self) -> bool:
+        if self.answer is not None or self.broken is not None or self.handshake is _Handshake.DONE:
+            return True
+        # An old server said no (or both failed): the SDK's fallback follows.
+        return self.refused is not None and self.handshake is not _Handshake.SENT
+
+
 async def _probe_then_handshake(
     session: ClientSession, probe: Callable[[str], Awaitable[dict[str, Any]]], version: str, wait: float
 ) -> dict[str, Any]:
     """The probe's answer, or (raised) why the SDK should go on with `initialize`: the probe was refused,
     or `initialize`, sent once the probe had waited `wait` seconds, succeeded first (the SDK's own call
     then returns its cached result)."""
-    outcome: dict[str, Any] = {}
-    handshake: str | None = None  # None: not sent; "sent", "done", "failed"
+    race = _DiscoverRace()
     decided = anyio.Event()
 
     def settle() -> None:
-        if "answer" in outcome or "broken" in outcome or handshake == "done":
+        if race.decided:
             decided.set()
-        elif "refused" in outcome and handshake != "sent":
-            decided.set()  # an old server said no (or both failed): the SDK's fallback follows
 
     async def probing() -> None:
         try:
-            outcome["answer"] = await probe(version)
+            race.answer = await probe(version)
         except MCPError as exc:
-            outcome["refused"] = exc
-        except Exception as exc:  # a transport failure: not a verdict on the revision
-            outcome["broken"] = exc
+            race.refused = exc
+        except Exception as exc:
+            race.broken = exc
         settle()
 
     async def handshaking() -> None:
-        nonlocal handshake
-        handshake = "sent"
+        race.handshake = _Handshake.SENT
         try:
             await session.initialize()
         except Exception:  # refused, or answered with no InitializeResult: the probe's answer decides
-            handshake = "failed"
+            race.handshake = _Handshake.FAILED
         else:
-            handshake = "done"
+            race.handshake = _Handshake.DONE
         settle()
 
     async with anyio.create_task_group() as group:
@@ -134,21 +156,21 @@ async def _probe_then_handshake(
             group.start_soon(handshaking)
             await decided.wait()
         group.cancel_scope.cancel()
-    if handshake == "done":
+    if race.handshake is _Handshake.DONE:
         # What the SDK raises when its own wait runs out, so its (now answered) `initialize` follows.
         raise MCPError(
             mcp.REQUEST_TIMEOUT, f"no answer to server/discover in {wait:g} s; initialize answered"
         )
-    if "broken" in outcome:
-        raise outcome["broken"]
-    if "refused" in outcome:
-        raise outcome["refused"]
-    answer: dict[str, Any] = outcome["answer"]
-    return answer
+    if race.broken is not None:
+        raise race.broken
+    if race.refused is not None:
+        raise race.refused
+    assert race.answer is not None
+    return race.answer
 
 
-class _ExpiringEarly(OAuthContext):
-    """Counts a token as expired `margin(token)` seconds early, and lets the provider pick how the
+class _TunedOAuthContext(OAuthContext):
+    """The SDK's OAuth context with two policies of toolbridge's: counts a token as expired `margin(token)` seconds early, and lets the provider pick how the
     client authenticates at the token endpoint once the authorization server's metadata is known."""
 
     margin: Callable[[OAuthToken], float]
@@ -195,7 +217,7 @@ class EarlyRefresh:
         fields = {
             field.name: getattr(context, field.name) for field in dataclasses.fields(context) if field.init
         }
-        early = _ExpiringEarly(**fields)
+        early = _TunedOAuthContext(**fields)
         early.margin = self.refresh_margin
         early.token_auth = self.token_auth
         self.context = early
