@@ -170,8 +170,9 @@ async def _probe_then_handshake(
 
 
 class _TunedOAuthContext(OAuthContext):
-    """The SDK's OAuth context with two policies of toolbridge's: counts a token as expired `margin(token)` seconds early, and lets the provider pick how the
-    client authenticates at the token endpoint once the authorization server's metadata is known."""
+    """The SDK's OAuth context with two policies of toolbridge's: a token counts as expired
+    `margin(token)` seconds early, and the provider picks how the client authenticates at the token
+    endpoint once the authorization server's metadata is known."""
 
     margin: Callable[[OAuthToken], float]
     token_auth: Callable[[OAuthMetadata | None], str | None]
