@@ -308,3 +308,16 @@ async def test_a_client_registered_for_basic_authentication_says_so_in_its_confi
             else:
                 with pytest.raises(AuthenticationError, match=r"invalid_client|401"):
                     await call(server.config(auth=auth), feats)
+
+
+async def test_a_client_that_registered_itself_keeps_the_method_of_its_registration(tmp_path: Path) -> None:
+    """The server advertises Basic first, but registered the client for post with a secret of its own: the
+    registration's method is used (the advertised order is for clients registered by hand, whose method
+    toolbridge cannot know)."""
+    with running_oauth_server("--advertise-basic-first") as server:
+        browser = HeadlessBrowser()
+        assert "mcp:read" in await call(
+            server.config(), features(FileTokenStore(tmp_path / "t.json"), browser)
+        )
+        assert len(server.events("register")) == 1
+        assert [event["grant"] for event in server.events("token")] == ["authorization_code"]

@@ -12,7 +12,10 @@ Added here, where the SDK has no server side:
 - the client-credentials grant at `/token` for pre-registered clients (`--client ID:SECRET`);
 - `GET /test/events`: what the authorization server saw (grants, `resource`, scopes, PKCE, revocations),
   for asserts;
-- `--revocation-fails`: `/revoke` answers 503, as an authorization server that is down would.
+- `--revocation-fails`: `/revoke` answers 503, as an authorization server that is down would;
+- `--advertise-basic-first`: the metadata lists `client_secret_basic` first, and a client registering
+  itself is made a confidential one that sends its secret with `client_secret_post` (as authorization
+  servers that mint every client a secret do).
 
 Access tokens are HS256 JWTs signed with `--secret`, so two of these servers given the same secret accept
 each other's tokens as genuine, and only the audience check (`validate_token_resource`) tells them apart.
@@ -211,6 +214,11 @@ def main() -> None:
         "--basic-clients", action="store_true", help="pre-registered clients send their secret with Basic"
     )
     parser.add_argument("--revocation-fails", action="store_true", help="/revoke answers 503")
+    parser.add_argument(
+        "--advertise-basic-first",
+        action="store_true",
+        help="the metadata lists client_secret_basic first; registered clients get a secret sent by post",
+    )
     options = parser.parse_args()
 
     origin = f"http://127.0.0.1:{options.port}"
@@ -308,14 +316,18 @@ class _TestAdditions:
                 }
                 await _respond(send, 200, json.dumps(metadata).encode())
                 return
-        if path == "/.well-known/oauth-authorization-server" and self.options.metadata_documents:
+        if path == "/.well-known/oauth-authorization-server" and (
+            self.options.metadata_documents or self.options.advertise_basic_first
+        ):
             metadata = build_metadata(
                 self.issuer_url,
                 None,
                 ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES),
                 RevocationOptions(enabled=True),
             )
-            metadata.client_id_metadata_document_supported = True
+            metadata.client_id_metadata_document_supported = self.options.metadata_documents or None
+            if self.options.advertise_basic_first:
+                metadata.token_endpoint_auth_methods_supported = ["client_secret_basic", "client_secret_post"]
             await _respond(send, 200, metadata.model_dump_json(exclude_none=True).encode())
             return
         if path == "/revoke" and self.options.revocation_fails:
@@ -324,10 +336,13 @@ class _TestAdditions:
             return
         if self.options.legacy:
             send = _without_resource_metadata(send)
-        if method != "POST" or path not in ("/mcp", "/token", "/revoke"):
+        if method != "POST" or path not in ("/mcp", "/token", "/revoke", "/register"):
             await self.app(scope, receive, send)
             return
         body = await _read_body(receive)
+        if path == "/register" and self.options.advertise_basic_first:
+            asked = json.loads(body)
+            body = json.dumps({**asked, "token_endpoint_auth_method": "client_secret_post"}).encode()
         if path == "/revoke" and "client_secret" not in parse_qs(body.decode()):
             # The SDK's RevocationRequest requires the key even for public clients, which RFC 7009 lets
             # leave it out (modelcontextprotocol/python-sdk#3508); answer as a fixed SDK would.
