@@ -40,6 +40,21 @@ async def test_every_call_carries_a_progress_token_and_the_reports_reach_the_cal
     assert reports[0].describe() == "33% step 1 of 3"
 
 
+@pytest.mark.parametrize(
+    ("report", "shown"),
+    [
+        (ToolProgress(1, 4, "reading sheet 2"), "25% reading sheet 2"),
+        (ToolProgress(2, 4), "50%"),
+        (ToolProgress(3, None, "waiting for the printer"), "waiting for the printer"),
+        (ToolProgress(1024), "1024"),
+    ],
+)
+def test_a_report_without_a_total_shows_its_message_not_a_bare_count(
+    report: ToolProgress, shown: str
+) -> None:
+    assert report.describe() == shown
+
+
 @pytest.mark.slow
 async def test_progress_resets_the_timeout_only_when_configured(
     stdio_server: Callable[..., ServerConfig],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-__all__ = ["ProgressHandler", "ToolProgress"]
+__all__ = ["ProgressHandler", "ToolProgress", "progress_label"]
 
 
 @dataclass(frozen=True)
@@ -24,9 +24,16 @@ class ToolProgress:
         return max(0, min(100, int(self.progress * 100 / self.total)))
 
     def describe(self) -> str:
-        """`40% reading sheet 2`, `3 reading sheet 2` or `40%`: what a spinner shows."""
-        amount = f"{self.percent}%" if self.percent is not None else f"{self.progress:g}"
-        return f"{amount} {self.message}" if self.message else amount
+        """What a spinner shows (see `progress_label`)."""
+        return progress_label(self.progress, self.percent, self.message)
+
+
+def progress_label(progress: float, percent: int | None, message: str | None) -> str:
+    """`40% reading sheet 2`, `40%`, `reading sheet 2` or `3`: the count of a report without a total is
+    shown only when there is no message to say more (a task's status, counted by toolbridge, has none)."""
+    if percent is not None:
+        return f"{percent}% {message}" if message else f"{percent}%"
+    return message or f"{progress:g}"
 
 
 ProgressHandler = Callable[[ToolProgress], Awaitable[None]]

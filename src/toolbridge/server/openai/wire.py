@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolbridge.agent import AgentEvent, ToolCallFinishedEvent, ToolCallProgressEvent, ToolCallStartedEvent
+from toolbridge.mcp.progress import progress_label
 from toolbridge.server._errors import ApiError
 from toolbridge.types import (
     AssistantMessage,
@@ -182,8 +183,7 @@ def activity_line(event: AgentEvent) -> str | None:
     if isinstance(event, ToolCallStartedEvent):
         return f"→ {event.call.name} {json.dumps(event.call.arguments, ensure_ascii=False)}\n"
     if isinstance(event, ToolCallProgressEvent):
-        amount = f"{event.percent}%" if event.percent is not None else f"{event.progress:g}"
-        return f"… {event.name} {amount}{f' {event.message}' if event.message else ''}\n"
+        return f"… {event.name} {progress_label(event.progress, event.percent, event.message)}\n"
     if isinstance(event, ToolCallFinishedEvent):
         mark = "✗" if event.is_error else "✓"
         preview = " ".join(event.result_preview.split())

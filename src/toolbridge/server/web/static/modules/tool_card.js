@@ -82,7 +82,8 @@ export class ToolCard {
     if (this.state !== "running") return;
     const amount = percent ?? null;
     const bar = el("progress", { max: total ? 100 : null, value: amount, "aria-label": `Progress of ${this.call.name}` });
-    const label = [amount !== null ? `${amount}%` : String(progress), message].filter(Boolean).join(" ");
+    // A count without a total says little next to a message (a task's status has only a count).
+    const label = amount !== null ? [`${amount}%`, message].filter(Boolean).join(" ") : message || String(progress);
     replaceChildren(this.progressBox, bar, el("span", { class: "tool-progress-label", dataset: { testid: "tool-progress-label" } }, label));
     this.progressBox.hidden = false;
   }
