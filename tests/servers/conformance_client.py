@@ -4,7 +4,8 @@ The harness starts a mock server for one scenario and runs this script with the 
 argument and the scenario in `MCP_CONFORMANCE_SCENARIO` (its inputs, such as client credentials, in
 `MCP_CONFORMANCE_CONTEXT`; the revision it speaks in `MCP_CONFORMANCE_PROTOCOL_VERSION`). Each scenario
 is played the way a toolbridge user would meet it: a server entry in the `mcpServers` form, connected by
-`ServerConnection`, with the answers to a server's questions given as `ClientFeatures`. The browser step
+a `Toolbox` (the path a model's calls take: names resolved, arguments checked against the tool's schema),
+with the answers to a server's questions given as `ClientFeatures`. The browser step
 of a sign-in follows the authorization server's redirect instead of a person (the harness's mock grants
 at once). It lives among the test servers for their fast start; tests/conformance/ runs the suite.
 """
@@ -26,11 +27,12 @@ import anyio
 import httpx2
 import mcp_types as mcp
 
+from toolbridge.config import Config
 from toolbridge.config._servers import parse_server
 from toolbridge.errors import ConfigError
 from toolbridge.mcp.client_features import ClientFeatures
-from toolbridge.mcp.connection import ServerConnection
 from toolbridge.mcp.oauth import AuthorizationCodeResult, FileTokenStore, OAuth
+from toolbridge.tools import Toolbox
 
 Scenario = Callable[[str], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -89,15 +91,27 @@ def no_roots(_server: str) -> list[mcp.Root]:
     return []
 
 
-def connection(url: str, *, features: ClientFeatures | None = None, **entry: Any) -> ServerConnection:
+SERVER = "harness"
+
+
+def connection(url: str, *, features: ClientFeatures | None = None, **entry: Any) -> Toolbox:
     tokens = FileTokenStore(Path(tempfile.mkdtemp(prefix="toolbridge-conformance-")) / "tokens.json")
     oauth = OAuth(tokens=tokens, sign_in=sign_in_by_redirect, client_name="toolbridge-conformance")
     features = features or ClientFeatures(elicitation=accept_with_defaults)
     try:
-        config = parse_server("harness", server_entry(url, **entry), None, None)
+        config = parse_server(SERVER, server_entry(url, **entry), None, None)
     except ConfigError as error:
         raise SystemExit(f"the scenario's server entry was refused: {error}") from error
-    return ServerConnection(config, features=ClientFeatures(**{**features.__dict__, "oauth": oauth}))
+    features = ClientFeatures(**{**features.__dict__, "oauth": oauth})
+    return Toolbox(Config(servers={SERVER: config}), native=False, features=features)
+
+
+async def call(box: Toolbox, tool: str, arguments: dict[str, Any]) -> None:
+    """A call as a model's goes; a refusal of toolbridge's own (bad arguments, unknown tool) fails the
+    scenario loudly, where the harness would only see a call missing."""
+    result = await box.call(tool, arguments)
+    if result.error_kind in ("invalid_arguments", "unknown_tool", "not_allowed"):
+        raise SystemExit(f"toolbridge refused the call of {tool!r}: {result.text}")
 
 
 @scenario("initialize", "json-schema-ref-no-deref", "auth/*")
@@ -105,14 +119,14 @@ async def list_then_call_the_first(url: str) -> None:
     async with connection(url, **auth_entry(url)) as server:
         tools = await server.list_tools()
         if tools and os.environ.get("MCP_CONFORMANCE_SCENARIO", "").startswith("auth/"):
-            await server.call_tool(tools[0].name, {}, call_id="first")
+            await call(server, tools[0].name, {})
 
 
 @scenario("tools_call", "http-standard-headers")
 async def add_numbers(url: str) -> None:
     async with connection(url) as server:
         await server.list_tools()
-        await server.call_tool("add_numbers", {"a": 5, "b": 3}, call_id="add")
+        await call(server, "add_numbers", {"a": 5, "b": 3})
 
 
 @scenario("request-metadata")
@@ -120,46 +134,46 @@ async def every_capability(url: str) -> None:
     features = ClientFeatures(sampling=answer_sampling, elicitation=accept_with_defaults, roots=no_roots)
     async with connection(url, features=features) as server:
         await server.list_tools()
-        await server.call_tool("add_numbers", {"a": 5, "b": 3}, call_id="add")
+        await call(server, "add_numbers", {"a": 5, "b": 3})
 
 
 @scenario("sse-retry")
 async def reconnection(url: str) -> None:
     async with connection(url) as server:
         await server.list_tools()
-        await server.call_tool("test_reconnection", {}, call_id="reconnect")
+        await call(server, "test_reconnection", {})
 
 
 @scenario("elicitation-sep1034-client-defaults")
 async def elicitation_defaults(url: str) -> None:
     async with connection(url) as server:
         await server.list_tools()
-        await server.call_tool("test_client_elicitation_defaults", {}, call_id="defaults")
+        await call(server, "test_client_elicitation_defaults", {})
 
 
 @scenario("json-schema-2020-12-preservation")
 async def echo_schema(url: str) -> None:
     async with connection(url) as server:
         await server.list_tools()
-        focal = server.mcp_tool("json_schema_2020_12_tool")
+        focal = server.pool.connection(SERVER).mcp_tool("json_schema_2020_12_tool")
         assert focal is not None, "the harness's json_schema_2020_12_tool was not listed"
-        await server.call_tool("json_schema_echo", {"schema": focal.input_schema}, call_id="echo")
+        await call(server, "json_schema_echo", {"schema": focal.input_schema})
 
 
 @scenario("http-invalid-tool-headers")
 async def call_every_tool(url: str) -> None:
     async with connection(url) as server:
         for tool in await server.list_tools():
-            await server.call_tool(tool.name, stub_arguments(tool.input_schema), call_id=tool.name)
+            await call(server, tool.name, stub_arguments(tool.input_schema))
 
 
 @scenario("http-custom-headers")
 async def replay_calls(url: str) -> None:
     async with connection(url) as server:
         listed = {tool.name for tool in await server.list_tools()}
-        for index, call in enumerate(CONTEXT.get("toolCalls", [])):
-            if call["name"] in listed:
-                await server.call_tool(call["name"], call.get("arguments") or {}, call_id=f"call_{index}")
+        for asked in CONTEXT.get("toolCalls", []):
+            if asked["name"] in listed:
+                await call(server, asked["name"], asked.get("arguments") or {})
 
 
 @scenario("sep-2322-client-request-state")
@@ -175,7 +189,7 @@ async def input_required_round_trips(url: str) -> None:
             "test_mrtr_no_state",
             "test_mrtr_no_result_type",
         ):
-            await server.call_tool(tool, {}, call_id=tool)
+            await call(server, tool, {})
 
 
 def stub_arguments(schema: dict[str, Any]) -> dict[str, Any]:
