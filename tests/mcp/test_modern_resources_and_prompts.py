@@ -130,3 +130,22 @@ async def test_tools_are_listed_again_when_offered_after_their_ttl_not_when_a_ca
         await box.call("show_dashboard")
         seen = json.loads((await box.call("requests_seen")).text)
     assert seen["tools/list"] == 2
+
+
+async def test_a_read_within_its_ttl_is_fetched_again_once_the_server_says_the_resource_changed(
+    stdio_server: StdioServer,
+) -> None:
+    updated = anyio.Event()
+
+    async def on_update(server: str, uri: str) -> None:
+        updated.set()
+
+    async with ServerConnection(stdio_server("modern")) as modern:
+        await modern.content.subscribe("note://plain", on_update)
+        before = await modern.content.read_resource("note://plain")
+        await modern.call_tool("edit_note", {"text": "An edited note."}, call_id="e")
+        with anyio.fail_after(10):
+            await updated.wait()
+        after = await modern.content.read_resource("note://plain")
+    assert [part.text for part in before] == ["A plain note."]
+    assert [part.text for part in after] == ["An edited note."]

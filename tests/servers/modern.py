@@ -24,7 +24,6 @@ from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt, UserMessage
-from mcp.server.mcpserver.resources.types import TextResource
 
 warnings.filterwarnings("ignore", message=".*deprecated.*")
 
@@ -87,9 +86,13 @@ server = MCPServer(
         "resources/read": hint,
     },
 )
-server.add_resource(
-    TextResource(uri="note://plain", name="plain", text="A plain note.", mime_type="text/plain")
-)
+note = {"text": "A plain note."}
+
+
+@server.resource("note://plain", name="plain", mime_type="text/plain")
+def plain_note() -> str:
+    return note["text"]
+
 
 _WHO = mcp.ElicitRequest(
     params=mcp.ElicitRequestFormParams(
@@ -140,6 +143,15 @@ async def add_prompt(name: str, ctx: Context) -> str:
     await ctx.notify_prompts_changed()  # to listen streams (2026-07-28)
     await ctx.session.send_prompt_list_changed()  # unasked (2025-11-25)
     return f"added prompt {name}"
+
+
+@server.tool()
+async def edit_note(text: str, ctx: Context) -> str:
+    """Change note://plain and tell whoever follows it."""
+    note["text"] = text
+    await ctx.notify_resource_updated("note://plain")  # to listen streams (2026-07-28)
+    await ctx.session.send_resource_updated("note://plain")  # to subscribers (2025-11-25)
+    return "edited"
 
 
 if __name__ == "__main__":
