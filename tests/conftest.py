@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -284,6 +285,20 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
     _restore_sigint(item, "its teardown")
 
 
+_SIGINT_IGNORED_AT: list[str] = []
+"""Where Python code last set SIGINT to SIG_IGN in this process (to name the culprit in the warning)."""
+_set_signal = signal.signal
+
+
+def _recording_signal(signum: Any, handler: Any) -> Any:
+    if signum == signal.SIGINT and handler == signal.SIG_IGN:
+        _SIGINT_IGNORED_AT[:] = ["".join(traceback.format_stack(limit=15)[:-1])]
+    return _set_signal(signum, handler)
+
+
+signal.signal = _recording_signal
+
+
 def _restore_sigint(item: pytest.Item, where: str) -> None:
     """A test that leaves SIGINT ignored or blocked in the test process would pass that on to every
     process started after it (an ignored or blocked signal is inherited), and the Ctrl-C tests that follow
@@ -296,4 +311,5 @@ def _restore_sigint(item: pytest.Item, where: str) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if blocked or ignored:
         state = "blocked" if blocked else "ignored"
-        item.warn(pytest.PytestWarning(f"{item.nodeid} left SIGINT {state} after {where}; restored"))
+        culprit = f"; set ignored at:\n{_SIGINT_IGNORED_AT[0]}" if ignored and _SIGINT_IGNORED_AT else ""
+        item.warn(pytest.PytestWarning(f"{item.nodeid} left SIGINT {state} after {where}; restored{culprit}"))
