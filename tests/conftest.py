@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import _signal
 import compileall
 import os
 import signal
@@ -287,7 +288,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
 
 _SIGINT_IGNORED_AT: list[str] = []
 """Where Python code last set SIGINT to SIG_IGN in this process (to name the culprit in the warning)."""
-_set_signal = signal.signal
+_set_signal = _signal.signal
 
 
 def _recording_signal(signum: Any, handler: Any) -> Any:
@@ -296,7 +297,9 @@ def _recording_signal(signum: Any, handler: Any) -> Any:
     return _set_signal(signum, handler)
 
 
-signal.signal = _recording_signal
+# `signal.signal` calls `_signal.signal` by its module attribute: this sees callers that took their own
+# reference to `signal.signal` before this module was imported too.
+_signal.signal = _recording_signal
 
 
 def _restore_sigint(item: pytest.Item, where: str) -> None:

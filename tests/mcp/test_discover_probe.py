@@ -49,8 +49,9 @@ async def test_a_server_that_never_answers_discover_gets_the_handshake_after_one
     stdio_server: StdioServer, tmp_path: Path
 ) -> None:
     log = tmp_path / "requests.txt"
-    # A connect timeout the old 3 s probe would have used up; the default probe leaves time for the rest.
-    config = stdio_server("ignores_discover", connect_timeout=2.5, env={"REQUEST_LOG": str(log)})
+    # A connect timeout the SDK's own 10 s wait for the probe would use up; the default probe (1 s)
+    # leaves time for the rest, also on a loaded machine.
+    config = stdio_server("ignores_discover", connect_timeout=5, env={"REQUEST_LOG": str(log)})
     assert config.discover_timeout <= 1.0
     async with ServerConnection(config) as server:
         echo = await server.call_tool("echo", {"text": "hi"}, call_id="c")
