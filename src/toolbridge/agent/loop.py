@@ -48,6 +48,7 @@ from toolbridge.models import Model, ModelRequest, ModelSettings, ToolCallingMod
 from toolbridge.prompting import Persona, build_system_prompt
 from toolbridge.telemetry import RunTrace, trace_model_request, trace_run
 from toolbridge.tools import CallContext, ToolPipeline
+from toolbridge.tools.search import ToolSearch, search_wanted
 from toolbridge.types import (
     NATIVE_SOURCE,
     AssistantMessage,
@@ -152,9 +153,14 @@ class AgentRun:
         self._published = self._new_message_index
         """Messages before this index were announced with a `MessageAddedEvent` (or came as history)."""
         self._tools: list[ToolSpec] = []
+        """What the model is offered this step."""
+        self._own_tools: list[ToolSpec] = []
         self._external_specs = list(external_tools)
         self._external = ExternalTools((), set())
+        self._context = context
+        self._approve = approve
         self._runner = ToolRunner(tools, definition, context, approve=approve, emit=emit)
+        self._search: ToolSearch | None = None
         self._mode: RunToolMode = "none"
         self._tools_model: ToolCallingModel | None = None
         self._system_prompt = ""
@@ -210,17 +216,30 @@ class AgentRun:
     # -- states ---------------------------------------------------------------------------------
 
     async def _prepare(self) -> None:
-        if self._definition.tool_calling:
+        definition = self._definition
+        if definition.tool_calling:
             listed = await self._pipeline.registry.list_tools(servers=self._servers())
-            self._tools = self._definition.select_tools(listed)
-        own = self._tools
+            self._tools = definition.select_tools(listed)
+        own = self._own_tools = self._tools
         self._external = ExternalTools(self._external_specs, {tool.name for tool in own})
-        self._tools = [*own, *self._external.specs]
+        if search_wanted(definition.tool_search, [*own, *self._external.specs]):
+            # The catalog stays callable; the model is offered the search and what it finds.
+            self._search = ToolSearch([*own, *self._external.specs], pinned=definition.pinned_tools)
+            pipeline = self._pipeline.with_own_tools([self._search.tool])
+            self._runner = ToolRunner(
+                pipeline, definition, self._context, approve=self._approve, emit=self._emit
+            )
+        self._tools = self._offered()
         if self._tools:
             self._tools_model = tool_calling_model(self._model, self._definition.tool_mode)
             await self._tools_model.prepare()
             self._mode = self._tools_model.active_tool_mode
         self._system_prompt = build_system_prompt(self._persona(), ())
+
+    def _offered(self) -> list[ToolSpec]:
+        if self._search is not None:
+            return self._search.offered()
+        return [*self._own_tools, *self._external.specs]
 
     def _servers(self) -> list[str] | None:
         if self._definition.servers is None:
@@ -296,6 +315,8 @@ class AgentRun:
         for invalid in reply.invalid_calls:
             await self._send(InvalidToolCallEvent(step=step, message=invalid.message, raw=invalid.raw))
         await self._runner.run_all(step, reply.calls, reply.failed_calls, self._finished_calls)
+        if self._search is not None:
+            self._tools = self._offered()  # with what the searches found
         did_not_run = "The call did not run."
         self._answer_calls(
             lambda call: ToolResult.error(call.id, did_not_run, kind="cancelled"), only=reply.calls

@@ -11,6 +11,8 @@ in the database (`toolbridge agents create`):
     "model": "gpt-4o",                       // a model name the models layer resolves
     "tool_calling": true,                    // false: a plain chat model, no tools at all
     "tool_mode": "auto",                     // overrides the model's own: native | prompt | auto
+    "tool_search": "auto",                   // offer search_tools instead of many tools: auto | true | false
+    "pinned_tools": ["get_current_time"],    // offered even when searching
     "servers": ["excel"],                    // MCP servers it may use (native tools always); absent: all
     "tools": {"allow": ["read_*", "get_current_time"], "deny": ["delete_*"]},
     "max_steps": 10,                         // model requests per run
@@ -50,7 +52,11 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalRule",
     "ToolFilter",
+    "ToolSearchSetting",
 ]
+
+ToolSearchSetting = bool | Literal["auto"]
+"""`auto`: search when the agent offers more than 40 tools or about 10,000 tokens of them."""
 
 DEFAULT_AGENT_NAME = "default"
 DEFAULT_MAX_STEPS = 10
@@ -129,6 +135,11 @@ class AgentDefinition(_Section):
     tool_calling: bool = True
     tool_mode: ToolModeSetting | None = None
     """None: whatever the model is configured with."""
+    tool_search: ToolSearchSetting = "auto"
+    """Offer the model `search_tools` in place of its tools, and the tools its searches find
+    (`toolbridge.tools.search`)."""
+    pinned_tools: list[str] = Field(default_factory=list)
+    """Tools offered from the start also when searching (by the name the model sees)."""
     servers: list[str] | None = None
     """MCP servers whose tools the agent may use (native tools are always offered); None: all."""
     tools: ToolFilter = Field(default_factory=ToolFilter)

@@ -25,7 +25,9 @@ from toolbridge.mcp import CallOutcome, ProgressHandler
 from toolbridge.tools import refusals
 from toolbridge.tools.approval import ApprovalRequest, Approver
 from toolbridge.tools.cache import ResultCache
+from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.registry import RegisteredTool, ToolFilter, ToolRegistry
+from toolbridge.tools.sources import FunctionSource
 from toolbridge.tools.validation import validate_arguments
 from toolbridge.types import Caller, ToolCall, ToolResult, ToolSpec
 
@@ -118,12 +120,26 @@ class ToolPipeline:
         self.registry = registry
         self.observers = observers
         """Shared with whoever installs them (a `Toolbox`'s list): added later, they still hear every call."""
+        self._own: dict[str, RegisteredTool] = {}
+
+    def with_own_tools(self, tools: Sequence[FunctionTool]) -> ToolPipeline:
+        """This pipeline, with tools of the caller's own besides the registry's (an agent run's
+        `search_tools`): they take their names first, and the caller's tool rules (`allows`) are not
+        theirs to pass; everything else (approval, validation, observers) is as for any call."""
+        pipeline = ToolPipeline(self.registry, self.observers)
+        source = FunctionSource(tools)
+        pipeline._own = {tool.spec.name: RegisteredTool(tool.spec, tool.spec.name, source) for tool in tools}
+        return pipeline
+
+    async def _resolve(self, call: ToolCall, context: CallContext) -> RegisteredTool:
+        own = self._own.get(call.name) if self._own and not call.source else None
+        return own or await self.registry.resolve(call.name, call.source, allows=context.allows)
 
     async def find(self, name: str, context: CallContext = LIBRARY) -> ToolSpec | None:
         """The tool a call of `name` would run, if the caller may use it (for a caller that says which
         tool it is about to call before calling it)."""
         try:
-            return (await self.registry.resolve(name, allows=context.allows)).spec
+            return (await self._resolve(ToolCall(name=name), context)).spec
         except ToolError:
             return None
 
@@ -183,7 +199,7 @@ class ToolPipeline:
         started = time.perf_counter()
         tool: RegisteredTool | None = None
         try:
-            tool = await self.registry.resolve(call.name, call.source, allows=context.allows)
+            tool = await self._resolve(call, context)
             if record is not None:
                 record.tool = tool.spec
             if context.approval is not None:
