@@ -220,6 +220,21 @@ def test_exporting_traces_without_the_otel_extra_names_it() -> None:
     _assert_names_the_extra(done, "otel")
 
 
+def test_code_mode_without_the_code_extra_names_it() -> None:
+    code = """
+import asyncio
+from toolbridge import Agent
+from toolbridge.agent import AgentDefinition
+from toolbridge.models import DemoModel
+
+agent = Agent(DemoModel(), definition=AgentDefinition(tool_mode="code"))
+asyncio.run(agent.run("What is 15 + 27?"))
+"""
+    done = _run_without(["pydantic_monty"], code)
+    assert "MissingExtraError" in done.stderr
+    assert "pip install 'toolbridge[code]'" in done.stderr
+
+
 def test_the_library_names_the_extra_a_model_class_needs() -> None:
     done = _run_without(["anthropic"], "import toolbridge.models as m; m.AnthropicModel")
     assert "MissingExtraError" in done.stderr

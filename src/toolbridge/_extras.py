@@ -2,7 +2,7 @@
 
 `pip install toolbridge` is the library and the command line (MCP, the agent, the `demo` model); each
 extra in pyproject.toml adds what one feature needs (`openai`, `anthropic`, `store`, `serve`, `gateway`,
-`postgres`, `otel`, `fast-http`; `all` is every one). Code that needs one calls `require(...)` before
+`postgres`, `otel`, `fast-http`, `code`; `all` is every one). Code that needs one calls `require(...)` before
 importing it, so that a missing extra is a `MissingExtraError` naming the line to run, not a
 `ModuleNotFoundError` from deep inside.
 """
@@ -26,6 +26,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "postgres": ("psycopg",),
     "otel": ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"),
     "fast-http": ("aiohttp", "httpx_aiohttp"),
+    "code": ("pydantic_monty",),
 }
 """What each extra in pyproject.toml brings, as the modules toolbridge imports from it
 (tests/test_packaging.py holds the two together)."""

@@ -73,9 +73,10 @@ ToolMode = Literal["native", "prompt"]
 """How tools reach a model. `native`: through the API's function calling. `prompt`: the tool catalog in
 the system prompt, calls parsed from the text."""
 
-ToolModeSetting = Literal[ToolMode, "auto"]
+ToolModeSetting = Literal[ToolMode, "auto", "code"]
 """The tool mode a model or an agent is configured with; `auto`: native where the endpoint accepts
-tools, else prompt."""
+tools, else prompt; `code`: the model is offered `run_code` and calls the tools from Python
+(`toolbridge.tools.code_mode`), `run_code` itself reaching the model as in `auto`."""
 
 RunToolMode = Literal[ToolMode, "none"]
 """How a run offers its tools; `none`: it has none to offer."""

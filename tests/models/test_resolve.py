@@ -123,7 +123,7 @@ def test_the_only_configured_model_is_the_default() -> None:
         ({"provider": "openia", "model": "gpt-4o"}, "models.fast.provider", "unknown provider 'openia'"),
         ({"provider": "openai"}, "models.fast.model", '"model" is required'),
         ({**FAST, "temperature": 5}, "models.fast.temperature", "less than or equal to 2"),
-        ({**FAST, "tool_mode": "sometimes"}, "models.fast.tool_mode", "'native', 'prompt' or 'auto'"),
+        ({**FAST, "tool_mode": "sometimes"}, "models.fast.tool_mode", "'native', 'prompt', 'auto' or 'code'"),
         ({**FAST, "temprature": 0.2}, "models.fast.temprature", "unknown key; did you mean 'temperature'?"),
         ("deepseek-chat", "models.fast", "expected an object"),
     ],

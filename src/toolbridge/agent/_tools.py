@@ -76,6 +76,12 @@ class ToolRunner:
                 for call in calls:
                     group.start_soon(self._run_one, step, call, ready_results.get(call.id), records)
 
+    async def run_one(self, step: int, call: ToolCall) -> ToolCallRecord:
+        """Run one call made on the model's behalf by a tool of the run's own (code mode's `run_code`)."""
+        records: dict[str, ToolCallRecord] = {}
+        await self._run_one(step, call, None, records)
+        return records[call.id]
+
     async def _run_one(
         self, step: int, call: ToolCall, ready: ToolResult | None, records: dict[str, ToolCallRecord]
     ) -> None:

@@ -48,6 +48,8 @@ from toolbridge.models import Model, ModelRequest, ModelSettings, ToolCallingMod
 from toolbridge.prompting import Persona, build_system_prompt
 from toolbridge.telemetry import RunTrace, trace_model_request, trace_run
 from toolbridge.tools import CallContext, ToolPipeline
+from toolbridge.tools.code_mode import CodeMode
+from toolbridge.tools.function import FunctionTool
 from toolbridge.tools.search import ToolSearch, search_wanted
 from toolbridge.types import (
     NATIVE_SOURCE,
@@ -161,6 +163,7 @@ class AgentRun:
         self._approve = approve
         self._runner = ToolRunner(tools, definition, context, approve=approve, emit=emit)
         self._search: ToolSearch | None = None
+        self._code: CodeMode | None = None
         self._mode: RunToolMode = "none"
         self._tools_model: ToolCallingModel | None = None
         self._system_prompt = ""
@@ -222,24 +225,40 @@ class AgentRun:
             self._tools = definition.select_tools(listed)
         own = self._own_tools = self._tools
         self._external = ExternalTools(self._external_specs, {tool.name for tool in own})
-        if search_wanted(definition.tool_search, [*own, *self._external.specs]):
+        run_own: list[FunctionTool] = []
+        if (definition.tool_mode or self._model.tool_mode) == "code" and own:
+            # The model writes code calling the tools; each call still goes through the run's call path.
+            self._code = CodeMode(own, self._call_from_code)
+            run_own.append(self._code.tool)
+        elif search_wanted(definition.tool_search, [*own, *self._external.specs]):
             # The catalog stays callable; the model is offered the search and what it finds.
             self._search = ToolSearch([*own, *self._external.specs], pinned=definition.pinned_tools)
-            pipeline = self._pipeline.with_own_tools([self._search.tool])
+            run_own.append(self._search.tool)
+        if run_own:
+            pipeline = self._pipeline.with_own_tools(run_own)
             self._runner = ToolRunner(
                 pipeline, definition, self._context, approve=self._approve, emit=self._emit
             )
         self._tools = self._offered()
         if self._tools:
-            self._tools_model = tool_calling_model(self._model, self._definition.tool_mode)
+            # Code mode offers run_code as the model's own mode offers tools.
+            mode = definition.tool_mode if definition.tool_mode != "code" else None
+            self._tools_model = tool_calling_model(self._model, mode)
             await self._tools_model.prepare()
             self._mode = self._tools_model.active_tool_mode
         self._system_prompt = build_system_prompt(self._persona(), ())
 
     def _offered(self) -> list[ToolSpec]:
+        if self._code is not None:
+            return [self._code.tool.spec, *self._external.specs]
         if self._search is not None:
             return self._search.offered()
         return [*self._own_tools, *self._external.specs]
+
+    async def _call_from_code(self, call: ToolCall) -> ToolResult:
+        record = await self._runner.run_one(self._steps, call)
+        self._records.append(record)
+        return record.result
 
     def _servers(self) -> list[str] | None:
         if self._definition.servers is None:

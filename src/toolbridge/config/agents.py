@@ -10,7 +10,7 @@ in the database (`toolbridge agents create`):
     "instructions": "Be brief. Quote the cells you used.",
     "model": "gpt-4o",                       // a model name the models layer resolves
     "tool_calling": true,                    // false: a plain chat model, no tools at all
-    "tool_mode": "auto",                     // overrides the model's own: native | prompt | auto
+    "tool_mode": "auto",                     // overrides the model's own: native | prompt | auto | code
     "tool_search": "auto",                   // offer search_tools instead of many tools: auto | true | false
     "pinned_tools": ["get_current_time"],    // offered even when searching
     "servers": ["excel"],                    // MCP servers it may use (native tools always); absent: all
