@@ -7,19 +7,23 @@ Run: .venv/bin/python bench/scale.py
 2. Recall at 5 of `search_tools` on realistic requests against the tools of real MCP servers started
    here (excel-mcp-server, mcp-server-time, the everything server, tests/servers/many_tools.py) plus the
    native tools: the share of requests whose right tool is among the first five found (goal: 90%).
-
-Code mode's chain of ten calls is not measured yet (code mode is not built).
+3. A chain of ten dependent calls (`add` ten times, each on the last sum), played by a scripted model
+   over the OpenAI wire: model requests and the tokens they carry, one call per step against code mode.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import anyio
 
+from toolbridge.agent import Agent, AgentDefinition
 from toolbridge.config.model import Config, ServerConfig
-from toolbridge.tools import Toolbox
+from toolbridge.models import OpenAIChatModel
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+from toolbridge.tools import Toolbox, ToolRegistry, tool
 from toolbridge.tools.search import ToolIndex, ToolSearch, estimated_tokens
 from toolbridge.types import ToolSpec
 
@@ -130,11 +134,52 @@ def recall_at_5(tools: list[ToolSpec]) -> float:
     return recall
 
 
+@tool
+def add(a: int, b: int) -> int:
+    """Add two whole numbers."""
+    return a + b
+
+
+CHAIN_CODE = "total = 0\nfor i in range(10):\n    total = add(a=total, b=i)\ntotal"
+
+
+def chain_turns(mode: str) -> list[Turn]:
+    if mode == "code":
+        return [Turn.tool_calls(ToolCallSpec("run_code", {"code": CHAIN_CODE})), Turn.text("45")]
+    sums = [sum(range(i)) for i in range(11)]
+    calls = [Turn.tool_calls(ToolCallSpec("add", {"a": sums[i], "b": i})) for i in range(10)]
+    return [*calls, Turn.text("45")]
+
+
+async def chain_cost(mode: str) -> tuple[int, int]:
+    """(model requests, estimated tokens sent) for the ten-call chain."""
+    definition = AgentDefinition(tool_mode="code" if mode == "code" else None, max_steps=20)
+    async with ScriptedModelServer(chain_turns(mode)) as server:
+        model = OpenAIChatModel("scripted", base_url=server.base_url, api_key="bench", tool_mode="native")
+        try:
+            result = await Agent(model, ToolRegistry(native=[add]), definition).run("Add 0 to 9, one by one.")
+        finally:
+            await model.aclose()
+        assert result.output == "45", result.stop_detail
+        sent = sum(len(json.dumps(request.body)) for request in server.requests)
+        return len(server.requests), sent // 4
+
+
+async def chain_costs() -> None:
+    print("a chain of ten dependent calls")
+    classic, code = await chain_cost("classic"), await chain_cost("code")
+    print(f"{'':>14} {'requests':>9} {'tokens sent':>12}")
+    print(f"{'one per step':>14} {classic[0]:>9} {classic[1]:>12,}")
+    print(f"{'code mode':>14} {code[0]:>9} {code[1]:>12,}")
+    print(f"code mode / one per step: requests {code[0] / classic[0]:.2f}, tokens {code[1] / classic[1]:.2f}")
+
+
 async def main() -> None:
     async with Toolbox(Config(servers=servers())) as box:
         tools = await box.list_tools()
     first_request_sizes(tools)
     recall_at_5(tools)
+    await chain_costs()
 
 
 if __name__ == "__main__":

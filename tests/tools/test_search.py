@@ -99,3 +99,4 @@ def test_the_scale_bench_finds_the_right_tool_in_the_first_five_for_nine_request
     assert done.returncode == 0, done.stderr
     assert "   300 " in done.stdout
     assert "(goal 90%: met)" in done.stdout, done.stdout
+    assert "code mode / one per step: requests 0.18" in done.stdout  # 2 model requests against 11
