@@ -73,6 +73,24 @@ async def test_a_loop_of_ten_calls_answers_in_two_model_requests(toolbox: Toolbo
     assert [record.call.name for record in result.tool_calls] == [*["add"] * 10, "run_code"]
 
 
+async def test_in_prompt_mode_the_model_writes_a_python_block(toolbox: Toolbox) -> None:
+    definition = AgentDefinition(tool_mode="code", tools={"allow": ["add"]})
+    turns = [Turn.text(f"Adding up.\n```python\n{LOOP}\n```"), Turn.text("The total is 45.")]
+    async with scripted_agent(turns, tools=toolbox, definition=definition, tool_mode="prompt") as (
+        agent,
+        server,
+    ):
+        result = await agent.run("Add the numbers below ten.")
+
+    first, second = server.requests
+    assert first.tools == []
+    system = first.messages[0]["content"]
+    assert "```python" in system
+    assert "def add(*, a: int, b: int) -> int" in system
+    assert "total 45\n90" in second.last_message["content"]
+    assert result.output == "The total is 45."
+
+
 async def test_an_approval_rule_pauses_the_code_and_a_refusal_raises_in_it(toolbox: Toolbox) -> None:
     asked: list[dict[str, object]] = []
 

@@ -41,6 +41,7 @@ from toolbridge.parsing._events import (
     ToolCallStart,
 )
 from toolbridge.parsing._format import CallFormat
+from toolbridge.parsing._python_block import PythonBlockFormat
 from toolbridge.parsing._registry import available_formats, call_format, dialect_names, reading_format
 from toolbridge.parsing._stream import StreamParser, parse
 
@@ -51,6 +52,7 @@ __all__ = [
     "ParseError",
     "ParseResult",
     "ParsedToolCall",
+    "PythonBlockFormat",
     "ReasoningDelta",
     "StreamParser",
     "TextDelta",

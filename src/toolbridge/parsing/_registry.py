@@ -14,6 +14,7 @@ from toolbridge.parsing._kimi import KimiFormat
 from toolbridge.parsing._llama_json import Llama3JsonFormat
 from toolbridge.parsing._llama_pythonic import LlamaPythonicFormat
 from toolbridge.parsing._mistral import MistralFormat
+from toolbridge.parsing._python_block import PythonBlockFormat
 from toolbridge.parsing._qwen3_xml import Qwen3XmlFormat
 
 __all__ = [
@@ -45,6 +46,11 @@ FORMATS: dict[str, CallFormat] = {
 }
 
 
+TOOLBRIDGE_FORMATS: dict[str, CallFormat] = {fmt.name: fmt for fmt in (PythonBlockFormat(),)}
+"""Formats toolbridge itself asks a model for in a mode of its own (code mode's ```python block): read
+by name, never in `auto` nor as a model's dialect, since they also begin ordinary answers."""
+
+
 def available_formats() -> list[str]:
     """`auto` (every format, recognised by its markers), then each format's name."""
     return [AUTO, *FORMATS]
@@ -72,7 +78,7 @@ def resolve_formats(name: str) -> tuple[CallFormat, ...]:
 def call_format(name: str) -> CallFormat:
     """The format (dialect) named `name` (see `available_formats()`)."""
     try:
-        return FORMATS[name]
+        return FORMATS[name] if name in FORMATS else TOOLBRIDGE_FORMATS[name]
     except KeyError:
         raise UsageError(
             f"unknown tool-call format {name!r}; choose one of: {', '.join(available_formats())}"
