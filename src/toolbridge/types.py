@@ -34,6 +34,7 @@ __all__ = [
     "ToolMode",
     "ToolModeSetting",
     "ToolResult",
+    "ToolSearchSetting",
     "ToolSpec",
     "Usage",
     "UserMessage",
@@ -77,6 +78,10 @@ ToolModeSetting = Literal[ToolMode, "auto", "code"]
 """The tool mode a model or an agent is configured with; `auto`: native where the endpoint accepts
 tools, else prompt; `code`: the model is offered `run_code` and calls the tools from Python
 (`toolbridge.tools.code_mode`), `run_code` itself reaching the model as in `auto`."""
+
+ToolSearchSetting = bool | Literal["auto"]
+"""Whether a model is offered `search_tools` in place of many tools (`toolbridge.tools.search`); `auto`:
+when there are more than 40 of them or about 10,000 tokens."""
 
 RunToolMode = Literal[ToolMode, "none"]
 """How a run offers its tools; `none`: it has none to offer."""

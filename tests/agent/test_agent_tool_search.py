@@ -86,3 +86,19 @@ async def test_auto_searches_only_beyond_40_tools(stdio_server: Callable[..., Se
         await agent.run("Hi")
     assert "search_tools" not in server.requests[0].tool_names
     assert "echo" in server.requests[0].tool_names
+
+
+async def test_a_model_configured_without_search_is_sent_every_tool_unless_its_agent_says_otherwise(
+    toolbox: Toolbox,
+) -> None:
+    for agent_setting, searched in ((None, False), (True, True)):
+        definition = AgentDefinition(tool_search=agent_setting)
+        async with scripted_agent([Turn.text("Hi.")], tools=toolbox, definition=definition) as (
+            agent,
+            server,
+        ):
+            agent.model.tool_search = False  # as `"tool_search": false` in the model's config entry
+            await agent.run("Hi")
+        offered = server.requests[0].tool_names
+        assert ("search_tools" in offered) is searched
+        assert (len(offered) > 300) is not searched  # and the two native tools

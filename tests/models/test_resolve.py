@@ -111,6 +111,16 @@ async def test_a_configured_model_sends_its_settings_to_its_base_url() -> None:
     assert (body["model"], body["temperature"], body["max_tokens"]) == ("deepseek-chat", 0.2, 2048)
 
 
+def test_a_model_entry_may_turn_tool_search_off_or_on() -> None:
+    entries = {
+        "off": {"provider": "ollama", "model": "qwen3", "tool_search": False},
+        "plain": {"provider": "demo"},
+    }
+    config = parse_config({"models": entries})
+    assert resolve_model("off", config).tool_search is False
+    assert resolve_model("plain", config).tool_search is None  # the agent's choice, else auto
+
+
 def test_the_only_configured_model_is_the_default() -> None:
     config = parse_config({"models": {"mine": {"provider": "ollama", "model": "qwen3"}}})
     model = resolve_model(None, config)

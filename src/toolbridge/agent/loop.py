@@ -62,6 +62,7 @@ from toolbridge.types import (
     ToolCall,
     ToolMessage,
     ToolResult,
+    ToolSearchSetting,
     ToolSpec,
     Usage,
     UserMessage,
@@ -231,7 +232,7 @@ class AgentRun:
             # The model writes code calling the tools; each call still goes through the run's call path.
             self._code = CodeMode(own, self._call_from_code)
             run_own.append(self._code.tool)
-        elif search_wanted(definition.tool_search, [*own, *self._external.specs]):
+        elif search_wanted(self._tool_search(), [*own, *self._external.specs]):
             # The catalog stays callable; the model is offered the search and what it finds.
             self._search = ToolSearch([*own, *self._external.specs], pinned=definition.pinned_tools)
             run_own.append(self._search.tool)
@@ -251,6 +252,12 @@ class AgentRun:
             await self._tools_model.prepare()
             self._mode = self._tools_model.active_tool_mode
         self._system_prompt = build_system_prompt(self._persona(), ())
+
+    def _tool_search(self) -> ToolSearchSetting:
+        """The agent's setting, else the model's, else `auto`."""
+        if self._definition.tool_search is not None:
+            return self._definition.tool_search
+        return self._model.tool_search if self._model.tool_search is not None else "auto"
 
     def _offered(self) -> list[ToolSpec]:
         if self._code is not None:

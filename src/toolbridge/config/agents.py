@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from toolbridge.config.tool_rules import ToolRef, allowed, rule_for
-from toolbridge.types import ToolModeSetting, ToolSpec
+from toolbridge.types import ToolModeSetting, ToolSearchSetting, ToolSpec
 
 __all__ = [
     "DEFAULT_AGENT_NAME",
@@ -52,11 +52,7 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalRule",
     "ToolFilter",
-    "ToolSearchSetting",
 ]
-
-ToolSearchSetting = bool | Literal["auto"]
-"""`auto`: search when the agent offers more than 40 tools or about 10,000 tokens of them."""
 
 DEFAULT_AGENT_NAME = "default"
 DEFAULT_MAX_STEPS = 10
@@ -135,9 +131,9 @@ class AgentDefinition(_Section):
     tool_calling: bool = True
     tool_mode: ToolModeSetting | None = None
     """None: whatever the model is configured with."""
-    tool_search: ToolSearchSetting = "auto"
+    tool_search: ToolSearchSetting | None = None
     """Offer the model `search_tools` in place of its tools, and the tools its searches find
-    (`toolbridge.tools.search`)."""
+    (`toolbridge.tools.search`); None: as the model is configured, else `auto`."""
     pinned_tools: list[str] = Field(default_factory=list)
     """Tools offered from the start also when searching (by the name the model sees)."""
     servers: list[str] | None = None

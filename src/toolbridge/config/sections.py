@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from toolbridge.config.limits import LimitsConfig
-from toolbridge.types import ToolModeSetting
+from toolbridge.types import ToolModeSetting, ToolSearchSetting
 
 __all__ = [
     "DEFAULT_HOST",
@@ -43,6 +43,9 @@ class ModelConfig(_Section):
     base_url: str | None = None
     api_key: SecretStr | None = None
     tool_mode: ToolModeSetting = "auto"
+    tool_search: ToolSearchSetting | None = None
+    """Offer `search_tools` in place of many tools (`toolbridge.tools.search`); None: `auto`, unless the
+    agent says otherwise."""
     dialect: str | None = None
     """The tool-call dialect the model writes in text; None: its model profile's (checked by the models
     layer, which knows the dialects)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolbridge._values import readable_text
-from toolbridge.types import Message, ToolMode, ToolModeSetting, ToolSpec, Usage
+from toolbridge.types import Message, ToolMode, ToolModeSetting, ToolSearchSetting, ToolSpec, Usage
 
 __all__ = [
     "Finish",
@@ -141,6 +141,8 @@ class Model(ABC):
     name: str
     """How the user named it (`gpt-4o`, `ollama:qwen3`, `demo`)."""
     tool_mode: ToolModeSetting = "auto"
+    tool_search: ToolSearchSetting | None = None
+    """Whether runs on it offer `search_tools` in place of many tools; None: the agent's choice, else auto."""
     dialect: str | None = None
     """The tool-call dialect it writes in text (`toolbridge parse --formats`); None: its model profile's."""
     reasoning_open: bool | None = None

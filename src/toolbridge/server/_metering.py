@@ -144,6 +144,7 @@ class MeteredModel(Model):
         self.model_id = inner.model_id
         self.settings = inner.settings
         self.tool_mode = inner.tool_mode
+        self.tool_search = inner.tool_search
 
     def __repr__(self) -> str:
         return f"MeteredModel({self.inner!r})"

@@ -21,9 +21,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from toolbridge.config.agents import ToolSearchSetting
 from toolbridge.tools.function import FunctionTool
-from toolbridge.types import ToolSpec
+from toolbridge.types import ToolSearchSetting, ToolSpec
 
 __all__ = [
     "SEARCH_TOOL_NAME",
