@@ -45,7 +45,6 @@ from toolbridge.agent.result import RunResult, StopReason, ToolCallRecord
 from toolbridge.agent.transcript import interrupted_result, well_formed
 from toolbridge.errors import ModelError, UsageError
 from toolbridge.models import Model, ModelRequest, ModelSettings, ToolCallingModel, tool_calling_model
-from toolbridge.parsing import PythonBlockFormat
 from toolbridge.prompting import Persona, build_system_prompt
 from toolbridge.telemetry import RunTrace, trace_model_request, trace_run
 from toolbridge.tools import CallContext, ToolPipeline
@@ -247,7 +246,7 @@ class AgentRun:
             # ```python block rather than code escaped inside the dialect's call.
             mode = definition.tool_mode if definition.tool_mode != "code" else None
             python_block = self._code is not None and (mode or self._model.tool_mode) == "prompt"
-            dialect = PythonBlockFormat() if python_block else None
+            dialect = "python_block" if python_block else None
             self._tools_model = tool_calling_model(self._model, mode, dialect=dialect)
             await self._tools_model.prepare()
             self._mode = self._tools_model.active_tool_mode
