@@ -207,6 +207,8 @@ class AccessMiddleware:
         scheme, _, value = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and value.strip():
             given.append(value.strip())
+        if api_key := headers.get("x-api-key", "").strip():  # how Anthropic's clients send their key
+            given.append(api_key)
         if _TOKEN_IN_QUERY_PATH.match(scope["path"]):
             given += _query_tokens(scope)
         return given

@@ -27,6 +27,7 @@ from toolbridge.server._metering import metered_sampling
 from toolbridge.server._security import BodyLimitMiddleware, SecurityMiddleware
 from toolbridge.server._settings import ServerSettings
 from toolbridge.server._state import ServerState
+from toolbridge.server.anthropic import routes as anthropic_messages
 from toolbridge.server.http_tools import routes as http_tools
 from toolbridge.server.openai import chat_completions
 from toolbridge.server.web import resources, routes, sign_in
@@ -99,6 +100,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     )
     app.add_middleware(SecurityMiddleware, settings=settings)
     app.include_router(chat_completions.router)
+    app.include_router(anthropic_messages.router)
     app.include_router(routes.router)
     app.include_router(resources.router)
     app.include_router(sign_in.router)

@@ -43,18 +43,22 @@ class EventBatches:
         self._closed = False
         self._written = anyio.Event()
 
-    async def add(self, data: dict[str, Any]) -> None:
-        """Hand `data` over as one `data:` event (waits only while too many are not yet written)."""
-        self._waiting.append(b"data: " + _encode_json(data).encode() + b"\n\n")
+    async def add(self, data: dict[str, Any], *, event: str | None = None) -> None:
+        """Hand `data` over as one `data:` event, named `event` if given (Anthropic's streams name each);
+        waits only while too many are not yet written."""
+        named = b"event: " + event.encode() + b"\n" if event else b""
+        self._waiting.append(named + b"data: " + _encode_json(data).encode() + b"\n\n")
         self._ready.set()
         if len(self._waiting) >= _MAX_WAITING:
             if self._room is None:
                 self._room = anyio.Event()
             await self._room.wait()
 
-    async def close(self) -> None:
-        """Write `data: [DONE]` after everything handed over, and end the body; returns once `run()` has."""
-        self._waiting.append(b"data: [DONE]\n\n")
+    async def close(self, *, done: bool = True) -> None:
+        """Write `data: [DONE]` (OpenAI's end of stream; `done=False`: none) after everything handed over,
+        and end the body; returns once `run()` has."""
+        if done:
+            self._waiting.append(b"data: [DONE]\n\n")
         self._closed = True
         self._ready.set()
         await self._written.wait()

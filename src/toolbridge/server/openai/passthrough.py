@@ -59,7 +59,7 @@ from toolbridge.server.openai.wire import ChatCompletionRequest, CompletionIds
 from toolbridge.telemetry import trace_model_request
 from toolbridge.types import AssistantMessage, Message, ToolCall, Usage
 
-__all__ = ["PassThrough", "pass_through"]
+__all__ = ["Answered", "PassThrough", "pass_through"]
 
 logger = logging.getLogger(__name__)
 
@@ -110,14 +110,18 @@ class _Attempt:
 
 
 @dataclass
-class _Answer:
+class Answered:
+    """What a pass-through request came to, once its text was shown: the checked calls, why it stopped
+    (OpenAI's `finish_reason`: `tool_calls`, `stop`, `length`, `content_filter`) and the tokens used."""
+
     calls: list[ToolCall]
     finish_reason: str
     usage: Usage
 
 
 class PassThrough:
-    """One pass-through request, told as chunks (`stream`) or as one completion (`whole`)."""
+    """One pass-through request, told as chunks (`stream`) or as one completion (`whole`) of Chat
+    Completions, or through `answer` by another API's surface (`/v1/messages`)."""
 
     def __init__(
         self,
@@ -151,7 +155,7 @@ class PassThrough:
             await send(self._ids.chunk(delta))
 
         try:
-            answer = await self._answer(send_delta)
+            answer = await self.answer(send_delta)
         except ModelError as error:
             failure = model_failure(error, str(error))
             if not started:
@@ -174,7 +178,7 @@ class PassThrough:
                 shown[key].append(text)
 
         try:
-            answer = await self._answer(collect)
+            answer = await self.answer(collect)
         except ModelError as error:
             raise model_failure(error, str(error)) from error
         content = "".join(shown["content"])
@@ -188,8 +192,10 @@ class PassThrough:
 
     # -- the attempts -----------------------------------------------------------------------------------
 
-    async def _answer(self, show: DeltaSink) -> _Answer:
-        """Ask the model, and again while its reply needs correcting and retries are left."""
+    async def answer(self, show: DeltaSink) -> Answered:
+        """Ask the model, and again while its reply needs correcting and retries are left; the text and
+        reasoning are shown as they come, as `{"content": text}` or `{"reasoning_content": text}`. A
+        model's failure raises `ModelError`."""
         messages: list[Message] = list(self._request.messages)
         choice = self._request.settings.tool_choice
         choice_retried = False
@@ -207,7 +213,7 @@ class PassThrough:
                 if choice is not None and attempt.finish_reason != "length":
                     # Cut off at the token limit, a reply is answered as it is, as a native API does.
                     calls = self._chosen_calls(attempt, choice)
-                return _Answer(calls, self._finish_reason(attempt), self._usage)
+                return Answered(calls, self._finish_reason(attempt), self._usage)
 
     def _chosen_calls(self, attempt: _Attempt, choice: Literal["required"] | NamedTool) -> list[ToolCall]:
         """The calls of a reply that `tool_choice` asked a call of, asked twice: only those of the named

@@ -1,0 +1,342 @@
+"""`POST /v1/messages`: Anthropic's Messages API in front of any configured model (Claude Code, the
+`anthropic` SDK), passed through as `/v1/chat/completions` passes a model through: the client's tools go
+to the model (natively, or in the prompt with its calls read from the text in any dialect), and the calls
+come back as `tool_use` blocks, checked against the client's tools and asked for again when broken.
+
+Answers and stream events are the `anthropic` SDK's own models (`Message`, `RawMessageStartEvent`, ...);
+errors are in Anthropic's shape, `{"type": "error", "error": {"type": ..., "message": ...}}`. `model`
+names a model of the config (agents are not served here yet). `POST /v1/messages/count_tokens` estimates.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+from anthropic.types import (
+    InputJSONDelta,
+    Message,
+    MessageDeltaUsage,
+    RawContentBlockDeltaEvent,
+    RawContentBlockStartEvent,
+    RawContentBlockStopEvent,
+    RawMessageDeltaEvent,
+    RawMessageStartEvent,
+    RawMessageStopEvent,
+    SignatureDelta,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolUseBlock,
+    Usage,
+)
+from anthropic.types.raw_message_delta_event import Delta
+from fastapi import Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
+from starlette.types import Receive, Scope, Send
+
+from toolbridge.errors import ModelError
+from toolbridge.models import ModelRequest, tool_calling_model
+from toolbridge.server._access import caller_of
+from toolbridge.server._errors import ApiError, describe_failure, model_failure, read_body
+from toolbridge.server._limits import RUN_HOLD
+from toolbridge.server._metering import MeteredModel, RunMeter
+from toolbridge.server._state import ServerState
+from toolbridge.server.anthropic.wire import (
+    MessagesRequest,
+    message_id,
+    read_messages,
+    read_settings,
+    read_tools,
+    stop_reason,
+    tool_input_json,
+)
+from toolbridge.server.openai.event_batches import EventBatches
+from toolbridge.server.openai.passthrough import Answered, PassThrough
+from toolbridge.server.openai.wire import CompletionIds
+from toolbridge.telemetry import active_event_stream
+from toolbridge.types import ToolCall
+
+__all__ = ["anthropic_error", "count_tokens", "messages"]
+
+logger = logging.getLogger(__name__)
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+}
+
+
+def anthropic_error(status: int, message: str) -> dict[str, Any]:
+    kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _error_response(error: ApiError) -> JSONResponse:
+    return JSONResponse(
+        anthropic_error(error.status, error.message), status_code=error.status, headers=error.headers
+    )
+
+
+async def messages(request: Request) -> Response:
+    try:
+        body = await read_body(request, MessagesRequest)
+        state = ServerState.of(request)
+        model = await state.catalog.pass_through_model(body.model)
+        if model is None:
+            known = ", ".join(state.catalog.model_names()) or "none"
+            raise ApiError(
+                404,
+                f"no model named {body.model!r} is configured; /v1/messages serves the config's models ({known})",
+            )
+        tools = await read_tools(body)
+        settings = read_settings(body, tools)
+        conversation = read_messages(body)
+    except ApiError as error:
+        return _error_response(error)
+    caller = caller_of(request)
+    meter = await RunMeter.open(
+        state.chats.limits, caller.name, caller.user_id, hold=max(RUN_HOLD, body.max_tokens)
+    )
+    try:
+        calling = tool_calling_model(MeteredModel(model, meter))
+        await calling.prepare()
+        passing = PassThrough(
+            calling,
+            ModelRequest(messages=conversation, tools=tools, settings=settings),
+            CompletionIds(body.model),
+            repair_retries=state.settings.repair_retries,
+        )
+        reply = _Reply(passing, body.model, meter)
+    except BaseException:
+        await meter.close()
+        raise
+    if body.stream:
+        return _EventStream(reply)
+    try:
+        return JSONResponse(await reply.whole())
+    except ApiError as error:
+        return _error_response(error)
+
+
+class _CountTokens(BaseModel):
+    model: str
+    messages: list[dict[str, Any]]
+    system: Any = None
+    tools: list[dict[str, Any]] | None = None
+
+
+async def count_tokens(request: Request) -> Response:
+    """An estimate (four characters a token): what a client checks before sending, not a bill."""
+    try:
+        body = await read_body(request, _CountTokens)
+    except ApiError as error:
+        return _error_response(error)
+    return JSONResponse({"input_tokens": len(body.model_dump_json()) // 4})
+
+
+class _Reply:
+    """One pass-through answered in the Messages API's terms, with its run's meter closed once told."""
+
+    def __init__(self, passing: PassThrough, model: str, meter: RunMeter) -> None:
+        self._passing = passing
+        self._model = model
+        self._meter = meter
+        self._id = message_id()
+
+    async def whole(self) -> dict[str, Any]:
+        shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
+
+        async def collect(delta: dict[str, str]) -> None:
+            for key, text in delta.items():
+                shown[key].append(text)
+
+        answered = await self._answer(collect)
+        content: list[Any] = []
+        if shown["reasoning_content"]:
+            content.append(
+                ThinkingBlock(type="thinking", thinking="".join(shown["reasoning_content"]), signature="")
+            )
+        if shown["content"]:
+            content.append(TextBlock(type="text", text="".join(shown["content"])))
+        content += [_tool_use(call) for call in answered.calls]
+        message = Message(
+            id=self._id,
+            type="message",
+            role="assistant",
+            model=self._model,
+            content=content,
+            stop_reason=stop_reason(answered.finish_reason),
+            stop_sequence=None,
+            usage=Usage(input_tokens=answered.usage.input_tokens, output_tokens=answered.usage.output_tokens),
+        )
+        return message.model_dump(mode="json", exclude_none=True)
+
+    async def stream(self, send: _Sender) -> None:
+        """The events as `send(event)`; a model failing before any was sent raises `ApiError`."""
+        blocks = _Blocks(send)
+        started = False
+
+        async def start() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                empty = Message(
+                    id=self._id,
+                    type="message",
+                    role="assistant",
+                    model=self._model,
+                    content=[],
+                    stop_reason=None,
+                    stop_sequence=None,
+                    usage=Usage(input_tokens=0, output_tokens=0),
+                )
+                await send(RawMessageStartEvent(type="message_start", message=empty))
+
+        async def show(delta: dict[str, str]) -> None:
+            await start()
+            for key, text in delta.items():
+                await blocks.text(key == "reasoning_content", text)
+
+        try:
+            answered = await self._answer(show)
+        except ApiError as error:
+            if not started:
+                raise
+            await send(anthropic_error(error.status, error.message))
+            return
+        await start()
+        await blocks.close()
+        for call in answered.calls:
+            await blocks.tool_use(call)
+        usage = MessageDeltaUsage(
+            output_tokens=answered.usage.output_tokens, input_tokens=answered.usage.input_tokens
+        )
+        delta = Delta(stop_reason=stop_reason(answered.finish_reason), stop_sequence=None)
+        await send(RawMessageDeltaEvent(type="message_delta", delta=delta, usage=usage))
+        await send(RawMessageStopEvent(type="message_stop"))
+
+    async def _answer(self, show: Any) -> Answered:
+        try:
+            with self._meter.running():
+                return await self._passing.answer(show)
+        except ModelError as error:
+            raise model_failure(error, str(error)) from error
+        finally:
+            await self._meter.close()
+
+
+_Sender = Any
+"""`send(event)`: a stream event (an SDK model) or an error body (a dict)."""
+
+
+class _Blocks:
+    """The content blocks of a streamed message, numbered in order: a thinking or text block is opened
+    when its kind of text comes and closed when the other kind does; tool calls follow, whole."""
+
+    def __init__(self, send: _Sender) -> None:
+        self._send = send
+        self._index = -1
+        self._open: bool | None = None
+        """Whether the open block is thinking (None: none is open)."""
+
+    async def text(self, thinking: bool, text: str) -> None:
+        if self._open is not thinking:
+            await self.close()
+            self._index += 1
+            self._open = thinking
+            block: Any = (
+                ThinkingBlock(type="thinking", thinking="", signature="")
+                if thinking
+                else TextBlock(type="text", text="")
+            )
+            await self._send(
+                RawContentBlockStartEvent(type="content_block_start", index=self._index, content_block=block)
+            )
+        delta: Any = (
+            ThinkingDelta(type="thinking_delta", thinking=text)
+            if thinking
+            else TextDelta(type="text_delta", text=text)
+        )
+        await self._send(
+            RawContentBlockDeltaEvent(type="content_block_delta", index=self._index, delta=delta)
+        )
+
+    async def close(self) -> None:
+        if self._open is None:
+            return
+        if self._open:  # a thinking block ends with its signature (none: the model is not Claude)
+            signed = SignatureDelta(type="signature_delta", signature="")
+            await self._send(
+                RawContentBlockDeltaEvent(type="content_block_delta", index=self._index, delta=signed)
+            )
+        await self._send(RawContentBlockStopEvent(type="content_block_stop", index=self._index))
+        self._open = None
+
+    async def tool_use(self, call: ToolCall) -> None:
+        self._index += 1
+        start = ToolUseBlock(type="tool_use", id=call.id, name=call.name, input={})
+        await self._send(
+            RawContentBlockStartEvent(type="content_block_start", index=self._index, content_block=start)
+        )
+        arguments = InputJSONDelta(type="input_json_delta", partial_json=tool_input_json(call))
+        await self._send(
+            RawContentBlockDeltaEvent(type="content_block_delta", index=self._index, delta=arguments)
+        )
+        await self._send(RawContentBlockStopEvent(type="content_block_stop", index=self._index))
+
+
+def _tool_use(call: ToolCall) -> ToolUseBlock:
+    return ToolUseBlock(type="tool_use", id=call.id, name=call.name, input=call.arguments)
+
+
+class _EventStream(Response):
+    """The reply's events as server-sent events named by their type; as on chat completions, the status
+    line waits for the first event, so a model failing at once is answered with its own status."""
+
+    def __init__(self, reply: _Reply) -> None:
+        super().__init__(media_type="text/event-stream")
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
+        self._reply = reply
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        with active_event_stream():
+            events = EventBatches(send, self.raw_headers)
+
+            async def send_event(event: Any) -> None:
+                if isinstance(event, dict):  # an error after the stream started
+                    await events.add(event, event="error")
+                else:
+                    await events.add(event.model_dump(mode="json", exclude_none=True), event=event.type)
+
+            async def cancel_on_hang_up(cancel: anyio.CancelScope) -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                cancel.cancel()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(cancel_on_hang_up, group.cancel_scope)
+                group.start_soon(events.run)
+                try:
+                    await self._reply.stream(send_event)
+                except ApiError as error:  # nothing was sent yet: a plain error with its status
+                    await _error_response(error)(scope, receive, send)
+                    group.cancel_scope.cancel()
+                    return
+                except Exception as error:
+                    logger.exception("a /v1/messages stream failed")
+                    await send_event(anthropic_error(500, f"the request failed: {describe_failure(error)}"))
+                await events.close(done=False)
+                group.cancel_scope.cancel()
