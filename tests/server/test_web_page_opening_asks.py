@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_helpers import REPO, expect_run_over, last_answer, serving
+from browser_helpers import ARTIFACTS, REPO, expect_run_over, last_answer, serving
 from playwright.sync_api import Page, expect
 from server_helpers import EventReader, RunningServer, serve_in_thread
 
@@ -56,6 +56,8 @@ def test_a_prompt_and_an_attachment_whose_server_asks_first_show_its_form_in_the
         question.get_by_role("button", name="Send").click()
         expect(question.get_by_test_id("server-question-status")).to_have_text("name is required")
         question.locator('[data-field="name"] input').fill("Ada")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-page-opening-question.png"))
         question.get_by_role("button", name="Send").click()
         expect(question).to_have_text("You answered the server: accept.")
         expect(page.get_by_test_id("user-text").last).to_have_text("Write a greeting for Ada.")
