@@ -6,6 +6,12 @@ A question goes to the chat whose run made the call the server asked during (see
 through the OpenAI endpoint (which answers programs), or when the server asked outside any call or
 during one of several calls on the same session that cannot be told apart (over stdio or SSE).
 
+A question asked while a message's opening is read (a prompt got, a resource attached: on 2026-07-28 a
+server may answer those with `input_required`, no call in flight) goes to the chat that posts the message
+(`asking_for_opening`), as a standalone form on its page (`"opening": true`, no call id); what was not
+accepted is kept in `OpeningQuestions.refused`, and the message is refused with it. Such a question lives
+on the replica reading the opening only: no run exists yet whose event rows another replica could read.
+
 The answer may reach any replica on the database: one that does not run the chat finds the question
 waiting in the event rows, checks a form's answer against the fields the event carries, and leaves it as
 an `answer` signal row for the owner, who hands it to the waiting question and then blanks the row's
@@ -17,6 +23,9 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, cast, get_args
@@ -32,7 +41,7 @@ from toolbridge.server._errors import ApiError
 from toolbridge.server.web.chats import RUNNING_CHAT, ChatHub
 from toolbridge.store import StoreError
 
-__all__ = ["WebAsker"]
+__all__ = ["OpeningQuestions", "WebAsker", "asking_for_opening"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +63,31 @@ class _Question:
         self.content = _checked(self.form, action, content)
         self.action = action
         self.answered.set()
+
+
+@dataclass
+class OpeningQuestions:
+    """The servers' questions asked while one part of a chat's message opening is read."""
+
+    chat_id: int
+    refused: str | None = None
+    """What the person (or the time limit) did not accept, e.g. "you declined server 'docs' question
+    'Who is this for?'"; None while every question was answered."""
+
+
+_OPENING: ContextVar[OpeningQuestions | None] = ContextVar("toolbridge_opening_questions", default=None)
+
+
+@contextmanager
+def asking_for_opening(chat_id: int) -> Iterator[OpeningQuestions]:
+    """Inside: a server's question asked outside any call (a prompt or a read answering
+    `input_required`) is shown on chat `chat_id`'s page; read `refused` afterwards."""
+    questions = OpeningQuestions(chat_id)
+    token = _OPENING.set(questions)
+    try:
+        yield questions
+    finally:
+        _OPENING.reset(token)
 
 
 class WebAsker:
@@ -139,32 +173,53 @@ class WebAsker:
     async def _ask(
         self, server: str, call: CallInFlight | None, form: ElicitationForm | None, details: dict[str, Any]
     ) -> tuple[Action, dict[str, Any] | None]:
-        chat_id = call.context.get(RUNNING_CHAT) if call is not None else None
-        if call is None or chat_id is None or self.hub is None:
-            raise NobodyToAsk(f"toolbridge serve has nobody to ask ({_why_nobody(call)})")
-        call_id, shown = call.call_id, False
-        with anyio.move_on_after(self._timeout):
-            shown = await self.hub.call_shown(chat_id, call_id)
-        if not shown:
-            raise NobodyToAsk(f"toolbridge serve has nobody to ask (the chat's call {call_id!r} has ended)")
+        chat_id, call_id, opening = await self._where_to_ask(call)
+        assert self.hub is not None
         request_id = uuid.uuid4().hex
         question = self._questions[request_id] = _Question(chat_id=chat_id, form=form)
-        event = {"type": "server_request", "request_id": request_id, "call_id": call_id, "server": server}
+        # An opening's question is marked: the page shows it on its own, with no call card to go in.
+        where: dict[str, Any] = {"call_id": call_id, **({"opening": True} if opening is not None else {})}
+        event = {"type": "server_request", "request_id": request_id, **where, "server": server, **details}
+        timed_out = False
         try:
             with self.hub.expecting_answer(chat_id, request_id, partial(self._take_answer, question)):
-                self.hub.publish(chat_id, json.dumps({**event, **details}))
-                with anyio.move_on_after(self._timeout):
+                self.hub.publish(chat_id, json.dumps(event))
+                with anyio.move_on_after(self._timeout) as waiting:
                     await question.answered.wait()
+                timed_out = waiting.cancelled_caught
         finally:
             del self._questions[request_id]
-            answered = {"type": "server_request_answered", "request_id": request_id, "call_id": call_id}
+            answered = {"type": "server_request_answered", "request_id": request_id, **where}
             self.hub.publish(chat_id, json.dumps({**answered, "action": question.action}))
+            if opening is not None and question.action != "accept" and opening.refused is None:
+                # Also when the read is cut off (the server's own timeout) while the question waits.
+                opening.refused = _refusal(server, details, question, self._timeout, timed_out)
             if question.signal_id is not None:
                 with anyio.CancelScope(shield=True):
                     await self._forget_payload(question.signal_id)
-        if details.get("elicitation_id") and question.action == "accept":
+        if details.get("elicitation_id") and question.action == "accept" and call_id is not None:
             self._url_asked_in[(server, details["elicitation_id"])] = (chat_id, call_id)
         return question.action, question.content
+
+    async def _where_to_ask(
+        self, call: CallInFlight | None
+    ) -> tuple[int, str | None, OpeningQuestions | None]:
+        """The chat to ask in, the call whose card shows the question (None: a message's opening, no
+        call), and that opening's questions."""
+        opening = _OPENING.get() if call is None else None
+        if opening is not None and self.hub is not None:
+            return opening.chat_id, None, opening
+        chat_id = call.context.get(RUNNING_CHAT) if call is not None else None
+        if call is None or chat_id is None or self.hub is None:
+            raise NobodyToAsk(f"toolbridge serve has nobody to ask ({_why_nobody(call)})")
+        shown = False
+        with anyio.move_on_after(self._timeout):
+            shown = await self.hub.call_shown(chat_id, call.call_id)
+        if not shown:
+            raise NobodyToAsk(
+                f"toolbridge serve has nobody to ask (the chat's call {call.call_id!r} has ended)"
+            )
+        return chat_id, call.call_id, None
 
     async def _forget_payload(self, signal_id: int) -> None:
         assert self.hub is not None
@@ -206,6 +261,24 @@ def _form_of(fields: list[dict[str, Any]]) -> ElicitationForm:
             for f in fields
         )
     )
+
+
+def _refusal(
+    server: str, details: dict[str, Any], question: _Question, timeout: float, timed_out: bool
+) -> str:
+    """What became of a question of a message's opening that was not accepted: declined, cancelled,
+    unanswered within `timeout` (`timed_out`), or still waiting when the read was cut off."""
+    asked = (
+        f"server {server!r}'s sampling request"
+        if details.get("kind") == "sampling"
+        else f"server {server!r}'s question {details.get('message', '')!r}"
+    )
+    if timed_out:
+        return f"nobody answered {asked} within {timeout:g} s (server.approval_timeout)"
+    if not question.answered.is_set():
+        return f"nobody answered {asked} in time"
+    done = "declined" if question.action == "decline" else "cancelled"
+    return f"you {done} {asked}"
 
 
 def _why_nobody(call: CallInFlight | None) -> str:

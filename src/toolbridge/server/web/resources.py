@@ -3,6 +3,8 @@ starts with: resources read and prompts got here, before the run starts."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -12,6 +14,7 @@ from toolbridge.config.agents import DEFAULT_MAX_RESULT_CHARS
 from toolbridge.errors import ToolbridgeError
 from toolbridge.server._errors import ApiError, read_body
 from toolbridge.server._state import ServerState
+from toolbridge.server.web.asks import asking_for_opening
 from toolbridge.server.web.opening import Opening
 from toolbridge.tools import ContentCatalog
 from toolbridge.tools.resource_and_prompt_catalog import bounded_attachment
@@ -107,24 +110,23 @@ async def opening_of(
     prompt: PromptChoice | None,
     *,
     max_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    chat_id: int | None = None,
 ) -> Opening:
     """The message's text, resources and prompt as messages; a 422 naming what could not be read.
 
     An attachment is stored with the message and sent with every later turn, so it is bounded as the
-    agent's tool results are (`max_chars`; see `ContentCatalog.attach`)."""
+    agent's tool results are (`max_chars`; see `ContentCatalog.attach`). A server that asks something
+    first (`input_required`) is asked on chat `chat_id`'s page; an answer other than accept (or none in
+    time) refuses the message with a 422 saying so (with no chat, its question is declined)."""
     attachments: list[ContentPart] = []
     for resource in attached:
-        try:
+        with _reading(chat_id, f"cannot attach {resource.uri!r}", "attachments"):
             attachments += await content.attach(resource.uri, server=resource.server, max_chars=max_chars)
-        except ToolbridgeError as error:
-            raise ApiError(422, f"cannot attach {resource.uri!r}: {error}", param="attachments") from None
     if prompt is None:
         return Opening(prompt=text, attachments=attachments)
-    try:
+    with _reading(chat_id, f"cannot get the prompt {prompt.name!r}", "prompt"):
         got = await content.get_prompt(prompt.name, prompt.arguments, server=prompt.server)
         messages = _bounded(got.messages, max_chars)
-    except ToolbridgeError as error:
-        raise ApiError(422, f"cannot get the prompt {prompt.name!r}: {error}", param="prompt") from None
     if text.strip() or attachments or not messages:
         # The person wrote something too: it follows the prompt's messages.
         return Opening(before=messages, prompt=text, attachments=attachments)
@@ -133,6 +135,21 @@ async def opening_of(
         return Opening(before=messages[:-1], prompt=last.content, attachments=last.attachments)
     assert isinstance(last, AssistantMessage)
     return Opening(before=messages)
+
+
+@contextmanager
+def _reading(chat_id: int | None, failed: str, param: str) -> Iterator[None]:
+    """Around one read of the opening: its server's questions asked on the chat's page; a 422 starting
+    with `failed` when a question was not accepted (first: it is the cause) or the read fails."""
+    with asking_for_opening(chat_id) if chat_id is not None else nullcontext() as questions:
+        try:
+            yield
+        except ToolbridgeError as error:
+            refused = questions.refused if questions is not None else None
+            why = f"{refused} ({error})" if refused else str(error)
+            raise ApiError(422, f"{failed}: {why}", param=param) from None
+        if questions is not None and questions.refused is not None:
+            raise ApiError(422, f"{failed}: {questions.refused}", param=param)
 
 
 def _bounded(messages: list[Message], max_chars: int) -> list[Message]:

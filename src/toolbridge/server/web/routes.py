@@ -146,7 +146,12 @@ async def post_message(chat: OwnedChat, request: Request) -> dict[str, Any]:
     if body.attachments or body.prompt is not None:  # resources, bounded as the agent bounds tool results
         max_chars = (await state.catalog.definition(chat.agent or "default", param="agent")).max_result_chars
     opening = await opening_of(
-        state.toolbox.content, body.content, body.attachments, body.prompt, max_chars=max_chars
+        state.toolbox.content,
+        body.content,
+        body.attachments,
+        body.prompt,
+        max_chars=max_chars,
+        chat_id=chat.id,
     )
     run_id = await state.chats.start_run(chat, opening, caller=caller_of(request))
     # The page shows a prompt's messages from here: they are history to the run, never its events.

@@ -8,6 +8,7 @@
 
 import { ComposerContent } from "./composer_content.js";
 import { INTERRUPTED, LiveRun } from "./live_run.js";
+import { openingQuestionAnswered, showOpeningQuestion } from "./opening_question.js";
 import { Transcript } from "./transcript.js";
 
 const RECONNECT_DELAYS_MS = [500, 1000, 2000, 5000, 10000];
@@ -186,7 +187,9 @@ export class ChatView {
   }
 
   handleEvent(chatId, event) {
-    if (chatId !== this.chatId || !LiveRun.handles(event.type)) return;
+    if (chatId !== this.chatId) return;
+    if (event.opening) return this.handleOpeningQuestion(event); // before any run: no LiveRun's
+    if (!LiveRun.handles(event.type)) return;
     const following = this.isScrolledToEnd();
     // A run_started is a new run, or the replay of the current one after the stream reopened.
     if (event.type === "run_started" || !this.liveRun || (this.liveRun.finished && event.type !== "final")) {
@@ -198,6 +201,16 @@ export class ChatView {
     }
     this.liveRun.apply(event);
     if (following) requestAnimationFrame(() => this.scrollToEnd());
+  }
+
+  handleOpeningQuestion(event) {
+    const { container } = this.transcript;
+    if (event.type === "server_request") {
+      showOpeningQuestion(container, event, (answer) => this.api.answerServerRequest(this.chat.id, event.request_id, answer));
+      this.scrollToEnd();
+    } else if (event.type === "server_request_answered") {
+      openingQuestionAnswered(container, event);
+    }
   }
 
   showPrompt(index, message) {
