@@ -1,0 +1,81 @@
+"""Claude Code (npm `@anthropic-ai/claude-code`, in print mode) on any model through `/v1/messages`: its
+own Read tool reads a file in a temp folder, the scripted upstream behind `toolbridge serve` calls it
+natively or leaks the call as text (Hermes, Qwen3 XML), and Claude Code's answer says what the file says.
+Everything stays on 127.0.0.1: Claude Code is told to send nothing beyond its model requests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from passthrough_helpers import passthrough_server, upstream
+
+from server_paths import PUBLISHED_SERVERS
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+NODE_BIN = PUBLISHED_SERVERS / "npm" / "node_modules" / ".bin"
+SECRET = "The secret word is marmalade."
+
+
+def _read_call_turn(kind: str, path: Path) -> Turn:
+    call = ToolCallSpec("Read", {"file_path": str(path)})
+    if kind == "native":
+        return Turn.tool_calls(call)
+    if kind == "hermes":
+        return Turn.calls_in_text(call, before="Let me read it.")
+    return Turn.text(
+        f"Let me read it.<tool_call>\n<function=Read>\n<parameter=file_path>\n{path}\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+
+
+def _result_holds_the_file(request: RecordedRequest) -> bool:
+    return SECRET in str(request.last_message.get("content"))
+
+
+@pytest.mark.parametrize("kind", ["native", "hermes", "qwen3-xml"])
+def test_claude_code_reads_a_file_with_its_own_tool_on_any_model(tmp_path: Path, kind: str) -> None:
+    claude = NODE_BIN / "claude"
+    if not claude.exists():
+        pytest.fail(f"Claude Code is not installed ({claude}): run scripts/install-test-servers")
+    work = tmp_path / "work"
+    work.mkdir()
+    notes = work / "notes.txt"
+    notes.write_text(SECRET + "\n")
+    turns = [
+        _read_call_turn(kind, notes),
+        Turn.text("The file says the secret word is marmalade.").expecting(_result_holds_the_file),
+    ]
+    mode = "native" if kind == "native" else "prompt"
+    with (
+        ScriptedModelServer(turns) as model,
+        passthrough_server(tmp_path, {"local": upstream(model, mode)}) as server,
+    ):
+        env = {
+            "PATH": f"{NODE_BIN}{os.pathsep}/usr/bin{os.pathsep}/bin",
+            "HOME": str(tmp_path),  # none of the user's own Claude Code settings
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": server.token or "sk-local",
+            "ANTHROPIC_MODEL": "local",
+            "ANTHROPIC_SMALL_FAST_MODEL": "local",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+        done = subprocess.run(
+            [str(claude), "-p", "What does notes.txt say?", "--model", "local", "--allowedTools", "Read"],
+            cwd=work, env=env, capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        problems = model.script_problems()
+
+    assert done.returncode == 0, done.stderr
+    assert "marmalade" in done.stdout
+    assert problems == []
+    first = model.requests[0]
+    offered = first.tool_names if kind == "native" else str(first.messages[0]["content"])
+    assert "Read" in offered
