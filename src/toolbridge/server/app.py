@@ -29,7 +29,7 @@ from toolbridge.server._settings import ServerSettings
 from toolbridge.server._state import ServerState
 from toolbridge.server.anthropic import routes as anthropic_messages
 from toolbridge.server.http_tools import routes as http_tools
-from toolbridge.server.openai import chat_completions
+from toolbridge.server.openai import chat_completions, responses_route
 from toolbridge.server.web import resources, routes, sign_in
 from toolbridge.server.web.asks import WebAsker
 from toolbridge.server.web.chats import ChatHub
@@ -100,6 +100,7 @@ def create_app(config: Config, *, store: Store, settings: ServerSettings | None 
     )
     app.add_middleware(SecurityMiddleware, settings=settings)
     app.include_router(chat_completions.router)
+    app.include_router(responses_route.router)
     app.include_router(anthropic_messages.router)
     app.include_router(routes.router)
     app.include_router(resources.router)

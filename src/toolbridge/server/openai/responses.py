@@ -1,0 +1,388 @@
+"""`POST /v1/responses`: OpenAI's Responses API in front of any configured model (Codex, the `openai`
+SDK's `responses`), passed through as `/v1/chat/completions` passes a model through: the client's function
+tools go to the model (natively, or in the prompt with its calls read from the text in any dialect), and
+the calls come back as `function_call` output items, checked against the client's tools and asked for
+again when broken.
+
+Answers and stream events are the `openai` SDK's own models (`Response`, `ResponseOutputItemAddedEvent`,
+...); errors are OpenAI's shape. Nothing is stored: `previous_response_id` is refused, and the client
+sends the whole conversation (Codex does, with `store: false`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+import anyio
+from fastapi import Request
+from fastapi.responses import JSONResponse, Response
+from openai.types.responses import (
+    Response as ResponseObject,
+)
+from openai.types.responses import (
+    ResponseCompletedEvent,
+    ResponseContentPartAddedEvent,
+    ResponseContentPartDoneEvent,
+    ResponseCreatedEvent,
+    ResponseFunctionCallArgumentsDeltaEvent,
+    ResponseFunctionCallArgumentsDoneEvent,
+    ResponseFunctionToolCall,
+    ResponseOutputItemAddedEvent,
+    ResponseOutputItemDoneEvent,
+    ResponseOutputMessage,
+    ResponseOutputText,
+    ResponseReasoningItem,
+    ResponseReasoningTextDeltaEvent,
+    ResponseTextDeltaEvent,
+    ResponseTextDoneEvent,
+    ResponseUsage,
+)
+from openai.types.responses.response_reasoning_item import Content as ReasoningText
+from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
+from starlette.types import Receive, Scope, Send
+
+from toolbridge.errors import ModelError
+from toolbridge.models import ModelRequest, tool_calling_model
+from toolbridge.server._access import caller_of
+from toolbridge.server._errors import (
+    ApiError,
+    describe_failure,
+    error_body,
+    error_response,
+    model_failure,
+    read_body,
+)
+from toolbridge.server._limits import RUN_HOLD
+from toolbridge.server._metering import MeteredModel, RunMeter
+from toolbridge.server._state import ServerState
+from toolbridge.server.openai.event_batches import EventBatches
+from toolbridge.server.openai.passthrough import Answered, PassThrough
+from toolbridge.server.openai.responses_wire import ResponsesRequest, read_input, read_settings, read_tools
+from toolbridge.server.openai.wire import CompletionIds
+from toolbridge.telemetry import active_event_stream
+from toolbridge.types import ToolCall, Usage
+
+__all__ = ["responses"]
+
+logger = logging.getLogger(__name__)
+
+
+async def responses(request: Request) -> Response:
+    body = await read_body(request, ResponsesRequest)
+    state = ServerState.of(request)
+    model = await state.catalog.pass_through_model(body.model)
+    if model is None:
+        known = ", ".join(state.catalog.model_names()) or "none"
+        raise ApiError(
+            404,
+            f"no model named {body.model!r} is configured; /v1/responses serves the config's models ({known})",
+            param="model",
+        )
+    tools = await read_tools(body)
+    settings = read_settings(body, tools)
+    conversation = read_input(body)
+    caller = caller_of(request)
+    meter = await RunMeter.open(
+        state.chats.limits, caller.name, caller.user_id, hold=max(RUN_HOLD, body.max_output_tokens or 0)
+    )
+    try:
+        calling = tool_calling_model(MeteredModel(model, meter))
+        await calling.prepare()
+        passing = PassThrough(
+            calling,
+            ModelRequest(messages=conversation, tools=tools, settings=settings),
+            CompletionIds(body.model),
+            repair_retries=state.settings.repair_retries,
+        )
+    except BaseException:
+        await meter.close()
+        raise
+    reply = _Reply(passing, body, meter)
+    if body.stream:
+        return _EventStream(reply)
+    return JSONResponse(await reply.whole())
+
+
+class _Reply:
+    """One pass-through told in the Responses API's terms, its run's meter closed once told."""
+
+    def __init__(self, passing: PassThrough, request: ResponsesRequest, meter: RunMeter) -> None:
+        self._passing = passing
+        self._request = request
+        self._meter = meter
+        self._id = f"resp_{uuid.uuid4().hex}"
+        self._created = int(time.time())
+
+    def _response(self, output: list[Any], status: str, usage: Usage | None) -> ResponseObject:
+        return ResponseObject(
+            id=self._id,
+            object="response",
+            created_at=self._created,
+            model=self._request.model,
+            status=status,
+            output=output,
+            parallel_tool_calls=self._request.parallel_tool_calls is not False,
+            tool_choice="auto",
+            tools=[],
+            usage=_usage(usage) if usage is not None else None,
+        )
+
+    async def whole(self) -> dict[str, Any]:
+        shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
+
+        async def collect(delta: dict[str, str]) -> None:
+            for key, text in delta.items():
+                shown[key].append(text)
+
+        answered = await self._answer(collect)
+        output: list[Any] = []
+        if shown["reasoning_content"]:
+            output.append(_reasoning("".join(shown["reasoning_content"])))
+        if shown["content"]:
+            output.append(_message("".join(shown["content"])))
+        output += [_function_call(call) for call in answered.calls]
+        return self._response(output, "completed", answered.usage).model_dump(mode="json", exclude_none=True)
+
+    async def stream(self, send: Any) -> None:
+        """The events as `send(event)`; a model failing before any was sent raises `ApiError`."""
+        items = _Items(send)
+        started = False
+
+        async def start() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                await items.event(ResponseCreatedEvent, response=self._response([], "in_progress", None))
+
+        async def show(delta: dict[str, str]) -> None:
+            await start()
+            for key, text in delta.items():
+                await items.text(key == "reasoning_content", text)
+
+        try:
+            answered = await self._answer(show)
+        except ApiError as error:
+            if not started:
+                raise
+            await send(error_body(error.status, error.message, code=error.code))
+            return
+        await start()
+        await items.close()
+        for call in answered.calls:
+            await items.function_call(call)
+        done = self._response(items.done, "completed", answered.usage)
+        await items.event(ResponseCompletedEvent, response=done)
+
+    async def _answer(self, show: Any) -> Answered:
+        try:
+            with self._meter.running():
+                return await self._passing.answer(show)
+        except ModelError as error:
+            raise model_failure(error, str(error)) from error
+        finally:
+            await self._meter.close()
+
+
+class _Items:
+    """The output items of a streamed response in order, each event numbered: a reasoning or message item
+    is opened when its kind of text comes and closed when the other kind does; calls follow, whole."""
+
+    def __init__(self, send: Any) -> None:
+        self._send = send
+        self._number = 0
+        self.done: list[Any] = []
+        """The items finished so far (what `response.completed` lists)."""
+        self._open: bool | None = None
+        """Whether the open item is reasoning (None: none is open)."""
+        self._id = ""
+        self._text: list[str] = []
+
+    async def event(self, kind: Any, **fields: Any) -> None:
+        event = kind(type=_type_of(kind), sequence_number=self._number, **fields)
+        self._number += 1
+        await self._send(event)
+
+    async def text(self, reasoning: bool, text: str) -> None:
+        index = len(self.done)
+        if self._open is not reasoning:
+            await self.close()
+            index = len(self.done)
+            self._open = reasoning
+            self._id = f"{'rs' if reasoning else 'msg'}_{uuid.uuid4().hex}"
+            self._text = []
+            item: Any = (
+                ResponseReasoningItem(
+                    id=self._id, type="reasoning", summary=[], content=[], status="in_progress"
+                )
+                if reasoning
+                else ResponseOutputMessage(
+                    id=self._id, type="message", role="assistant", content=[], status="in_progress"
+                )
+            )
+            await self.event(ResponseOutputItemAddedEvent, output_index=index, item=item)
+            if not reasoning:
+                part = ResponseOutputText(type="output_text", text="", annotations=[])
+                await self.event(
+                    ResponseContentPartAddedEvent,
+                    item_id=self._id,
+                    output_index=index,
+                    content_index=0,
+                    part=part,
+                )
+        self._text.append(text)
+        if reasoning:
+            await self.event(
+                ResponseReasoningTextDeltaEvent,
+                item_id=self._id,
+                output_index=index,
+                content_index=0,
+                delta=text,
+            )
+        else:
+            await self.event(
+                ResponseTextDeltaEvent,
+                item_id=self._id,
+                output_index=index,
+                content_index=0,
+                delta=text,
+                logprobs=[],
+            )
+
+    async def close(self) -> None:
+        if self._open is None:
+            return
+        index, text = len(self.done), "".join(self._text)
+        if self._open:
+            item: Any = _reasoning(text, self._id)
+        else:
+            await self.event(
+                ResponseTextDoneEvent,
+                item_id=self._id,
+                output_index=index,
+                content_index=0,
+                text=text,
+                logprobs=[],
+            )
+            part = ResponseOutputText(type="output_text", text=text, annotations=[])
+            await self.event(
+                ResponseContentPartDoneEvent, item_id=self._id, output_index=index, content_index=0, part=part
+            )
+            item = _message(text, self._id)
+        await self.event(ResponseOutputItemDoneEvent, output_index=index, item=item)
+        self.done.append(item)
+        self._open = None
+
+    async def function_call(self, call: ToolCall) -> None:
+        index = len(self.done)
+        item = _function_call(call)
+        added = item.model_copy(update={"arguments": "", "status": "in_progress"})
+        await self.event(ResponseOutputItemAddedEvent, output_index=index, item=added)
+        assert item.id is not None
+        await self.event(
+            ResponseFunctionCallArgumentsDeltaEvent, item_id=item.id, output_index=index, delta=item.arguments
+        )
+        await self.event(
+            ResponseFunctionCallArgumentsDoneEvent,
+            item_id=item.id,
+            output_index=index,
+            arguments=item.arguments,
+            name=call.name,
+        )
+        await self.event(ResponseOutputItemDoneEvent, output_index=index, item=item)
+        self.done.append(item)
+
+
+def _type_of(kind: Any) -> str:
+    return str(kind.model_fields["type"].annotation.__args__[0])
+
+
+def _message(text: str, item_id: str | None = None) -> ResponseOutputMessage:
+    return ResponseOutputMessage(
+        id=item_id or f"msg_{uuid.uuid4().hex}",
+        type="message",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+    )
+
+
+def _reasoning(text: str, item_id: str | None = None) -> ResponseReasoningItem:
+    return ResponseReasoningItem(
+        id=item_id or f"rs_{uuid.uuid4().hex}",
+        type="reasoning",
+        summary=[],
+        content=[ReasoningText(type="reasoning_text", text=text)],
+        status="completed",
+    )
+
+
+def _function_call(call: ToolCall) -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall(
+        id=f"fc_{call.id}",
+        type="function_call",
+        call_id=call.id,
+        name=call.name,
+        arguments=json.dumps(call.arguments, ensure_ascii=False),
+        status="completed",
+    )
+
+
+def _usage(usage: Usage) -> ResponseUsage:
+    return ResponseUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.input_tokens + usage.output_tokens,
+        input_tokens_details=InputTokensDetails(cached_tokens=0, cache_write_tokens=0),
+        output_tokens_details=OutputTokensDetails(reasoning_tokens=0),
+    )
+
+
+class _EventStream(Response):
+    """The events as server-sent events named by their type (the status line waits for the first, so a
+    model failing at once is answered with its own status)."""
+
+    def __init__(self, reply: _Reply) -> None:
+        super().__init__(media_type="text/event-stream")
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
+        self._reply = reply
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        with active_event_stream():
+            events = EventBatches(send, self.raw_headers)
+
+            async def send_event(event: Any) -> None:
+                if isinstance(event, dict):  # an error after the stream started
+                    await events.add({"type": "error", **event["error"]}, event="error")
+                else:
+                    await events.add(event.model_dump(mode="json", exclude_none=True), event=event.type)
+
+            async def cancel_on_hang_up(cancel: anyio.CancelScope) -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                cancel.cancel()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(cancel_on_hang_up, group.cancel_scope)
+                group.start_soon(events.run)
+                try:
+                    await self._reply.stream(send_event)
+                except ApiError as error:
+                    failure = error_response(
+                        error.status, error.message, param=error.param, code=error.code, headers=error.headers
+                    )
+                    await failure(scope, receive, send)
+                    group.cancel_scope.cancel()
+                    return
+                except Exception as error:
+                    logger.exception("a /v1/responses stream failed")
+                    await send_event(error_body(500, f"the request failed: {describe_failure(error)}"))
+                await events.close(done=False)
+                group.cancel_scope.cancel()
