@@ -17,6 +17,7 @@ from mcp_types import INVALID_PARAMS
 
 from toolbridge.errors import ServerError
 from toolbridge.gateway._paging import page
+from toolbridge.gateway._passthrough import passed_through, passthrough_for
 from toolbridge.gateway._upstream import Upstream, upstream_error
 from toolbridge.gateway._uris import UriTable
 
@@ -63,13 +64,17 @@ class GatewayResources:
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any], params: mcp.ReadResourceRequestParams
-    ) -> mcp.ReadResourceResult:
+    ) -> mcp.ReadResourceResult | mcp.InputRequiredResult:
         uri = str(params.uri)
         server, upstream_uri = await self.route(uri)
+        content = self._upstream.content(server)
+        passthrough = passthrough_for(ctx, params.input_responses, params.request_state)
         try:
-            result = await self._upstream.content(server).read_resource_mcp(upstream_uri)
+            result = await passed_through(passthrough, lambda: content.read_resource_mcp(upstream_uri))
         except ServerError as exc:
             raise upstream_error(exc) from exc
+        if isinstance(result, mcp.InputRequiredResult):  # the client answers, and reads again
+            return result
         contents = [
             item.model_copy(
                 update={
