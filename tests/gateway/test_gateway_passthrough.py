@@ -1,11 +1,12 @@
-"""On 2026-07-28 the gateway passes its client's requests on as that client's own: the upstream server
-sees the client's capabilities (each request's `_meta`), its `input_required` reaches the client as the
-server gave it (its keys, its `requestState`), for tools and prompts alike, and the client's next request
-reaches the server unchanged, which checks its own state (conformance input-required-result-*,
-server-stateless).
+"""The gateway passes its client's requests on as that client's own. The upstream server sees the
+client's capabilities (each request's `_meta` on 2026-07-28); its `input_required` reaches a 2026-07-28
+client as the server gave it (its keys, its `requestState`), for tool calls, prompts and resource reads
+alike, and the client's next request reaches the server unchanged, which checks its own state
+(conformance input-required-result-*, server-stateless). A 2025-11-25 client's call goes over a session
+of its revision, where the tool may ask it mid-call (tools-call-sampling, tools-call-elicitation).
 
-The upstream is tests/servers/conformance_everything.py over loopback HTTP (the harness's fixtures), the
-gateway the one `toolbridge gateway` serves, in process.
+The upstream is tests/servers/conformance_everything.py over loopback HTTP (the harness's fixtures), or
+tests/servers/modern.py over stdio; the gateway the one `toolbridge gateway` serves, in process.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import mcp_types as mcp
 import pytest
-from _gateway import gateway
+from _gateway import gateway, our_server
 from mcp import Client
 from mcp.client.context import ClientRequestContext
 from mcp.shared.exceptions import MCPError
@@ -118,6 +119,22 @@ async def test_a_prompts_input_required_reaches_the_client(
         content = prompt.messages[0].content
         assert isinstance(content, mcp.TextContent)
         assert content.text == "Use the following context: the docs"
+
+
+async def test_a_resource_reads_input_required_reaches_the_client(tmp_path: Path) -> None:
+    async def name_ada(context: ClientRequestContext, params: mcp.ElicitRequestParams) -> mcp.ElicitResult:
+        return mcp.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async with Client(
+        gateway(tmp_path, {"modern": our_server("modern")}), elicitation_callback=name_ada
+    ) as client:
+        first = await client.session.read_resource("letter://tea", allow_input_required=True)
+        assert isinstance(first, mcp.InputRequiredResult)
+        assert list(first.input_requests) == ["who"]  # the server's key
+        read = await client.read_resource("letter://tea")  # the SDK answers, and reads again with the state
+        contents = read.contents[0]
+        assert isinstance(contents, mcp.TextResourceContents)
+        assert contents.text == "Dear Ada, about tea."
 
 
 async def test_the_server_sees_the_capabilities_of_the_client_not_the_gateways(
