@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import mcp_types as mcp
 import pytest
 from _gateway import gateway, our_server
@@ -174,3 +175,54 @@ async def test_a_2025_clients_call_reaches_the_server_over_a_session_of_its_revi
         assert (
             _text(await modern.call_tool("test_input_required_result_elicitation", {})) == "Hello, stranger!"
         )
+
+
+async def test_a_2025_client_answers_the_questions_of_a_2026_servers_prompt_and_read(tmp_path: Path) -> None:
+    """The gateway answers the server's `input_required` itself, asking the client that made the request
+    (which cannot be asked in rounds) with requests of its own."""
+    asked: list[str] = []
+
+    async def name_ada(context: ClientRequestContext, params: mcp.ElicitRequestParams) -> mcp.ElicitResult:
+        asked.append(params.message)
+        return mcp.ElicitResult(action="accept", content={"name": "Ada"})
+
+    served = gateway(tmp_path, {"modern": our_server("modern")})
+    async with Client(served, mode="legacy", elicitation_callback=name_ada) as client:
+        assert client.protocol_version == "2025-11-25"
+        read = await client.read_resource("letter://tea")
+        contents = read.contents[0]
+        assert isinstance(contents, mcp.TextResourceContents)
+        assert contents.text == "Dear Ada, about tea."
+        prompt = await client.get_prompt("greeting")
+        content = prompt.messages[0].content
+        assert isinstance(content, mcp.TextContent)
+        assert content.text == "Write a greeting for Ada."
+    assert asked == ["Who is this for?", "Who is this for?"]
+
+
+async def test_each_of_a_2025_clients_reads_at_once_has_its_own_question_answered(tmp_path: Path) -> None:
+    both_asked = anyio.Event()
+    asked: list[str] = []
+
+    async def name_ada(context: ClientRequestContext, params: mcp.ElicitRequestParams) -> mcp.ElicitResult:
+        asked.append(params.message)
+        if len(asked) == 2:
+            both_asked.set()
+        await both_asked.wait()  # neither is answered until both reads are waiting on their question
+        return mcp.ElicitResult(action="accept", content={"name": "Ada"})
+
+    letters: dict[str, str] = {}
+    async with Client(
+        gateway(tmp_path, {"modern": our_server("modern")}), mode="legacy", elicitation_callback=name_ada
+    ) as client:
+
+        async def read(topic: str) -> None:
+            contents = (await client.read_resource(f"letter://{topic}")).contents[0]
+            assert isinstance(contents, mcp.TextResourceContents)
+            letters[topic] = contents.text
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as reading:
+                reading.start_soon(read, "tea")
+                reading.start_soon(read, "cake")
+    assert letters == {"tea": "Dear Ada, about tea.", "cake": "Dear Ada, about cake."}

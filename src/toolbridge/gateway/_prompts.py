@@ -15,7 +15,6 @@ from mcp_types import INVALID_PARAMS
 
 from toolbridge.errors import ServerError
 from toolbridge.gateway._paging import page
-from toolbridge.gateway._passthrough import passed_through, passthrough_for
 from toolbridge.gateway._resources import GatewayResources
 from toolbridge.gateway._upstream import Upstream, upstream_error
 from toolbridge.types import qualified_name, split_qualified
@@ -65,9 +64,10 @@ class GatewayPrompts:
     ) -> mcp.GetPromptResult | mcp.InputRequiredResult:
         server, name = await self._route(params.name)
         content = self._upstream.content(server)
-        passthrough = passthrough_for(ctx, params.input_responses, params.request_state)
         try:
-            result = await passed_through(passthrough, lambda: content.get_prompt_mcp(name, params.arguments))
+            result = await self._upstream.passed_on(
+                ctx, server, params, lambda: content.get_prompt_mcp(name, params.arguments)
+            )
         except ServerError as exc:
             raise upstream_error(exc) from exc
         if isinstance(result, mcp.InputRequiredResult):  # the client answers, and gets the prompt again

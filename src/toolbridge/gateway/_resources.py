@@ -17,7 +17,6 @@ from mcp_types import INVALID_PARAMS
 
 from toolbridge.errors import ServerError
 from toolbridge.gateway._paging import page
-from toolbridge.gateway._passthrough import passed_through, passthrough_for
 from toolbridge.gateway._upstream import Upstream, upstream_error
 from toolbridge.gateway._uris import UriTable
 
@@ -68,9 +67,10 @@ class GatewayResources:
         uri = str(params.uri)
         server, upstream_uri = await self.route(uri)
         content = self._upstream.content(server)
-        passthrough = passthrough_for(ctx, params.input_responses, params.request_state)
         try:
-            result = await passed_through(passthrough, lambda: content.read_resource_mcp(upstream_uri))
+            result = await self._upstream.passed_on(
+                ctx, server, params, lambda: content.read_resource_mcp(upstream_uri)
+            )
         except ServerError as exc:
             raise upstream_error(exc) from exc
         if isinstance(result, mcp.InputRequiredResult):  # the client answers, and reads again
