@@ -130,6 +130,15 @@ class ClientCalls:
         call = made.context.get(CURRENT_CALL) if made is not None else None
         if call is not None and any(call is running for running in self._calls):
             return call
+        # Asked in the task of the request itself: the SDK answering the server's `input_required`
+        # (for a prompt or a read too, which the session's calls in flight do not know).
+        current = CURRENT_CALL.get()
+        if (
+            current is not None
+            and current.server == server
+            and any(current is running for running in self._calls)
+        ):
+            return current
         calls = self.calls_on(server)
         return calls[0] if len(calls) == 1 else None
 
