@@ -291,6 +291,49 @@ def test_the_client_makes_its_session_through_build_session_and_probes_through_s
     )
 
 
+def test_the_client_drives_input_required_through_one_seam_and_sends_through_its_dispatcher() -> None:
+    """`Passthrough`: a first `InputRequiredResult` reaches `Client._drive_input_required` (overridden to
+    hand it back), the seeds are public keywords, and each request leaves through the session's
+    dispatcher's `send_raw_request` with its `_meta` already stamped (the capabilities are swapped there)."""
+    adapter = "mcp/_sdk.py (Passthrough)"
+    drive = vars(Client).get("_drive_input_required")
+    relied_on(
+        inspect.iscoroutinefunction(drive) and parameters(drive) == ["self", "first", "retry"],
+        adapter,
+        "the coroutine Client._drive_input_required(self, first, retry)",
+        "mcp",
+    )
+    for method in (Client.call_tool, Client.get_prompt, Client.read_resource):
+        relied_on(
+            "self._drive_input_required(" in source(method)
+            and {"input_responses", "request_state"} <= set(parameters(method)),
+            adapter,
+            f"Client.{method.__name__} taking input_responses and request_state, driven by _drive_input_required",
+            "mcp",
+        )
+    relied_on(
+        parameters(Client.call_tool)[:5]
+        == ["self", "name", "arguments", "read_timeout_seconds", "progress_callback"],
+        adapter,
+        "Client.call_tool(name, arguments, read_timeout_seconds, progress_callback, ...)",
+        "mcp",
+    )
+    send = source(ClientSession.send_request)
+    relied_on(
+        send.index("self._stamp(data, opts)") < send.index("self._dispatcher.send_raw_request("),
+        adapter,
+        "ClientSession.send_request stamping `_meta` before self._dispatcher.send_raw_request",
+        "mcp",
+    )
+    relied_on(
+        "meta[CLIENT_CAPABILITIES_META_KEY] = capabilities"
+        in source(importlib.import_module("mcp.client.session")),
+        adapter,
+        "the client capabilities stamped under CLIENT_CAPABILITIES_META_KEY in each request's _meta",
+        "mcp",
+    )
+
+
 class _MemoryStorage:
     def __init__(self, tokens: OAuthToken) -> None:
         self.tokens = tokens

@@ -29,27 +29,9 @@ HARNESS_BIN = REPO / ".servers" / "npm" / "node_modules" / ".bin"
 REVISIONS = ("2025-11-25", "2026-07-28")
 HARNESS_TIMEOUT = 90.0
 
-KNOWN_GAPS: dict[str, set[str]] = {
-    # The gateway's upstream session speaks 2026-07-28 whatever its client speaks, so a tool asking its
-    # client by a server-initiated request (2025 style) gets no client behind the gateway.
-    "2025-11-25": {
-        "tools-call-sampling",
-        "tools-call-elicitation",
-        "elicitation-sep1034-defaults",
-        "elicitation-sep1330-enums",
-    },
-    # input_required is answered through the gateway's own questions (new keys, not the server's);
-    # a prompt's input_required is not relayed; the upstream server sees the gateway's capabilities, not
-    # its client's.
-    "2026-07-28": {
-        "server-stateless",
-        "input-required-result-basic-elicitation",
-        "input-required-result-non-tool-request",
-        "input-required-result-capability-check",
-    },
-}
-"""What the gateway still fails that the server passes direct (issue 25's remaining work): the test
-fails when one is fixed too, so the list only shrinks."""
+KNOWN_GAPS: dict[str, set[str]] = {"2025-11-25": set(), "2026-07-28": set()}
+"""What the gateway fails that the server passes direct, per revision (none left): the test fails when
+one is fixed but still listed, so the list only shrinks."""
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,8 @@
-"""On 2026-07-28 a call runs parked (in a task of its own, between the client's rounds) only when its
-client could answer an upstream server's question: the plain call of a client that offers no sampling,
-elicitation or roots runs in its own request, as on the 2025 revisions."""
+"""On 2026-07-28 a call to a server of the 2025 revisions (whose questions come mid-call) runs parked (in
+a task of its own, between the client's rounds) only when its client could answer the server's question:
+the plain call of a client that offers no sampling, elicitation or roots runs in its own request, as on
+the 2025 revisions. (A 2026-07-28 server's questions go to the client as it asked them, unparked:
+test_gateway_passthrough.py.)"""
 
 from __future__ import annotations
 
@@ -46,7 +48,11 @@ async def _sample(
 
 async def test_only_a_client_that_can_be_asked_has_its_calls_parked(monkeypatch: pytest.MonkeyPatch) -> None:
     upstream = ServerConfig(
-        name="revisions", transport="stdio", command=sys.executable, args=[test_server_path("revisions")]
+        name="revisions",
+        transport="stdio",
+        command=sys.executable,
+        args=[test_server_path("revisions")],
+        protocol="2025-11-25",  # it asks mid-call
     )
     calls = ClientCalls()
     async with Toolbox(Config(servers={"revisions": upstream}), features=gateway_features(calls)) as toolbox:

@@ -50,19 +50,22 @@ _LEVEL_KEY = "toolbridge.gateway.log_level"
 
 @dataclass(eq=False)
 class DownstreamCall:
-    """One `tools/call` a downstream client made, running on an upstream server."""
+    """One request a downstream client made, running on an upstream server: a `tools/call`, or a
+    prompt or resource read passed on (`upstream` names its server)."""
 
     ctx: ServerRequestContext[Any, Any]
     parked: ParkedCall | None = None
     """On 2026-07-28: where the upstream server's questions to the client wait for the client's next round."""
     record: CallRecord | None = None
     """The call as the pipeline follows it (`ClientCalls.call_started`): it names the tool once resolved."""
+    upstream: str | None = None
+    """The server of a request that is not a tool call."""
 
     @property
     def server(self) -> str | None:
         """The upstream server that runs it (`native` for toolbridge's own tools; None: not resolved yet)."""
         tool = self.record.tool if self.record is not None else None
-        return tool.source if tool is not None else None
+        return tool.source if tool is not None else self.upstream
 
 
 CURRENT_CALL: ContextVar[DownstreamCall | None] = ContextVar("toolbridge_gateway_call", default=None)
@@ -90,11 +93,16 @@ class ClientCalls:
 
     @contextmanager
     def calling(
-        self, ctx: ServerRequestContext[Any, Any], parked: ParkedCall | None = None
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        parked: ParkedCall | None = None,
+        *,
+        server: str | None = None,
     ) -> Iterator[DownstreamCall]:
-        """Around running one downstream call through the pipeline."""
+        """Around running one downstream call through the pipeline, or (`server`) passing a prompt or a
+        resource read on to that server."""
         self.seen(ctx)
-        call = DownstreamCall(ctx, parked)
+        call = DownstreamCall(ctx, parked, upstream=server)
         token = CURRENT_CALL.set(call)
         self._calls.append(call)
         try:
@@ -122,6 +130,15 @@ class ClientCalls:
         call = made.context.get(CURRENT_CALL) if made is not None else None
         if call is not None and any(call is running for running in self._calls):
             return call
+        # Asked in the task of the request itself: the SDK answering the server's `input_required`
+        # (for a prompt or a read too, which the session's calls in flight do not know).
+        current = CURRENT_CALL.get()
+        if (
+            current is not None
+            and current.server == server
+            and any(current is running for running in self._calls)
+        ):
+            return current
         calls = self.calls_on(server)
         return calls[0] if len(calls) == 1 else None
 

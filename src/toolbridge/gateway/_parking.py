@@ -21,6 +21,7 @@ import anyio
 import anyio.abc
 import mcp_types as mcp
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from toolbridge.types import ToolCall
@@ -44,7 +45,8 @@ Reply = mcp.CallToolResult | mcp.InputRequiredResult
 
 @dataclass(frozen=True)
 class _Ended:
-    reply: Reply
+    reply: Reply | MCPError
+    """An `MCPError`: the upstream server's error, which the client gets as it is."""
 
 
 @dataclass(eq=False)
@@ -89,7 +91,7 @@ class ParkedCall:
             question.answered.set()
         self._open.clear()
 
-    async def next_step(self) -> Reply | mcp.InputRequests:
+    async def next_step(self) -> Reply | MCPError | mcp.InputRequests:
         """The call's reply, or the questions it waits on (all those asked so far)."""
         event = await self._received.receive()
         if isinstance(event, _Ended):
@@ -137,8 +139,11 @@ class ParkingLot:
 
         async def running() -> None:
             with parked.scope:
+                reply: Reply | MCPError
                 try:
                     reply = await run(parked)
+                except MCPError as refused:
+                    reply = refused
                 except Exception as exc:  # a bug must fail this call, not the task group of every call
                     logger.exception("gateway call %r failed", call.name)
                     text = mcp.TextContent(type="text", text=f"toolbridge failed to run the call: {exc}")

@@ -61,12 +61,17 @@ class GatewayPrompts:
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any], params: mcp.GetPromptRequestParams
-    ) -> mcp.GetPromptResult:
+    ) -> mcp.GetPromptResult | mcp.InputRequiredResult:
         server, name = await self._route(params.name)
+        content = self._upstream.content(server)
         try:
-            result = await self._upstream.content(server).get_prompt_mcp(name, params.arguments)
+            result = await self._upstream.passed_on(
+                ctx, server, params, lambda: content.get_prompt_mcp(name, params.arguments)
+            )
         except ServerError as exc:
             raise upstream_error(exc) from exc
+        if isinstance(result, mcp.InputRequiredResult):  # the client answers, and gets the prompt again
+            return result
         messages = [
             message.model_copy(update={"content": self._resources.shown_block(server, message.content)})
             for message in result.messages

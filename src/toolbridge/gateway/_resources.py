@@ -63,13 +63,18 @@ class GatewayResources:
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any], params: mcp.ReadResourceRequestParams
-    ) -> mcp.ReadResourceResult:
+    ) -> mcp.ReadResourceResult | mcp.InputRequiredResult:
         uri = str(params.uri)
         server, upstream_uri = await self.route(uri)
+        content = self._upstream.content(server)
         try:
-            result = await self._upstream.content(server).read_resource_mcp(upstream_uri)
+            result = await self._upstream.passed_on(
+                ctx, server, params, lambda: content.read_resource_mcp(upstream_uri)
+            )
         except ServerError as exc:
             raise upstream_error(exc) from exc
+        if isinstance(result, mcp.InputRequiredResult):  # the client answers, and reads again
+            return result
         contents = [
             item.model_copy(
                 update={

@@ -5,9 +5,10 @@ this client may use (what the gateway offers, narrowed by a named HTTP token's r
 approval policy answered by asking the client (`_approval`), arguments validated, the result cache,
 timeouts, and the observers (the call log, spans, metrics). The registry is the toolbox's, or the client
 session's own where servers are configured `"shared": false` (see `_sessions`). While a call runs its
-upstream server's progress, log messages and requests go to the client that made it (`_calls`; on
-2026-07-28 a call whose client can be asked something runs in the parking lot between the client's
-rounds, `_parking`). The client gets the server's own `CallToolResult` when one came; a result over
+upstream server's progress, log messages and requests go to the client that made it (`_calls`), and
+the server sees that client's capabilities; on 2026-07-28 a 2026-07-28 server's `input_required` goes
+to the client as the server gave it (`_passthrough`), and a call to an older server whose client can be
+asked something runs in the parking lot between the client's rounds (`_parking`). The client gets the server's own `CallToolResult` when one came; a result over
 `max_result_chars` reaches it cut, with a note, as an agent's model sees one (`ToolResult.truncated`).
 """
 
@@ -28,9 +29,11 @@ from toolbridge.gateway._approval import ApprovalGate
 from toolbridge.gateway._calls import ClientCalls
 from toolbridge.gateway._convert import call_result_to_mcp, sent_size, tool_to_mcp
 from toolbridge.gateway._parking import ParkedCall, Reply
+from toolbridge.gateway._passthrough import answers_in_rounds, passed_through, passthrough_for
 from toolbridge.gateway._reach import CallerReach
 from toolbridge.gateway._sessions import DownstreamSessions
 from toolbridge.mcp import CallOutcome, ToolProgress
+from toolbridge.mcp._sdk import Passthrough, UpstreamRefused
 from toolbridge.tools import CallContext, CallDeferred, Toolbox, ToolPipeline, ToolRegistry
 from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolSpec
 
@@ -115,7 +118,6 @@ class GatewayTools:
             parked.answer(params.input_responses)
             parked.ctx = ctx
             return await self._follow(parked)
-        self._check_state(params.request_state)
         call = ToolCall(name=params.name, arguments=params.arguments or {})
         registry, cache_scope = await self._sessions.registry_for(ctx)
         gate = self._approval
@@ -128,25 +130,40 @@ class GatewayTools:
             approve=gate.approver(ctx, params) if gate is not None else None,
         )
         pipeline = self._toolbox.pipeline(registry)
-        if self._parking.is_open and _answers_in_rounds(ctx):
-            # The upstream server may ask the client something, which on this revision takes rounds.
+        relays = answers_in_rounds(ctx) and await self._relays_rounds(call, context, registry)
+        held = params.request_state is not None and gate is not None and gate.holds(params.request_state)
+        if relays and not held:
+            passthrough = passthrough_for(ctx, params.input_responses, params.request_state)
+        else:  # any answers are to the gateway's own question (or there are none)
+            if params.request_state is not None and not held:
+                raise _unknown_state()
+            passthrough = passthrough_for(ctx, relays=relays)
+        if self._parking.is_open and _may_be_asked(ctx) and not relays:
+            # The upstream server may ask the client something mid-call, which on this revision takes rounds.
             parked = self._parking.start(
-                call, ctx, lambda parked: self._run(pipeline, call, context, ctx, parked)
+                call, ctx, lambda parked: self._run(pipeline, call, context, ctx, passthrough, parked)
             )
             return await self._follow(parked)
-        return await self._run(pipeline, call, context, ctx)
+        return await self._run(pipeline, call, context, ctx, passthrough)
 
-    def _check_state(self, request_state: str | None) -> None:
-        """A `requestState` the gateway did not give (or gave and has done with) is refused: running the
-        call anew would answer a client that believes it is continuing one (and hides tampering)."""
-        if request_state is None or (self._approval is not None and self._approval.holds(request_state)):
-            return
-        raise MCPError(
-            INVALID_PARAMS,
-            "The requestState of this call is not one the toolbridge gateway gave, or its call has ended "
-            "(the answer came too late, or was given already): call the tool again without requestState "
-            "and inputResponses.",
-        )
+    async def _relays_rounds(self, call: ToolCall, context: CallContext, registry: ToolRegistry) -> bool:
+        """Whether the server's `input_required` goes to the (2026-07-28) client as the server gave it,
+        and the client's next call to the server unchanged: the tool's server speaks 2026-07-28 too, and
+        the call needs no approval (an approved call's later rounds would be asked about again; the
+        gateway answers its server's questions then, asking the client its own, as for a 2025 server)."""
+        # As last listed (a dictionary look-up; listed first if need be): resolving the name again would
+        # cost every call a second resolution. The pipeline refuses what this client may not call.
+        spec = registry.find_listed(call.name)
+        if spec is None:
+            await registry.list_tools()
+            spec = registry.find_listed(call.name)
+        if spec is None or spec.source == NATIVE_SOURCE:
+            return False
+        policy = context.approval
+        if policy is not None and policy.approval_reason(spec) is not None:
+            return False
+        pool = registry.pool or self._toolbox.pool
+        return pool.connection(spec.source).protocol_version in MODERN_PROTOCOL_VERSIONS
 
     async def _run(
         self,
@@ -154,9 +171,11 @@ class GatewayTools:
         call: ToolCall,
         context: CallContext,
         ctx: ServerRequestContext,
+        passthrough: Passthrough,
         parked: ParkedCall | None = None,
     ) -> Reply:
-        """Run the call; progress goes to the client's request waiting on it now (a parked call's latest)."""
+        """Run the call; progress goes to the client's request waiting on it now (a parked call's latest).
+        The upstream server's `input_required` for a 2026-07-28 client is the reply as it came."""
 
         async def relay(progress: ToolProgress) -> None:
             # A no-op unless the client sent a progress token with its call.
@@ -165,11 +184,17 @@ class GatewayTools:
 
         with self._calls.calling(ctx, parked) as downstream:
             try:
-                outcome = await pipeline.call(call, context.but(on_progress=relay))
+                outcome = await passed_through(
+                    passthrough, lambda: pipeline.call(call, context.but(on_progress=relay))
+                )
             except CallDeferred as deferred:  # the client asks its user and calls again with the answer
                 if not isinstance(deferred.reply, mcp.InputRequiredResult):
                     raise
                 return deferred.reply
+            except UpstreamRefused as refused:  # an error the client acts on (its capabilities, its state)
+                raise refused.error from None
+            if isinstance(outcome, mcp.InputRequiredResult):
+                return outcome
         tool = downstream.record.tool if downstream.record is not None else None
         return self._reply(outcome, tool)
 
@@ -196,10 +221,24 @@ class GatewayTools:
             raise
         if isinstance(step, dict):
             return mcp.InputRequiredResult(input_requests=step, request_state=self._parking.keep(parked))
+        if isinstance(step, MCPError):
+            raise step
         return step
 
 
-def _answers_in_rounds(ctx: ServerRequestContext) -> bool:
+def _unknown_state() -> MCPError:
+    """A `requestState` the gateway did not give, for a call whose server's cannot reach the client
+    (see `_relays_rounds`): running the call anew would answer a client that believes it is continuing
+    one (and hide tampering)."""
+    return MCPError(
+        INVALID_PARAMS,
+        "The requestState of this call is not one the toolbridge gateway gave, or its call has ended "
+        "(the answer came too late, or was given already): call the tool again without requestState "
+        "and inputResponses.",
+    )
+
+
+def _may_be_asked(ctx: ServerRequestContext) -> bool:
     """Whether an upstream server's question during this call would reach the client in rounds of
     `input_required` (2026-07-28), so the call must run parked. A client that offers neither sampling,
     elicitation nor roots can answer nothing: its calls run in its own request, at no extra cost."""

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
+import mcp_types as mcp
 from mcp import MCPError
+from mcp.server.context import ServerRequestContext
 from mcp_types import INTERNAL_ERROR
 
 from toolbridge.errors import ServerError
+from toolbridge.gateway._calls import ClientCalls
+from toolbridge.gateway._passthrough import passed_through, passthrough_for
 from toolbridge.gateway._reach import CallerReach
 from toolbridge.mcp import ServerContent
 from toolbridge.tools import Toolbox
@@ -22,16 +26,37 @@ logger = logging.getLogger("toolbridge.gateway")
 
 T = TypeVar("T")
 
+_AnswerableParams = mcp.GetPromptRequestParams | mcp.ReadResourceRequestParams
+
 
 class Upstream:
     """The servers whose resources and prompts the gateway offers (`servers`; None: every enabled one),
     and those of them the client of a request reaches (`reach`; None: all of them)."""
 
     def __init__(
-        self, toolbox: Toolbox, servers: Sequence[str] | None = None, reach: CallerReach | None = None
+        self,
+        toolbox: Toolbox,
+        servers: Sequence[str] | None = None,
+        reach: CallerReach | None = None,
+        calls: ClientCalls | None = None,
     ) -> None:
         self._catalog = toolbox.content.only(servers)
         self._reach = reach
+        self._calls = calls or ClientCalls()
+
+    async def passed_on(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        server: str,
+        params: _AnswerableParams,
+        request: Callable[[], Awaitable[T]],
+    ) -> T | mcp.InputRequiredResult:
+        """`request()` to `server` as the client of `ctx` made it (see `_passthrough`): its result, or the
+        server's `input_required` for a 2026-07-28 client. Meanwhile the server's questions that the
+        gateway answers (for a 2025 client) go to that client."""
+        passthrough = passthrough_for(ctx, params.input_responses, params.request_state)
+        with self._calls.calling(ctx, server=server):
+            return await passed_through(passthrough, request)
 
     @property
     def servers(self) -> list[str]:

@@ -114,7 +114,7 @@ class Gateway:
             calls=self.calls,
             max_result_chars=max_result_chars or toolbox.config.gateway.max_result_chars,
         )
-        upstream = Upstream(toolbox, servers, reach)
+        upstream = Upstream(toolbox, servers, reach, self.calls)
         self._upstream = upstream
         self.resources = GatewayResources(upstream, page_size=page_size)
         self.prompts = GatewayPrompts(upstream, self.resources, page_size=page_size)

@@ -14,6 +14,11 @@ The rest of toolbridge calls the names here and touches no SDK internals. What e
 - `EarlyRefresh`, a mixin for the SDK's OAuth providers, overrides their `_initialize` (where they load
   the stored tokens) and replaces their `context`, an `OAuthContext` dataclass rebuilt from its init
   fields, by one whose `update_token_expiry` counts a token as expiring early.
+- `Passthrough` (a gateway passing its client's request on, 2026-07-28 MRTR): `ProbingClient` overrides
+  `Client._drive_input_required`, the SDK's one seam between a first `InputRequiredResult` and its
+  ask-and-retry driver, to hand the result back (`InputRequiredRelayed`) instead of answering it; and
+  wraps the session's dispatcher's `send_raw_request` (the SDK stamps every request's `_meta` with
+  the session's client capabilities just before it) to put the gateway's client's capabilities there.
 - `drop_log_record` filters records of the SDK's loggers by their message text (`STDIO_PARSE_FAILURE`,
   `OAUTH_FLOW_ERROR`): tracebacks it logs for what toolbridge reports better itself.
 
@@ -26,9 +31,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
@@ -36,6 +42,7 @@ import mcp_types as mcp
 from mcp import Client, ClientSession, MCPError
 from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import OAuthMetadata, OAuthToken
+from mcp.shared.dispatcher import ProgressFnT
 
 from toolbridge.config.model import DEFAULT_DISCOVER_TIMEOUT
 
@@ -45,10 +52,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OAUTH_FLOW_ERROR",
+    "PASSTHROUGH",
     "STDIO_PARSE_FAILURE",
     "EarlyRefresh",
+    "InputRequiredRelayed",
+    "Passthrough",
     "ProbingClient",
     "SdkLogRecord",
+    "UpstreamRefused",
     "connection_of",
     "drop_log_record",
 ]
@@ -58,6 +69,60 @@ def connection_of(session: ServerSession) -> Connection:
     """The connection (one per downstream client) behind a request handler's session."""
     connection: Connection = session._connection
     return connection
+
+
+@dataclass(frozen=True)
+class Passthrough:
+    """A request a gateway's client made, passed on to an upstream server as that client's own: set
+    `PASSTHROUGH` around the upstream call (its task and the tasks it starts see it)."""
+
+    client_capabilities: mcp.ClientCapabilities | None = None
+    """What the upstream server is told its client offers, on 2026-07-28 where each request says so
+    (None: the session's own). Extensions stay the session's: they are what this client can follow."""
+    input_responses: mcp.InputResponses | None = None
+    """The client's answers to an `input_required` the upstream server gave, sent with the request."""
+    request_state: str | None = None
+    """The upstream server's `requestState`, echoed by the client, sent with the request."""
+    input_required: bool = False
+    """An `input_required` answer is raised as `InputRequiredRelayed` (for the client to answer),
+    not answered through this client's callbacks."""
+    client_revision: str | None = None
+    """The revision the client speaks: one of the 2025 revisions has a server that speaks 2026-07-28
+    to us called over a session of its own revision, where the server's questions can reach the client
+    mid-call (`ServerConnection.call_tool_mcp`)."""
+    relays_error: Callable[[MCPError], bool] = field(default=lambda error: False)
+    """Which of the upstream server's errors to a `tools/call` are raised as `UpstreamRefused`
+    (for the client to get as they are), not turned into an error result."""
+
+
+PASSTHROUGH: ContextVar[Passthrough | None] = ContextVar("toolbridge_passthrough", default=None)
+
+
+class InputRequiredRelayed(Exception):
+    """The upstream server answered `input_required`, and the `Passthrough` hands it to its client."""
+
+    def __init__(self, result: mcp.InputRequiredResult) -> None:
+        super().__init__("the server asked the client for input; the client answers with its next request")
+        self.result = result
+
+
+class UpstreamRefused(Exception):
+    """The upstream server refused a passed-through tool call with an error its client gets as it is."""
+
+    def __init__(self, error: MCPError) -> None:
+        super().__init__(f"the server refused the call: {error.error.message} (JSON-RPC error {error.code})")
+        self.error = error
+
+
+_PASSED_ON = ("sampling", "elicitation", "roots")
+"""The client capabilities a passed-through request carries as its client's (the upstream server's
+questions go to that client)."""
+
+
+def _passed_on_capabilities(ours: Mapping[str, Any], theirs: mcp.ClientCapabilities) -> dict[str, Any]:
+    wire = theirs.model_dump(by_alias=True, mode="json", exclude_none=True)
+    kept = {key: value for key, value in ours.items() if key not in _PASSED_ON}
+    return {**kept, **{key: wire[key] for key in _PASSED_ON if key in wire}}
 
 
 @dataclass
@@ -88,7 +153,76 @@ class ProbingClient(Client):
             return await _probe_then_handshake(session, probe, version, wait)
 
         session.send_discover = send_discover  # type: ignore[method-assign]
+        _stamp_passed_on_capabilities(session)
         return session
+
+    async def _drive_input_required(self, first: Any, retry: Any) -> Any:
+        passthrough = PASSTHROUGH.get()
+        if (
+            passthrough is not None
+            and passthrough.input_required
+            and isinstance(first, mcp.InputRequiredResult)
+        ):
+            raise InputRequiredRelayed(first)
+        return await super()._drive_input_required(first, retry)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressFnT | None = None,
+        **seeds: Any,
+    ) -> mcp.CallToolResult:
+        passthrough = PASSTHROUGH.get()
+        if passthrough is not None:
+            seeds = {**seeds, **_seeds(passthrough)}
+        try:
+            return await super().call_tool(name, arguments, read_timeout_seconds, progress_callback, **seeds)
+        except MCPError as error:
+            if passthrough is not None and passthrough.relays_error(error):
+                raise UpstreamRefused(error) from error
+            raise
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, **seeds: Any
+    ) -> mcp.GetPromptResult:
+        passthrough = PASSTHROUGH.get()
+        if passthrough is not None:
+            seeds = {**seeds, **_seeds(passthrough)}
+        return await super().get_prompt(name, arguments, **seeds)
+
+    async def read_resource(self, uri: str, **seeds: Any) -> mcp.ReadResourceResult:
+        passthrough = PASSTHROUGH.get()
+        if passthrough is not None:
+            seeds = {**seeds, **_seeds(passthrough)}
+        return await super().read_resource(uri, **seeds)
+
+
+def _seeds(passthrough: Passthrough) -> dict[str, Any]:
+    """The keyword arguments that send the client's answers and the server's state with a request."""
+    return {"input_responses": passthrough.input_responses, "request_state": passthrough.request_state}
+
+
+def _stamp_passed_on_capabilities(session: ClientSession) -> None:
+    """Each request's `_meta` client capabilities (2026-07-28) as the `Passthrough`'s, when one is set."""
+    dispatcher = session._dispatcher
+    send = dispatcher.send_raw_request
+
+    async def send_raw_request(
+        method: str, params: Mapping[str, Any] | None, opts: Any = None
+    ) -> dict[str, Any]:
+        passthrough = PASSTHROUGH.get()
+        meta = params.get("_meta") if params is not None else None
+        if passthrough is not None and passthrough.client_capabilities is not None and isinstance(meta, dict):
+            ours = meta.get(mcp.CLIENT_CAPABILITIES_META_KEY)
+            if isinstance(ours, Mapping):
+                meta[mcp.CLIENT_CAPABILITIES_META_KEY] = _passed_on_capabilities(
+                    ours, passthrough.client_capabilities
+                )
+        return await send(method, params, opts)
+
+    dispatcher.send_raw_request = send_raw_request  # type: ignore[method-assign]
 
 
 class _Handshake(enum.Enum):

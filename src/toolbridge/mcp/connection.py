@@ -25,6 +25,8 @@ from toolbridge.mcp._failures import backing_off, call_lost_message
 from toolbridge.mcp._listings import ListChangeHandler, ListKind
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._request import request_once
+from toolbridge.mcp._revision import speaks_stateless_revision
+from toolbridge.mcp._sdk import PASSTHROUGH
 from toolbridge.mcp._task_group import exit_task_group
 from toolbridge.mcp._tool_call import (
     RETRIED_NOTE,
@@ -88,6 +90,9 @@ class ServerConnection:
         self.log = ServerLog(config.name)
         """The last messages the server logged to us (`notifications/message`), across reconnects."""
         self._live: LiveSession | None = None
+        self._handshake_twin: ServerConnection | None = None
+        """A session of the 2025-11-25 revision beside a 2026-07-28 one, for passed-on calls of clients
+        of that revision (see `_twin_for`); opened on the first such call."""
         self._connect_lock = anyio.Lock()
         self._closed = False
         self.content = ServerContent(self)
@@ -260,11 +265,41 @@ class ServerConnection:
         live = self._live
         if live is None or not live.usable:  # the common case needs no trip through the connect lock
             live = await self._connected()
+        twin = self._twin_for(live)
+        if twin is not None:
+            return await twin.call_tool_mcp(
+                name, arguments, call_id=call_id, timeout=timeout, on_progress=on_progress
+            )
         call = ServerCall(name, arguments, call_id, limit, on_progress)
         outcome = await call_once(live, self.config, call)
         if not isinstance(outcome, LostCall):
             return outcome
         return await self._after_lost(live, call, outcome, started=started)
+
+    def _twin_for(self, live: LiveSession) -> ServerConnection | None:
+        """The connection a call passed on for a client of a 2025 revision goes over when this session
+        speaks 2026-07-28 (the config leaving the revision to negotiation): the server's questions can
+        reach that client only mid-call, which only a session of the 2025 revision allows. Not for a stdio
+        server: a second session would be a second process, whose state (its tools, its data) is not the
+        first one's."""
+        passthrough = PASSTHROUGH.get()
+        client_revision = passthrough.client_revision if passthrough is not None else None
+        session = live.session
+        if (
+            client_revision is None
+            or speaks_stateless_revision(client_revision)
+            or self.config.protocol != "auto"
+            or self.config.transport == "stdio"
+            or session is None
+            or not speaks_stateless_revision(session.protocol_version)
+        ):
+            return None
+        if self._handshake_twin is None:
+            config = self.config.model_copy(update={"protocol": "2025-11-25"})
+            self._handshake_twin = ServerConnection(
+                config, task_group=self._task_group, features=self.features
+            )
+        return self._handshake_twin
 
     async def request(
         self, what: str, send: Callable[[LiveSession], Awaitable[T]], *, method: str | None = None
@@ -296,6 +331,8 @@ class ServerConnection:
     async def close(self) -> None:
         """End the session and stop the server process. The connection cannot be used afterwards."""
         self._closed = True
+        if self._handshake_twin is not None:
+            await self._handshake_twin.close()
         live = self._live
         if live is not None:
             live.stop(closing=True)
@@ -336,7 +373,12 @@ class ServerConnection:
             live.listings.subscribed = lambda: self.content.subscribed
             live.listings.on_list_changed = self._list_changed
             self._live = live
-            self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
+            # The session outlives the request that connects it: none of that request's passthrough.
+            token = PASSTHROUGH.set(None)
+            try:
+                self._task_group.start_soon(live.run, name=f"toolbridge MCP session {self.name!r}")
+            finally:
+                PASSTHROUGH.reset(token)
             await live.ready.wait()
             if live.fell_back_to_sse:
                 # Reconnects go straight to the transport that worked.
