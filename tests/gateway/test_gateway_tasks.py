@@ -1,0 +1,153 @@
+"""Tasks (the io.modelcontextprotocol/tasks extension) through the gateway: an upstream server's task is
+relayed to a client that declares the extension under a task id of the gateway's own (its tasks/get,
+tasks/update and tasks/cancel relayed upstream); a call still running after `task_after` becomes a task
+of the gateway's; a client without the extension gets the result, as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mcp_types as mcp
+import pytest
+from _gateway_tasks import KeepsTasks, cancel, get, result_text, tasks_gateway, until, update
+from mcp import Client, MCPError
+from mcp.client.context import ClientRequestContext
+
+from toolbridge.mcp.tasks import TasksExtension
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:The .* capability is deprecated")]
+
+NEVER = 3600.0
+"""A `task_after` no call of these tests reaches: only an upstream task makes one."""
+
+
+async def _confirm(context: ClientRequestContext, params: mcp.ElicitRequestParams) -> mcp.ElicitResult:
+    return mcp.ElicitResult(action="accept", content={"confirm": True, "name": "Ada", "age": 36})
+
+
+async def test_an_upstream_task_reaches_the_client_under_a_gateway_task_id(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    async with Client(tasks_gateway(tmp_path, task_after=NEVER), extensions=[keeps]) as client:
+        await client.call_tool("slow_compute", {"seconds": 0.2, "label": "relayed"})
+        [created] = keeps.created
+        seen = await until(client.session, created.task_id)
+        assert seen.field("status") == "completed"
+        assert seen.field("taskId") == created.task_id
+        assert result_text(seen) == "computed relayed"
+
+
+async def test_a_task_id_the_gateway_did_not_give_is_refused(tmp_path: Path) -> None:
+    async with Client(tasks_gateway(tmp_path), extensions=[KeepsTasks()]) as client:
+        for made_up in ("made-up", ""):
+            with pytest.raises(MCPError, match="did not give it") as refused:
+                await get(client.session, made_up)
+            assert refused.value.error.code == mcp.INVALID_PARAMS
+
+
+async def test_tasks_methods_need_the_extension_declared(tmp_path: Path) -> None:
+    async with Client(tasks_gateway(tmp_path)) as client:
+        with pytest.raises(MCPError) as refused:
+            await get(client.session, "any")
+        assert refused.value.error.code == mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+async def test_a_client_without_the_extension_gets_the_result(tmp_path: Path) -> None:
+    async with Client(tasks_gateway(tmp_path, task_after=0)) as client:
+        result = await client.call_tool("slow_compute", {"seconds": 0.1, "label": "plain"})
+        assert result.content[0].text == "computed plain"  # type: ignore[union-attr]
+
+
+async def test_input_for_a_relayed_task_is_relayed_upstream(tmp_path: Path) -> None:
+    # toolbridge's own client as the gateway's client: it follows the gateway's task and answers the
+    # form inside it with tasks/update, which the gateway relays to the server's task.
+    async with Client(
+        tasks_gateway(tmp_path, task_after=NEVER),
+        extensions=[TasksExtension()],
+        elicitation_callback=_confirm,
+    ) as client:
+        result = await client.call_tool("confirm_delete", {"filename": "notes.txt"})
+        assert result.content[0].text == "deleted notes.txt"  # type: ignore[union-attr]
+
+
+async def test_cancelling_a_relayed_task_cancels_the_upstream_task(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    async with Client(tasks_gateway(tmp_path, task_after=NEVER), extensions=[keeps]) as client:
+        await client.call_tool("hold", {"tag": "relayed-cancel"})
+        [created] = keeps.created
+        await cancel(client.session, created.task_id)
+        was = await client.call_tool("was_cancelled", {"tag": "relayed-cancel"})
+        assert was.structured_content == {"result": True}
+        assert (await until(client.session, created.task_id)).field("status") == "cancelled"
+
+
+async def test_a_long_call_becomes_a_task_of_the_gateway(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    async with Client(tasks_gateway(tmp_path, task_after=0), extensions=[keeps]) as client:
+        await client.call_tool("greet", {"name": "Ada"})  # a tool that never makes a task upstream
+        [created] = keeps.created
+        assert created.status == "working"
+        seen = await until(client.session, created.task_id)
+        assert seen.field("status") == "completed"
+        assert result_text(seen) == "Hello, Ada!"
+        assert isinstance(seen.field("ttlMs"), int)
+
+
+async def test_a_quick_call_is_answered_in_its_own_request(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    async with Client(tasks_gateway(tmp_path, task_after=NEVER), extensions=[keeps]) as client:
+        result = await client.call_tool("greet", {"name": "Ada"})
+        assert result.content[0].text == "Hello, Ada!"  # type: ignore[union-attr]
+        assert keeps.created == []
+
+
+async def test_a_gateway_task_is_cancelled(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    async with Client(tasks_gateway(tmp_path, task_after=0), extensions=[keeps]) as client:
+        await client.call_tool("was_cancelled", {"tag": "never", "wait_ms": 60_000})
+        [created] = keeps.created
+        await cancel(client.session, created.task_id)
+        seen = await get(client.session, created.task_id)
+        assert seen.field("status") == "cancelled"
+        await cancel(client.session, created.task_id)  # again: the same ack
+
+
+async def test_a_gateway_task_asks_its_client_with_input_requests(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    async with Client(
+        tasks_gateway(tmp_path, task_after=0), extensions=[keeps], elicitation_callback=_confirm
+    ) as client:
+        await client.call_tool("ask_contact", {})  # a plain tool that asks its client (elicitation)
+        [created] = keeps.created
+        asked = await until(client.session, created.task_id, "input_required")
+        assert asked.field("status") == "input_required"
+        requests = asked.field("inputRequests")
+        assert requests
+        assert all(request["method"] == "elicitation/create" for request in requests.values())
+        answer = {"action": "accept", "content": {"name": "Ada", "age": 36}}
+        await update(client.session, created.task_id, {key: answer for key in requests})
+        seen = await until(client.session, created.task_id)
+        assert seen.field("status") == "completed", seen
+        assert "Ada" in result_text(seen)
+
+
+async def test_past_the_limit_a_call_runs_in_its_own_request(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    async with Client(tasks_gateway(tmp_path, task_after=0, max_tasks=1), extensions=[keeps]) as client:
+        await client.call_tool("was_cancelled", {"tag": "first", "wait_ms": 60_000})
+        assert len(keeps.created) == 1
+        result = await client.call_tool("greet", {"name": "Ada"})
+        assert result.content[0].text == "Hello, Ada!"  # type: ignore[union-attr]
+        assert len(keeps.created) == 1
+        await cancel(client.session, keeps.created[0].task_id)
+
+
+async def test_an_ended_task_is_forgotten_after_its_time(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    gateway = tasks_gateway(tmp_path, task_after=0)
+    async with Client(gateway, extensions=[keeps]) as client:
+        await client.call_tool("greet", {"name": "Ada"})
+        [created] = keeps.created
+        assert (await until(client.session, created.task_id)).field("status") == "completed"
+        gateway.served.tasks.keep_seconds = 0
+        with pytest.raises(MCPError, match="forgotten"):
+            await get(client.session, created.task_id)
