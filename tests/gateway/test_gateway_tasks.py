@@ -5,14 +5,20 @@ of the gateway's; a client without the extension gets the result, as before."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+import httpx2
 import mcp_types as mcp
 import pytest
+from _gateway import our_server
 from _gateway_tasks import KeepsTasks, cancel, get, result_text, tasks_gateway, until, update
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
 
+from gateway.gateway_helpers import CLIENT_TIMEOUT, start_http_gateway
 from toolbridge.mcp.tasks import TasksExtension
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:The .* capability is deprecated")]
@@ -151,3 +157,30 @@ async def test_an_ended_task_is_forgotten_after_its_time(tmp_path: Path) -> None
         gateway.served.tasks.keep_seconds = 0
         with pytest.raises(MCPError, match="forgotten"):
             await get(client.session, created.task_id)
+
+
+async def test_a_task_given_to_one_token_is_unknown_to_another(tmp_path: Path) -> None:
+    servers = {"tasks": our_server("tasks_server")}
+    tokens = {"ci": {"token": "ci-token"}, "cursor": {"token": "cursor-token"}}
+    with start_http_gateway(tmp_path, {"mcpServers": servers, "gateway": {"tokens": tokens}}) as gateway:
+        keeps = KeepsTasks()
+        async with http_client(gateway.mcp_url, "ci-token", keeps) as owner:
+            await owner.call_tool("hold", {"tag": "owned"})
+            [created] = keeps.created
+            async with http_client(gateway.mcp_url, "cursor-token", KeepsTasks()) as other:
+                for refused_call in (get, cancel):
+                    with pytest.raises(MCPError, match="did not give it") as refused:
+                        await refused_call(other.session, created.task_id)
+                    assert refused.value.error.code == mcp.INVALID_PARAMS
+            assert (await get(owner.session, created.task_id)).field("status") == "working"
+            await cancel(owner.session, created.task_id)
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str, extension: KeepsTasks) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=CLIENT_TIMEOUT) as http,
+        Client(streamable_http_client(url, http_client=http), extensions=[extension]) as client,
+    ):
+        yield client
