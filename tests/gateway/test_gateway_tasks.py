@@ -19,7 +19,7 @@ from mcp.client.context import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.gateway_helpers import CLIENT_TIMEOUT, start_http_gateway
-from toolbridge.mcp.tasks import TasksExtension
+from toolbridge.mcp.tasks import TASKS_EXTENSION, TasksExtension
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:The .* capability is deprecated")]
 
@@ -184,3 +184,15 @@ async def http_client(url: str, token: str, extension: KeepsTasks) -> AsyncItera
         Client(streamable_http_client(url, http_client=http), extensions=[extension]) as client,
     ):
         yield client
+
+
+async def test_on_an_older_revision_a_long_call_stays_in_its_request(tmp_path: Path) -> None:
+    # A 2025-11-25 client can be asked only within its request: a task made of its call would lose the
+    # way to ask it (here a form), so its call runs to its end there, even when it takes tasks.
+    takes_tasks = {mcp.CLIENT_CAPABILITIES_META_KEY: {"extensions": {TASKS_EXTENSION: {}}}}
+    async with Client(
+        tasks_gateway(tmp_path, task_after=0), mode="legacy", elicitation_callback=_confirm
+    ) as client:
+        result = await client.session.call_tool("ask_contact", {}, meta=takes_tasks)
+        assert not result.is_error, result
+        assert "Ada" in result.content[0].text  # type: ignore[union-attr]

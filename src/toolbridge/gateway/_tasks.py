@@ -5,7 +5,7 @@ of the gateway's own, never an upstream server's:
 - relayed: when the upstream server answers the call with a task, the client gets a gateway task id
   mapped to that upstream task; its `tasks/get`, `tasks/update` and `tasks/cancel` are relayed there;
 - made here: a call still running after `task_after` seconds (an upstream tool that does not make
-  tasks) becomes a task of the gateway's, run in the gateway's task group. Its status, its result, and
+  tasks; on the 2026-07-28 revision) becomes a task of the gateway's, run in the gateway's task group. Its status, its result, and
   the questions its server asks (`inputRequests`, answered with `tasks/update`) come from the gateway.
 A task id belongs to the client (its HTTP token) it was given to: any other id is unknown (-32602).
 Each client has at most `max_tasks` unfinished tasks (past that its calls run to their end, as for a
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -157,8 +158,12 @@ class GatewayTasks(Extension):
             return await call_next(ctx)
         task = _Task(secrets.token_urlsafe(16), owner)
         self._lot.spawn(self._drive, task, ctx, params)
+        # A task of the gateway's outlives its request: its server's questions must reach the client in
+        # rounds (`inputRequests`), which only the 2026-07-28 revision has; on older ones, where they
+        # go by the request's back-channel, only a server's own task is handed on.
+        modern = ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS
         try:
-            with anyio.move_on_after(self.task_after):
+            with anyio.move_on_after(self.task_after if modern else math.inf):
                 await task.settled.wait()
         except anyio.get_cancelled_exc_class():
             task.scope.cancel()  # the client gave up on its call: the call with it
