@@ -9,11 +9,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 import httpx2
 import mcp_types as mcp
 import pytest
 from _gateway import our_server
-from _gateway_tasks import KeepsTasks, cancel, get, result_text, tasks_gateway, until, update
+from _gateway_tasks import KeepsTasks, TasksGateway, cancel, get, result_text, tasks_gateway, until, update
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
@@ -196,3 +197,18 @@ async def test_on_an_older_revision_a_long_call_stays_in_its_request(tmp_path: P
         result = await client.session.call_tool("ask_contact", {}, meta=takes_tasks)
         assert not result.is_error, result
         assert "Ada" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_gateway_task_says_its_servers_progress_as_its_status_message(tmp_path: Path) -> None:
+    keeps, release = KeepsTasks(), tmp_path / "release"
+    gateway = TasksGateway(tmp_path, {"reports": our_server("reports")}, task_after=0)
+    async with Client(gateway, extensions=[keeps]) as client:
+        await client.call_tool("hold", {"until_file": str(release)})  # reports "halfway", then waits
+        [created] = keeps.created
+        while (seen := await get(client.session, created.task_id)).field("statusMessage") != "halfway":
+            assert seen.field("status") == "working", seen
+            await anyio.sleep(0.02)
+        release.touch()
+        seen = await until(client.session, created.task_id)
+        assert (seen.field("status"), seen.field("statusMessage")) == ("completed", "done")
+        assert result_text(seen) == "released"

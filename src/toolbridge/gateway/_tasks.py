@@ -16,6 +16,7 @@ client follows an upstream task (`toolbridge.mcp.tasks`).
 
 from __future__ import annotations
 
+import contextvars
 import datetime
 import logging
 import math
@@ -50,7 +51,7 @@ from toolbridge.mcp.tasks import (
     handing_over_tasks,
 )
 
-__all__ = ["GatewayTasks"]
+__all__ = ["GatewayTasks", "note_progress"]
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class _Task:
     updated_at: str = field(default_factory=_now)
     touched: float = field(default_factory=time.monotonic)
     status: str = "working"
+    status_message: str | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     pending: dict[str, Any] = field(default_factory=dict)
@@ -110,7 +112,7 @@ class _Task:
         self.status, self.updated_at = status, _now()
 
     def envelope(self, keep_seconds: float) -> dict[str, Any]:
-        return {
+        body = {
             "taskId": self.task_id,
             "status": self.status,
             "createdAt": self.created_at,
@@ -118,6 +120,22 @@ class _Task:
             "ttlMs": max(1, int(keep_seconds * 1000)),
             "pollIntervalMs": POLL_MS,
         }
+        if self.status_message is not None:
+            body["statusMessage"] = self.status_message
+        return body
+
+
+_RUNNING: contextvars.ContextVar[_Task | None] = contextvars.ContextVar(
+    "toolbridge_gateway_task", default=None
+)
+"""The gateway task the current call runs in (set in `_drive`, inherited by the parked call's run)."""
+
+
+def note_progress(message: str | None) -> None:
+    """Told each progress report of a gateway call: the last message is its task's `statusMessage`."""
+    task = _RUNNING.get()
+    if task is not None and message:
+        task.status_message, task.updated_at = message, _now()
 
 
 class GatewayTasks(Extension):
@@ -195,6 +213,7 @@ class GatewayTasks(Extension):
             text = f"The server made task {created.task_id!r} of this call; the gateway's client follows it."
             return mcp.CallToolResult(content=[mcp.TextContent(text=text)], is_error=True)
 
+        _RUNNING.set(task)  # this task's own context
         with task.scope, handing_over_tasks(hand_over):
             try:
                 while True:

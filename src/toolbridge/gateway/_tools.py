@@ -30,6 +30,7 @@ from toolbridge.gateway._convert import call_result_to_mcp, sent_size, tool_to_m
 from toolbridge.gateway._parking import ParkedCall, Reply
 from toolbridge.gateway._reach import CallerReach
 from toolbridge.gateway._sessions import DownstreamSessions
+from toolbridge.gateway._tasks import note_progress
 from toolbridge.mcp import CallOutcome, ToolProgress
 from toolbridge.tools import CallContext, CallDeferred, Toolbox, ToolPipeline, ToolRegistry
 from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolSpec
@@ -159,6 +160,7 @@ class GatewayTools:
         """Run the call; progress goes to the client's request waiting on it now (a parked call's latest)."""
 
         async def relay(progress: ToolProgress) -> None:
+            note_progress(progress.message)  # a task of the gateway's says it as its statusMessage
             # A no-op unless the client sent a progress token with its call.
             waiting = parked.ctx if parked is not None else ctx
             await waiting.session.report_progress(progress.progress, progress.total, progress.message)
