@@ -89,8 +89,14 @@ def result_text(seen: Seen) -> str:
 class TasksGateway(InProcessGateway):
     """The in-process gateway with its tasks settings (`task_after`, `max_tasks`, `keep_seconds`) set."""
 
-    def __init__(self, tmp_path: Path, servers: dict[str, dict[str, Any]], **settings: float) -> None:
-        setup = GatewaySetup.of(load_config(write_config(tmp_path, servers)), None)
+    def __init__(
+        self,
+        tmp_path: Path,
+        servers: dict[str, dict[str, Any]],
+        config: dict[str, Any] | None = None,
+        **settings: float,
+    ) -> None:
+        setup = GatewaySetup.of(load_config(write_config(tmp_path, servers, **(config or {}))), None)
         super().__init__(setup, tmp_path / "calls.db")
         self.settings = settings
         self.served: Any = None
@@ -115,7 +121,7 @@ class TasksGateway(InProcessGateway):
                     serving.cancel_scope.deadline = anyio.current_time() + SHUTDOWN_GRACE
 
 
-def tasks_gateway(tmp_path: Path, **settings: float) -> TasksGateway:
+def tasks_gateway(tmp_path: Path, config: dict[str, Any] | None = None, **settings: float) -> TasksGateway:
     """The gateway in front of tests/servers/tasks_server.py (stdio) and asks_client.py."""
     servers = {"tasks": our_server("tasks_server"), "asks": our_server("asks_client")}
-    return TasksGateway(tmp_path, servers, **settings)
+    return TasksGateway(tmp_path, servers, config, **settings)

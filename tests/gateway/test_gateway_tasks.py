@@ -212,3 +212,30 @@ async def test_a_gateway_task_says_its_servers_progress_as_its_status_message(tm
         seen = await until(client.session, created.task_id)
         assert (seen.field("status"), seen.field("statusMessage")) == ("completed", "done")
         assert result_text(seen) == "released"
+
+
+async def test_a_relayed_tasks_result_is_cut_to_the_gateways_limit(tmp_path: Path) -> None:
+    keeps, label = KeepsTasks(), "x" * 1000
+    config = {"gateway": {"max_result_chars": 200}}
+    async with Client(tasks_gateway(tmp_path, config, task_after=NEVER), extensions=[keeps]) as client:
+        await client.call_tool("slow_compute", {"seconds": 0, "label": label})
+        [created] = keeps.created
+        seen = await until(client.session, created.task_id)
+        assert seen.field("status") == "completed"
+        text = result_text(seen)
+        assert label not in text
+        assert text.startswith("computed xxx")
+        assert "cut" in text.lower() or "truncated" in text.lower(), text
+
+
+async def test_a_forgotten_relayed_task_is_cancelled_upstream(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    gateway = tasks_gateway(tmp_path, task_after=NEVER)
+    async with Client(gateway, extensions=[keeps]) as client:
+        await client.call_tool("hold", {"tag": "forgotten"})
+        [created] = keeps.created
+        gateway.served.tasks.keep_seconds = 0
+        with pytest.raises(MCPError, match="forgotten"):
+            await get(client.session, created.task_id)  # forgets it, and cancels the server's task
+        was = await client.call_tool("was_cancelled", {"tag": "forgotten"})
+        assert was.structured_content == {"result": True}

@@ -23,8 +23,9 @@ import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as mcp
@@ -39,8 +40,12 @@ from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict
 
+from toolbridge.config.gateway import DEFAULT_GATEWAY_MAX_RESULT_CHARS
+from toolbridge.gateway._convert import call_result_to_mcp, sent_size
 from toolbridge.gateway._parking import ParkingLot
+from toolbridge.mcp._convert import tool_result_from_mcp
 from toolbridge.mcp.tasks import (
+    CANCEL_WAIT,
     TASKS_EXTENSION,
     TaskCreated,
     _CancelTask,
@@ -65,6 +70,7 @@ POLL_MS = 500
 _TERMINAL = frozenset({"completed", "failed", "cancelled"})
 _ACK: dict[str, Any] = {"resultType": "complete"}
 
+ResultT = TypeVar("ResultT", bound=mcp.Result)
 Handler = Callable[[ServerRequestContext[Any, Any], mcp.CallToolRequestParams], Awaitable[Any]]
 
 
@@ -143,8 +149,11 @@ class GatewayTasks(Extension):
 
     identifier = TASKS_EXTENSION
 
-    def __init__(self, lot: ParkingLot) -> None:
+    def __init__(self, lot: ParkingLot, *, max_result_chars: int = DEFAULT_GATEWAY_MAX_RESULT_CHARS) -> None:
+        """`lot`: the gateway's task group (its parking lot); `max_result_chars`: the cap on each result,
+        a relayed task's too."""
         self._lot = lot
+        self._max_result_chars = max_result_chars
         self._tasks: dict[str, _Task] = {}
         self._handler: Handler | None = None
         self.task_after = TASK_AFTER
@@ -272,7 +281,24 @@ class GatewayTasks(Extension):
     def _forget_old(self) -> None:
         limit = time.monotonic() - self.keep_seconds
         for task_id in [key for key, task in self._tasks.items() if task.touched < limit]:
-            self._tasks.pop(task_id).scope.cancel()
+            task = self._tasks.pop(task_id)
+            task.scope.cancel()
+            if task.upstream is not None and task.status not in _TERMINAL:  # nobody will ask for it now
+                self._lot.spawn(_cancel_upstream, task.upstream)
+
+    def _capped(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A relayed task's result within `max_result_chars`, as the gateway's calls' results are (cut
+        with a note; an error result when it had structured content, which a cut result cannot keep)."""
+        raw = mcp.CallToolResult.model_validate(result)
+        neutral = tool_result_from_mcp(raw, call_id="task", server="", duration=0.0)
+        capped, cut = neutral.truncated(
+            self._max_result_chars, size=sent_size(neutral, self._max_result_chars)
+        )
+        if not cut:
+            return result
+        if raw.structured_content is not None:
+            capped = capped.model_copy(update={"is_error": True})
+        return _dumped(call_result_to_mcp(capped))
 
     def _task(self, ctx: ServerRequestContext[Any, Any], params: _TaskRef | _TaskAnswers) -> _Task:
         """The client's task of `params.taskId`; refused when the client did not declare the extension,
@@ -297,11 +323,11 @@ class GatewayTasks(Extension):
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: _TaskRef) -> HandlerResult:
         task = self._task(ctx, params)
         if task.upstream is not None:
-            relayed = await task.upstream.session.send_request(
-                _GetTask(params=_TaskRef(task_id=task.upstream.task_id)), _Relayed
-            )
+            relayed = await _relay(task, _GetTask(params=_TaskRef(task_id=task.upstream.task_id)), _Relayed)
             body = relayed.model_dump(mode="json", by_alias=True, exclude_none=True)
             task.status = str(body.get("status", task.status))
+            if isinstance(body.get("result"), dict):
+                body["result"] = self._capped(body["result"])
             return {**body, "taskId": task.task_id, "resultType": "complete"}
         body = task.envelope(self.keep_seconds)
         if task.status == "input_required":
@@ -316,7 +342,7 @@ class GatewayTasks(Extension):
         task = self._task(ctx, params)
         if task.upstream is not None:
             answers = _TaskAnswers(task_id=task.upstream.task_id, input_responses=params.input_responses)
-            await task.upstream.session.send_request(_UpdateTask(params=answers), mcp.EmptyResult)
+            await _relay(task, _UpdateTask(params=answers), mcp.EmptyResult)
             return _ACK
         for key, response in params.input_responses.items():  # keys not asked for are ignored
             if task.pending.pop(key, None) is not None:
@@ -328,13 +354,29 @@ class GatewayTasks(Extension):
     async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: _TaskRef) -> HandlerResult:
         task = self._task(ctx, params)
         if task.upstream is not None:
-            ref = _TaskRef(task_id=task.upstream.task_id)
-            await task.upstream.session.send_request(_CancelTask(params=ref), mcp.EmptyResult)
+            await _relay(task, _CancelTask(params=_TaskRef(task_id=task.upstream.task_id)), mcp.EmptyResult)
             return _ACK
         if task.status not in _TERMINAL:
             task.scope.cancel()
             task.update("cancelled")
         return _ACK
+
+
+async def _relay(task: _Task, request: Any, answer: type[ResultT]) -> ResultT:
+    """Send `request` to the server's task behind `task`; its errors name the gateway's task id."""
+    assert task.upstream is not None
+    try:
+        return await task.upstream.session.send_request(request, answer)
+    except MCPError as exc:
+        message = exc.error.message.replace(task.upstream.task_id, task.task_id)
+        raise MCPError(exc.code, f"The server's task behind {task.task_id!r}: {message}") from None
+
+
+async def _cancel_upstream(upstream: _Upstream) -> None:
+    with anyio.move_on_after(CANCEL_WAIT), suppress(MCPError):
+        await upstream.session.send_request(
+            _CancelTask(params=_TaskRef(task_id=upstream.task_id)), mcp.EmptyResult
+        )
 
 
 def _declared(ctx: ServerRequestContext[Any, Any], params: Any) -> bool:

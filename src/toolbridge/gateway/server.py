@@ -139,7 +139,8 @@ class Gateway:
         )
         self.server.middleware.append(note_client)
         # Tasks (io.modelcontextprotocol/tasks) for the clients that declare the extension: `_tasks`.
-        self.tasks = GatewayTasks(self.calls.parking)
+        cap = max_result_chars or toolbox.config.gateway.max_result_chars
+        self.tasks = GatewayTasks(self.calls.parking, max_result_chars=cap)
         self.tasks.install(self.server, self.tools.call_tool)
         # Declares logging: a 2025-revision client says which upstream log levels it wants to hear.
         self.server.add_request_handler("logging/setLevel", mcp.SetLevelRequestParams, self.calls.set_level)
