@@ -239,3 +239,13 @@ async def test_a_forgotten_relayed_task_is_cancelled_upstream(tmp_path: Path) ->
             await get(client.session, created.task_id)  # forgets it, and cancels the server's task
         was = await client.call_tool("was_cancelled", {"tag": "forgotten"})
         assert was.structured_content == {"result": True}
+
+
+async def test_a_cancelled_relayed_task_no_longer_counts_against_the_limit(tmp_path: Path) -> None:
+    keeps = KeepsTasks()
+    async with Client(tasks_gateway(tmp_path, task_after=NEVER, max_tasks=1), extensions=[keeps]) as client:
+        await client.call_tool("hold", {"tag": "first"})
+        await cancel(client.session, keeps.created[0].task_id)
+        await client.call_tool("hold", {"tag": "second"})  # a task again, not followed to its end
+        assert len(keeps.created) == 2
+        await cancel(client.session, keeps.created[1].task_id)

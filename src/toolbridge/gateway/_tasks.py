@@ -355,6 +355,8 @@ class GatewayTasks(Extension):
         task = self._task(ctx, params)
         if task.upstream is not None:
             await _relay(task, _CancelTask(params=_TaskRef(task_id=task.upstream.task_id)), mcp.EmptyResult)
+            if task.status not in _TERMINAL:  # no longer counted against the client's limit
+                task.update("cancelled")  # (until tasks/get says what the server made of it)
             return _ACK
         if task.status not in _TERMINAL:
             task.scope.cancel()
