@@ -32,6 +32,7 @@ from toolbridge.gateway._parking import ParkedCall, Reply
 from toolbridge.gateway._passthrough import answers_in_rounds, passed_through, passthrough_for
 from toolbridge.gateway._reach import CallerReach
 from toolbridge.gateway._sessions import DownstreamSessions
+from toolbridge.gateway._tasks import note_progress
 from toolbridge.mcp import CallOutcome, ToolProgress
 from toolbridge.mcp._sdk import Passthrough, UpstreamRefused
 from toolbridge.tools import CallContext, CallDeferred, Toolbox, ToolPipeline, ToolRegistry
@@ -178,6 +179,7 @@ class GatewayTools:
         The upstream server's `input_required` for a 2026-07-28 client is the reply as it came."""
 
         async def relay(progress: ToolProgress) -> None:
+            note_progress(progress.message)  # a task of the gateway's says it as its statusMessage
             # A no-op unless the client sent a progress token with its call.
             waiting = parked.ctx if parked is not None else ctx
             await waiting.session.report_progress(progress.progress, progress.total, progress.message)

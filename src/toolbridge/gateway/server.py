@@ -48,6 +48,7 @@ from toolbridge.gateway._reach import CallerReach
 from toolbridge.gateway._resources import GatewayResources
 from toolbridge.gateway._sessions import DownstreamSessions
 from toolbridge.gateway._stdio import stdio_streams
+from toolbridge.gateway._tasks import GatewayTasks
 from toolbridge.gateway._tools import LEFT_OUT, GatewayTools, ToolOffer
 from toolbridge.gateway._upstream import Upstream
 from toolbridge.mcp._transports._streams import ReadStream, WriteStream
@@ -137,6 +138,10 @@ class Gateway:
             get_tool_input_schema=self.tools.input_schema,
         )
         self.server.middleware.append(note_client)
+        # Tasks (io.modelcontextprotocol/tasks) for the clients that declare the extension: `_tasks`.
+        cap = max_result_chars or toolbox.config.gateway.max_result_chars
+        self.tasks = GatewayTasks(self.calls.parking, max_result_chars=cap)
+        self.tasks.install(self.server, self.tools.call_tool)
         # Declares logging: a 2025-revision client says which upstream log levels it wants to hear.
         self.server.add_request_handler("logging/setLevel", mcp.SetLevelRequestParams, self.calls.set_level)
         self.server.add_notification_handler(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextvars
 import math
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -27,7 +27,14 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from pydantic import TypeAdapter
 
-__all__ = ["TASKS_EXTENSION", "TaskWatch", "TasksExtension", "follow_task", "watching_tasks"]
+__all__ = [
+    "TASKS_EXTENSION",
+    "TaskWatch",
+    "TasksExtension",
+    "follow_task",
+    "handing_over_tasks",
+    "watching_tasks",
+]
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 DEFAULT_POLL_MS = 500
@@ -115,7 +122,27 @@ def watching_tasks(on_progress: ProgressFnT | None) -> Iterator[TaskWatch]:
         _WATCH.reset(token)
 
 
+TaskHandOver = Callable[[TaskCreated, ClaimContext], Awaitable[mcp.CallToolResult]]
+_HAND_OVER: contextvars.ContextVar[TaskHandOver | None] = contextvars.ContextVar(
+    "toolbridge_task_hand_over", default=None
+)
+
+
+@contextmanager
+def handing_over_tasks(hand_over: TaskHandOver) -> Iterator[None]:
+    """Around one tool call: a task the server makes of it goes to `hand_over` (the gateway passes it on
+    to its own client), whose result stands for the call's, instead of being followed here."""
+    token = _HAND_OVER.set(hand_over)
+    try:
+        yield
+    finally:
+        _HAND_OVER.reset(token)
+
+
 async def _resolve(created: TaskCreated, ctx: ClaimContext) -> mcp.CallToolResult:
+    hand_over = _HAND_OVER.get()
+    if hand_over is not None:
+        return await hand_over(created, ctx)
     watch = _WATCH.get() or TaskWatch()
     watch.task_id, watch.poll_ms = created.task_id, created.poll_interval_ms
     return await follow_task(
