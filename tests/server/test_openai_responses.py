@@ -98,3 +98,23 @@ def test_unknown_models_and_previous_response_ids_are_refused(tmp_path: Path) ->
     with passthrough_server(tmp_path, {}) as server, pytest.raises(openai.NotFoundError) as unknown:
         server.openai().responses.create(model="nope", input="hi")
     assert "no model named 'nope'" in unknown.value.message
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_the_api_bench_runs_all_three_apis_and_prints_their_ratios() -> None:
+    """(Its numbers are read by people, never asserted.)"""
+    import os
+    import subprocess
+    import sys
+
+    bench = Path(__file__).resolve().parents[2] / "bench" / "serve_apis.py"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, str(bench), "--requests", "8", "--concurrency", "4", "--rounds", "2"],
+        capture_output=True, text=True, timeout=110, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for side in ("chat completions", "messages", "responses"):
+        assert f"  {side} " in done.stdout
+    assert done.stdout.count("ratio latency") == 3
