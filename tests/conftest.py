@@ -286,6 +286,17 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
     _restore_sigint(item, "its teardown")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A test run started in the background of a non-interactive shell (`.ci/run &`, nohup) has SIGINT
+    ignored from the start, as bash ignores it for background jobs, and every process a test starts
+    inherits that: the Ctrl-C tests would fail. Interrupting is what those tests are about, so it is
+    restored for the whole run."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 _SIGINT_IGNORED_AT: list[str] = []
 """Where Python code last set SIGINT to SIG_IGN in this process (to name the culprit in the warning)."""
 _set_signal = _signal.signal

@@ -114,11 +114,15 @@ async def test_a_configured_model_sends_its_settings_to_its_base_url() -> None:
 def test_a_model_entry_may_turn_tool_search_off_or_on() -> None:
     entries = {
         "off": {"provider": "ollama", "model": "qwen3", "tool_search": False},
-        "plain": {"provider": "demo"},
+        "plain": {"provider": "ollama", "model": "qwen3"},
+        "demo": {"provider": "demo"},
+        "searching-demo": {"provider": "demo", "tool_search": True},
     }
     config = parse_config({"models": entries})
     assert resolve_model("off", config).tool_search is False
     assert resolve_model("plain", config).tool_search is None  # the agent's choice, else auto
+    assert resolve_model("demo", config).tool_search is False  # its rules cannot search
+    assert resolve_model("searching-demo", config).tool_search is True
 
 
 def test_the_only_configured_model_is_the_default() -> None:

@@ -114,6 +114,9 @@ class _Reply:
 class DemoModel(Model):
     """The rule-based stand-in. `chunk_size` is how many characters each streamed piece carries."""
 
+    tool_search = False
+    """Its rules pick from the tools it is shown; it cannot search for them."""
+
     def __init__(
         self, *, name: str = "demo", tool_mode: ToolModeSetting = "auto", chunk_size: int = 4
     ) -> None:

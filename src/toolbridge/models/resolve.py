@@ -109,7 +109,8 @@ def build_model(
     keys unless it was written inline (`from_config=False`)."""
     model = _model_of(name, settings, path=path, from_config=from_config)
     model.dialect = settings.dialect
-    model.tool_search = settings.tool_search
+    if settings.tool_search is not None:
+        model.tool_search = settings.tool_search
     model.reasoning_open = settings.reasoning_open
     return model
 
