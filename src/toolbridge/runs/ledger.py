@@ -7,7 +7,8 @@ send them, and what other replicas ask of its owner (cancel, approve, deny, answ
     written = ledger.append("r1", chat_id, ['{"type": "text_delta", ...}'])   # one transaction
     ledger.events_after(chat_id, after=written[-1].id)
     ledger.end("r1", "completed", ['{"type": "final", ...}'])
-    ledger.reap()                  # runs whose lease ran out: `interrupted`, with a run_interrupted event
+    ledger.take_over_tasks("host:456:cd", lease=30)   # runs whose lease ran out waiting for a task
+    ledger.reap()                  # the others whose lease ran out: `interrupted`, with a run_interrupted event
 
 On PostgreSQL every write that others should hear of sends a `NOTIFY` on `channel()` in its own
 transaction (delivered when it commits; see `toolbridge.runs.notifier`). A notice only says where to
@@ -24,11 +25,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from toolbridge.runs.notices import EventsNotice, Notice, SignalsNotice, parse_notice, payload
+from toolbridge.runs.takeover import TASK_STARTED, TakenRun, run_resumed_event, unfinished_tasks
 from toolbridge.store._errors import ChatNotFoundError, StoreError
 from toolbridge.store._schema import ChatRow, RunEventRow, RunRow, RunSignalRow, utcnow
 
@@ -418,6 +420,50 @@ class RunLedger:
             ]
 
     # -- leases ------------------------------------------------------------------------------------------
+
+    def take_over_tasks(self, replica: str, *, lease: float, now: datetime | None = None) -> list[TakenRun]:
+        """Give `replica` every running run whose lease ran out while it waited for a task
+        (`toolbridge.runs.takeover`), each with a `run_resumed` event; the tasks come with it. Call it
+        before `reap(now)` with the same `now`: a run is taken over by exactly one replica (the UPDATE
+        re-checks the lease under the row's lock), and the others reap only runs without a task."""
+        now = now or utcnow()
+        expired = (RunRow.status == "running", RunRow.lease_until < now)
+        with self._read() as session:
+            runs: dict[str, int] = {
+                r: c for r, c in session.execute(select(RunRow.id, RunRow.chat_id).where(*expired))
+            }
+            if not runs:
+                return []
+            # Only the events that start a task or store a result, not every token of the runs.
+            rows = session.execute(
+                select(RunEventRow.run_id, RunEventRow.data)
+                .where(
+                    RunEventRow.run_id.in_(runs),
+                    or_(RunEventRow.data.like(f"%{TASK_STARTED}%"), RunEventRow.data.like("%message_added%")),
+                )
+                .order_by(RunEventRow.id)
+            )
+            events: dict[str, list[dict[str, Any]]] = {}
+            for run_id, data in rows:
+                events.setdefault(run_id, []).append(json.loads(data))
+        taken: list[TakenRun] = []
+        for run_id, run_events in events.items():
+            tasks = unfinished_tasks(run_events)
+            if not tasks:
+                continue
+            with self._write() as session:
+                won = session.scalar(
+                    update(RunRow)
+                    .where(RunRow.id == run_id, *expired)
+                    .values(replica=replica, lease_until=utcnow() + timedelta(seconds=lease))
+                    .returning(RunRow.id)
+                )
+                if won is None:
+                    continue  # another replica took it (or reaped it) first
+                resumed = run_resumed_event(run_id, replica, tasks)
+                self._insert_events(session, runs[run_id], run_id, [resumed])
+            taken.append(TakenRun(run_id, runs[run_id], tuple(tasks)))
+        return taken
 
     def reap(self, now: datetime | None = None) -> list[RunEvent]:
         """End `interrupted` every running run whose lease ran out (its replica stopped renewing: it

@@ -1,0 +1,127 @@
+"""Issue 25: a tool call the server runs as a task survives the `toolbridge serve` replica running it.
+Two real replicas on one PostgreSQL, a real task server (tests/servers/tasks_server.py) and a scripted
+model: the replica running the task is killed with SIGKILL, the other takes the run over once its lease
+runs out, follows the task to its end (it is not started again), shows its result and the run's answer
+on its own event stream. When the task's server is gone too, the run ends with an error naming the task.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from replicas import start_replicas
+from server_helpers import EventReader
+
+from toolbridge.runs.ledger import RunLedger
+from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
+
+NO_APPROVAL = {"default": {"approval": {"tools": {"wait_for_release": "never"}}}}
+LEASE = {"run_lease": 1.5}
+
+
+def answers_tool_result(text: str) -> Callable[[RecordedRequest], bool]:
+    def check(request: RecordedRequest) -> bool:
+        last = request.messages[-1]
+        return last["role"] == "tool" and text in str(last["content"])
+
+    return check
+
+
+def release(tmp_path: Path, url: str, tag: str) -> str:
+    """Ends the task `wait_for_release(tag)`, asking the task server itself (not a replica)."""
+    config = tmp_path / "direct.json"
+    config.write_text(json.dumps({"mcpServers": {"tasks": {"url": url}}}))
+    command = [sys.executable, "-m", "toolbridge", "call", "release", json.dumps({"tag": tag})]
+    done = subprocess.run([*command, "--config", str(config)], capture_output=True, text=True, timeout=60)
+    return done.stdout.strip() or done.stderr
+
+
+def test_a_task_whose_replica_is_killed_is_followed_by_another_replica_and_the_run_answers(
+    tmp_path: Path, http_server: Callable[..., Any]
+) -> None:
+    tasks = http_server("tasks_server", "streamable-http")
+    turns = [
+        Turn.tool_calls(ToolCallSpec("wait_for_release", {"tag": "kill"}, id="call_task")),
+        Turn.text("The job is done.", expect=answers_tool_result("released kill")),
+    ]
+    servers = {"tasks": {"url": tasks.url}}
+    with (
+        ScriptedModelServer(turns) as model,
+        start_replicas(
+            tmp_path, model, count=2, agents=NO_APPROVAL, server=LEASE, mcp_servers=servers
+        ) as fleet,
+    ):
+        a, b = fleet
+        on_a, on_b = a.http(), b.http()
+        chat = on_a.post("/api/chats", json={}).json()["id"]
+        with EventReader(on_b, chat) as stream_b:
+            run = on_a.post(f"/api/chats/{chat}/messages", json={"content": "Run the job"}).json()["run_id"]
+            started = stream_b.until("task_started")[-1]
+            assert (started["run_id"], started["server"], started["call_id"]) == (run, "tasks", "call_task")
+            a.kill()
+            resumed = stream_b.until("run_resumed")[-1]
+            assert (resumed["run_id"], resumed["task_ids"]) == (run, [started["task_id"]])
+            # The task ends only now, after its first follower died: its result can only come through b.
+            assert release(tmp_path, tasks.url, "kill") == "released kill; started 1 time(s)"
+            seen = stream_b.until("final")
+
+        finished = next(event for event in seen if event["type"] == "tool_call_finished")
+        assert (finished["call_id"], finished["is_error"]) == ("call_task", False)
+        assert finished["result_preview"] == "released kill"
+        assert seen[-1]["result"]["output"] == "The job is done."
+        assert seen[-1]["result"]["stop_reason"] == "final_answer"
+        with fleet.store() as store:
+            (record,) = RunLedger.of(store).of_chat(chat)
+            assert (record.id, record.status) == (run, "completed")
+            assert f":{b.pid}:" in record.replica  # b finished it
+            kept = store.get_messages(chat)
+        assert [m.role for m in kept] == ["user", "assistant", "tool", "assistant"]
+        assert kept[2].result.text == "released kill"  # type: ignore[union-attr]
+        assert kept[3].content == "The job is done."  # type: ignore[union-attr]
+
+
+def test_a_taken_over_run_whose_task_server_is_gone_too_ends_with_an_error_naming_the_task(
+    tmp_path: Path, http_server: Callable[..., Any]
+) -> None:
+    tasks = http_server("tasks_server", "streamable-http")
+    turns = [Turn.tool_calls(ToolCallSpec("wait_for_release", {"tag": "lost"}, id="call_lost"))]
+    servers = {"tasks": {"url": tasks.url}}
+    with (
+        ScriptedModelServer(turns) as model,
+        start_replicas(
+            tmp_path, model, count=2, agents=NO_APPROVAL, server=LEASE, mcp_servers=servers
+        ) as fleet,
+    ):
+        a, b = fleet
+        on_a, on_b = a.http(), b.http()
+        chat = on_a.post("/api/chats", json={}).json()["id"]
+        with EventReader(on_b, chat) as stream_b:
+            run = on_a.post(f"/api/chats/{chat}/messages", json={"content": "Run the job"}).json()["run_id"]
+            started = stream_b.until("task_started")[-1]
+            tasks.process.kill()
+            tasks.process.wait()
+            a.kill()
+            seen = stream_b.until("run_error")
+
+        assert [e["type"] for e in seen if e["type"] in {"run_resumed", "run_interrupted"}] == ["run_resumed"]
+        finished = next(event for event in seen if event["type"] == "tool_call_finished")
+        assert (finished["call_id"], finished["error_kind"]) == ("call_lost", "server_unavailable")
+        error = seen[-1]["message"]
+        assert started["task_id"] in error
+        assert "'wait_for_release'" in error
+        assert "'tasks'" in error
+        assert "the task's result is lost" in error
+        with fleet.store() as store:
+            (record,) = RunLedger.of(store).of_chat(chat)
+            assert (record.id, record.status) == (run, "failed")
+            kept = store.get_messages(chat)
+        assert [m.role for m in kept] == ["user", "assistant", "tool"]  # well-formed for the next run
+        assert kept[2].result.is_error  # type: ignore[union-attr]
