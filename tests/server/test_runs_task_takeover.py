@@ -35,11 +35,12 @@ def answers_tool_result(text: str) -> Callable[[RecordedRequest], bool]:
     return check
 
 
-def release(tmp_path: Path, url: str, tag: str) -> str:
-    """Ends the task `wait_for_release(tag)`, asking the task server itself (not a replica)."""
+def call_task_server(tmp_path: Path, url: str, tool: str, tag: str) -> str:
+    """Calls `tool(tag)` on the task server itself (not through a replica): `release` ends the task
+    `wait_for_release(tag)`, `was_cancelled` says whether it was cancelled."""
     config = tmp_path / "direct.json"
     config.write_text(json.dumps({"mcpServers": {"tasks": {"url": url}}}))
-    command = [sys.executable, "-m", "toolbridge", "call", "release", json.dumps({"tag": tag})]
+    command = [sys.executable, "-m", "toolbridge", "call", tool, json.dumps({"tag": tag})]
     done = subprocess.run([*command, "--config", str(config)], capture_output=True, text=True, timeout=60)
     return done.stdout.strip() or done.stderr
 
@@ -70,7 +71,9 @@ def test_a_task_whose_replica_is_killed_is_followed_by_another_replica_and_the_r
             resumed = stream_b.until("run_resumed")[-1]
             assert (resumed["run_id"], resumed["task_ids"]) == (run, [started["task_id"]])
             # The task ends only now, after its first follower died: its result can only come through b.
-            assert release(tmp_path, tasks.url, "kill") == "released kill; started 1 time(s)"
+            assert (
+                call_task_server(tmp_path, tasks.url, "release", "kill") == "released kill; started 1 time(s)"
+            )
             seen = stream_b.until("final")
 
         finished = next(event for event in seen if event["type"] == "tool_call_finished")
@@ -125,3 +128,37 @@ def test_a_taken_over_run_whose_task_server_is_gone_too_ends_with_an_error_namin
             kept = store.get_messages(chat)
         assert [m.role for m in kept] == ["user", "assistant", "tool"]  # well-formed for the next run
         assert kept[2].result.is_error  # type: ignore[union-attr]
+
+
+def test_a_taken_over_run_stopped_while_its_task_is_followed_cancels_the_task_at_its_server(
+    tmp_path: Path, http_server: Callable[..., Any]
+) -> None:
+    tasks = http_server("tasks_server", "streamable-http")
+    turns = [Turn.tool_calls(ToolCallSpec("wait_for_release", {"tag": "stopped"}, id="call_stopped"))]
+    servers = {"tasks": {"url": tasks.url}}
+    with (
+        ScriptedModelServer(turns) as model,
+        start_replicas(
+            tmp_path, model, count=2, agents=NO_APPROVAL, server=LEASE, mcp_servers=servers
+        ) as fleet,
+    ):
+        a, b = fleet
+        on_a, on_b = a.http(), b.http()
+        chat = on_a.post("/api/chats", json={}).json()["id"]
+        with EventReader(on_b, chat) as stream_b:
+            run = on_a.post(f"/api/chats/{chat}/messages", json={"content": "Run the job"}).json()["run_id"]
+            stream_b.until("task_started")
+            a.kill()
+            stream_b.until("run_resumed")
+            progress = stream_b.until("tool_call_progress")[-1]  # b follows the task now
+            assert (progress["call_id"], progress["message"]) == ("call_stopped", "waiting for stopped")
+            assert on_b.post(f"/api/chats/{chat}/cancel").status_code == 204
+            seen = stream_b.until("final")
+
+        finished = next(event for event in seen if event["type"] == "tool_call_finished")
+        assert (finished["call_id"], finished["error_kind"]) == ("call_stopped", "cancelled")
+        assert seen[-1]["result"]["stop_reason"] == "cancelled"
+        assert call_task_server(tmp_path, tasks.url, "was_cancelled", "stopped") == "true"
+        with fleet.store() as store:
+            (record,) = RunLedger.of(store).of_chat(chat)
+            assert (record.id, record.status) == (run, "cancelled")

@@ -13,7 +13,8 @@ Tools:
 - `confirm_delete(filename)`: asks the client (an elicitation inside the task), then says what it did.
 - `greet(name)`: never a task; `times_run(label)` neither: how often `slow_compute(label=...)` started.
 - `wait_for_release(tag)`: a task that ends (`released <tag>`) once `release(tag)` (not a task) is
-  called, whichever client calls it: a test decides when a task finishes (after killing its client).
+  called, whichever client calls it: a test decides when a task finishes (after killing its client);
+  `was_cancelled(tag)` says whether it was cancelled instead.
 
 Run: python tests/servers/tasks_server.py [--transport stdio|http] [--port N]
 """
@@ -272,8 +273,12 @@ async def wait_for_release(tag: str) -> str:
     job = CURRENT_JOB.get()
     if job is not None:
         job.report(f"waiting for {tag}")
-    with anyio.fail_after(600):
-        await released.setdefault(tag, anyio.Event()).wait()
+    try:
+        with anyio.fail_after(600):
+            await released.setdefault(tag, anyio.Event()).wait()
+    except anyio.get_cancelled_exc_class():
+        cancelled.setdefault(tag, anyio.Event()).set()
+        raise
     return f"released {tag}"
 
 

@@ -37,6 +37,9 @@ class Channel:
     """The run's row is in the database: it holds a lease (this replica renews it) and takes signals."""
     cancel_pending: bool = False
     """Cancelled while it was being set up: it stops as soon as it starts."""
+    following: anyio.CancelScope | None = None
+    """While a run taken over follows its tasks (`toolbridge.runs.resume`): cancelling the run stops
+    following them (and cancels them at their servers)."""
     ending: bool = False
     """The run is over, its last events being written: nothing to cancel, and the chat is free once
     they are (a page that saw them through another replica may start the next run at once)."""
@@ -67,12 +70,14 @@ class Channel:
             return True
         if self.run_id is not None and not self.ending:
             self.cancel_pending = True
+            if self.following is not None:
+                self.following.cancel()
             return True
         return False
 
     def run_over(self) -> None:
         """Forget the run and everything that waited in it."""
-        self.run_id, self.stream, self.writer = None, None, None
+        self.run_id, self.stream, self.writer, self.following = None, None, None, None
         self.claimed = self.interrupting = self.cancel_pending = self.ending = False
         self.approvals.clear()
         self.questions.clear()

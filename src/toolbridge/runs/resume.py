@@ -28,11 +28,13 @@ from toolbridge.tools.sources import error_kind
 from toolbridge.types import AssistantMessage, Message, ToolCall, ToolMessage, ToolResult
 
 if TYPE_CHECKING:
+    from toolbridge.runs.channels import Channel
     from toolbridge.store.store import Store
 
 __all__ = ["ResumeError", "follow_tasks", "resume_turn", "tasks_to_follow"]
 
 Publish = Callable[[str], None]
+CANCELLED = "The call was cancelled."
 
 
 class ResumeError(Exception):
@@ -40,15 +42,21 @@ class ResumeError(Exception):
 
 
 async def resume_turn(
-    store: Store, pool: ServerPool | None, definition: AgentDefinition, taken: TakenRun, publish: Publish
+    store: Store, pool: ServerPool | None, definition: AgentDefinition, taken: TakenRun, channel: Channel
 ) -> list[Message]:
     """Follow a taken-over run's tasks, store their results (each with its `message_added` event) and
     return the chat's messages the agent's turn continues from. Raises `ResumeError` (once the results
-    are stored) when a task's server is gone."""
+    are stored) when a task's server is gone. The run cancelled meanwhile (`channel.cancel()`) stops
+    following: the tasks are cancelled at their servers, their calls get cancelled results."""
+    publish = channel.publish
     # As stored, not `get_history`: that answers the calls the dead replica left unanswered.
     history = await anyio.to_thread.run_sync(store.get_messages, taken.chat_id)
     waiting = tasks_to_follow(history, taken.tasks)
-    results, lost = await follow_tasks(pool, definition, waiting, publish)
+    channel.following = stop = anyio.CancelScope()
+    if channel.cancel_pending:
+        stop.cancel()
+    results, lost = await follow_tasks(pool, definition, waiting, publish, stop)
+    channel.following = None
     for message in results:
         await anyio.to_thread.run_sync(store.append_message, taken.chat_id, message)
         publish(MessageAddedEvent(step=0, index=len(history), message=message).model_dump_json())
@@ -73,9 +81,10 @@ async def follow_tasks(
     definition: AgentDefinition,
     waiting: Sequence[tuple[ToolCall, TaskHandle]],
     publish: Publish,
+    stop: anyio.CancelScope,
 ) -> tuple[list[ToolMessage], ResumeError | None]:
-    """Follow each task to its end, concurrently: the calls' tool messages, in call order, and the
-    `ResumeError` that ends the run when a task's server could not be reached."""
+    """Follow each task to its end, concurrently, until `stop` is cancelled: the calls' tool messages,
+    in call order, and the `ResumeError` that ends the run when a task's server could not be reached."""
     results: dict[str, ToolResult] = {}
 
     async def follow(call: ToolCall, task: TaskHandle) -> None:
@@ -100,9 +109,13 @@ async def follow_tasks(
                 call.id, str(error), kind=kind, server=task.server, duration=duration
             )
 
-    async with anyio.create_task_group() as group:
-        for call, task in waiting:
-            group.start_soon(follow, call, task)
+    with stop:
+        async with anyio.create_task_group() as group:
+            for call, task in waiting:
+                group.start_soon(follow, call, task)
+    for call, task in waiting:  # a call whose following `stop` cut short (its task is cancelled too)
+        if call.id not in results:
+            results[call.id] = ToolResult.error(call.id, CANCELLED, kind="cancelled", server=task.server)
     messages: list[ToolMessage] = []
     lost: list[str] = []
     for call, task in waiting:

@@ -325,7 +325,7 @@ class ChatHub:
         definition = await self._catalog.definition(chat.agent or "default", param="agent")
         model = await self._catalog.model_for(definition)
         pool = self._catalog.calls.registry.pool
-        history = await resume_turn(self._store, pool, definition, taken, channel.publish)
+        history = await resume_turn(self._store, pool, definition, taken, channel)
         stream = self._agent(chat, channel, definition, model, meter).stream(
             None, history=well_formed(history)
         )
