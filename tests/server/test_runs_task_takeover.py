@@ -3,6 +3,7 @@ Two real replicas on one PostgreSQL, a real task server (tests/servers/tasks_ser
 model: the replica running the task is killed with SIGKILL, the other takes the run over once its lease
 runs out, follows the task to its end (it is not started again), shows its result and the run's answer
 on its own event stream. When the task's server is gone too, the run ends with an error naming the task.
+On SQLite (one server) the same happens when the killed server is started again.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from replicas import start_replicas
-from server_helpers import EventReader
+from replicas import READY_TIMEOUT, start_replica, start_replicas
+from server_helpers import EventReader, write_config
 
 from toolbridge.runs.ledger import RunLedger
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
@@ -162,3 +164,37 @@ def test_a_taken_over_run_stopped_while_its_task_is_followed_cancels_the_task_at
         with fleet.store() as store:
             (record,) = RunLedger.of(store).of_chat(chat)
             assert (record.id, record.status) == (run, "cancelled")
+
+
+def test_on_sqlite_a_server_restarted_after_a_kill_follows_the_task_its_run_waited_for(
+    tmp_path: Path, http_server: Callable[..., Any]
+) -> None:
+    tasks = http_server("tasks_server", "streamable-http")
+    turns = [
+        Turn.tool_calls(ToolCallSpec("wait_for_release", {"tag": "restart"}, id="call_restart")),
+        Turn.text("Done after the restart.", expect=answers_tool_result("released restart")),
+    ]
+    db_url = f"sqlite:///{tmp_path / 'toolbridge.db'}"
+    with ScriptedModelServer(turns) as model:
+        config = write_config(tmp_path, model, agents=NO_APPROVAL, mcp_servers={"tasks": {"url": tasks.url}})
+        first = start_replica("a", config, db_url, tmp_path)
+        try:
+            first.wait_ready(time.monotonic() + READY_TIMEOUT)
+            on_first = first.http()
+            chat = on_first.post("/api/chats", json={}).json()["id"]
+            with EventReader(on_first, chat) as stream:
+                on_first.post(f"/api/chats/{chat}/messages", json={"content": "Run the job"})
+                stream.until("task_started")
+                first.kill()
+        finally:
+            first.close()
+        again = start_replica("b", config, db_url, tmp_path)
+        try:
+            again.wait_ready(time.monotonic() + READY_TIMEOUT)
+            with EventReader(again.http(), chat) as stream:  # replays the run from its start
+                stream.until("run_resumed")
+                assert call_task_server(tmp_path, tasks.url, "release", "restart").startswith("released")
+                seen = stream.until("final")
+        finally:
+            again.close()
+    assert seen[-1]["result"]["output"] == "Done after the restart."

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -465,12 +465,13 @@ class RunLedger:
             taken.append(TakenRun(run_id, runs[run_id], tuple(tasks)))
         return taken
 
-    def reap(self, now: datetime | None = None) -> list[RunEvent]:
+    def reap(self, now: datetime | None = None, *, sparing: Collection[str] = ()) -> list[RunEvent]:
         """End `interrupted` every running run whose lease ran out (its replica stopped renewing: it
-        died), each with a `run_interrupted` event; returns those events. Safe from many replicas at
-        once: a run is reaped by exactly one (the UPDATE re-checks its status under the row's lock)."""
+        died), each with a `run_interrupted` event, except the runs `sparing` names; returns those
+        events. Safe from many replicas at once: a run is reaped by exactly one (the UPDATE re-checks
+        its status under the row's lock)."""
         now = now or utcnow()
-        expired = (RunRow.status == "running", RunRow.lease_until < now)
+        expired = (RunRow.status == "running", RunRow.lease_until < now, RunRow.id.not_in(sparing))
         with self._read() as session:  # usually nothing: then no write (a read-only replica stays healthy)
             if session.scalar(select(RunRow.id).where(*expired).limit(1)) is None:
                 return []

@@ -126,8 +126,16 @@ class ChatHub:
     async def start(self) -> None:
         """Hear other replicas and keep leases from now on (in the server's task group)."""
         if not self._ledger.shared:
-            # SQLite serves one process: a run still `running` is one a killed server left behind.
-            await anyio.to_thread.run_sync(lambda: self._ledger.reap(datetime.max.replace(tzinfo=UTC)))
+            # SQLite serves one process: a run still `running` is one a killed server left behind. One
+            # waiting for a task goes on here; the others end interrupted.
+            ever, lease = datetime.max.replace(tzinfo=UTC), self._settings.run_lease
+            taken = await anyio.to_thread.run_sync(
+                lambda: self._ledger.take_over_tasks(self.replica, lease=lease, now=ever)
+            )
+            mine = {run.run_id for run in taken}  # their new leases end before `ever`, too
+            await anyio.to_thread.run_sync(lambda: self._ledger.reap(ever, sparing=mine))
+            for run in taken:
+                self.take_over(run)
         self._runs.start_soon(self._notifier.run, name="hearing other replicas")
         self._runs.start_soon(self._keeper.run, name="run leases")
         with anyio.move_on_after(_LISTEN_TIMEOUT):
