@@ -8,25 +8,28 @@ On SQLite (one server) the same happens when the killed server is started again.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-from replicas import READY_TIMEOUT, start_replica, start_replicas
+from replicas import READY_TIMEOUT, start_replica, start_replicas, wait_for
 from server_helpers import EventReader, write_config
 
+from toolbridge.config.model import ServerConfig
+from toolbridge.mcp import ServerConnection
 from toolbridge.runs.ledger import RunLedger
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
 pytestmark = pytest.mark.slow
 
 NO_APPROVAL = {"default": {"approval": {"tools": {"wait_for_release": "never"}}}}
-LEASE = {"run_lease": 1.5}
+LEASE = {"run_lease": 3.0}
+"""Short, so a killed replica's run is taken over soon; not so short that a loaded machine misses renewals."""
 
 
 def answers_tool_result(text: str) -> Callable[[RecordedRequest], bool]:
@@ -37,14 +40,18 @@ def answers_tool_result(text: str) -> Callable[[RecordedRequest], bool]:
     return check
 
 
-def call_task_server(tmp_path: Path, url: str, tool: str, tag: str) -> str:
+def call_task_server(url: str, tool: str, tag: str, **arguments: Any) -> str:
     """Calls `tool(tag)` on the task server itself (not through a replica): `release` ends the task
     `wait_for_release(tag)`, `was_cancelled` says whether it was cancelled."""
-    config = tmp_path / "direct.json"
-    config.write_text(json.dumps({"mcpServers": {"tasks": {"url": url}}}))
-    command = [sys.executable, "-m", "toolbridge", "call", tool, json.dumps({"tag": tag})]
-    done = subprocess.run([*command, "--config", str(config)], capture_output=True, text=True, timeout=60)
-    return done.stdout.strip() or done.stderr
+
+    async def call() -> str:
+        async with ServerConnection(
+            ServerConfig(name="direct", transport="streamable-http", url=url)
+        ) as server:
+            result = await server.call_tool(tool, {"tag": tag, **arguments}, call_id=f"test_{tool}")
+        return result.text
+
+    return anyio.run(call)
 
 
 def test_a_task_whose_replica_is_killed_is_followed_by_another_replica_and_the_run_answers(
@@ -55,7 +62,7 @@ def test_a_task_whose_replica_is_killed_is_followed_by_another_replica_and_the_r
         Turn.tool_calls(ToolCallSpec("wait_for_release", {"tag": "kill"}, id="call_task")),
         Turn.text("The job is done.", expect=answers_tool_result("released kill")),
     ]
-    servers = {"tasks": {"url": tasks.url}}
+    servers = {"tasks": {"url": tasks.url, "timeout": 600}}
     with (
         ScriptedModelServer(turns) as model,
         start_replicas(
@@ -73,9 +80,7 @@ def test_a_task_whose_replica_is_killed_is_followed_by_another_replica_and_the_r
             resumed = stream_b.until("run_resumed")[-1]
             assert (resumed["run_id"], resumed["task_ids"]) == (run, [started["task_id"]])
             # The task ends only now, after its first follower died: its result can only come through b.
-            assert (
-                call_task_server(tmp_path, tasks.url, "release", "kill") == "released kill; started 1 time(s)"
-            )
+            assert call_task_server(tasks.url, "release", "kill") == "released kill; started 1 time(s)"
             seen = stream_b.until("final")
 
         finished = next(event for event in seen if event["type"] == "tool_call_finished")
@@ -98,7 +103,7 @@ def test_a_taken_over_run_whose_task_server_is_gone_too_ends_with_an_error_namin
 ) -> None:
     tasks = http_server("tasks_server", "streamable-http")
     turns = [Turn.tool_calls(ToolCallSpec("wait_for_release", {"tag": "lost"}, id="call_lost"))]
-    servers = {"tasks": {"url": tasks.url}}
+    servers = {"tasks": {"url": tasks.url, "timeout": 600}}
     with (
         ScriptedModelServer(turns) as model,
         start_replicas(
@@ -137,7 +142,7 @@ def test_a_taken_over_run_stopped_while_its_task_is_followed_cancels_the_task_at
 ) -> None:
     tasks = http_server("tasks_server", "streamable-http")
     turns = [Turn.tool_calls(ToolCallSpec("wait_for_release", {"tag": "stopped"}, id="call_stopped"))]
-    servers = {"tasks": {"url": tasks.url}}
+    servers = {"tasks": {"url": tasks.url, "timeout": 600}}
     with (
         ScriptedModelServer(turns) as model,
         start_replicas(
@@ -160,7 +165,7 @@ def test_a_taken_over_run_stopped_while_its_task_is_followed_cancels_the_task_at
         finished = next(event for event in seen if event["type"] == "tool_call_finished")
         assert (finished["call_id"], finished["error_kind"]) == ("call_stopped", "cancelled")
         assert seen[-1]["result"]["stop_reason"] == "cancelled"
-        assert call_task_server(tmp_path, tasks.url, "was_cancelled", "stopped") == "true"
+        assert call_task_server(tasks.url, "was_cancelled", "stopped") == "true"
         with fleet.store() as store:
             (record,) = RunLedger.of(store).of_chat(chat)
             assert (record.id, record.status) == (run, "cancelled")
@@ -176,7 +181,9 @@ def test_on_sqlite_a_server_restarted_after_a_kill_follows_the_task_its_run_wait
     ]
     db_url = f"sqlite:///{tmp_path / 'toolbridge.db'}"
     with ScriptedModelServer(turns) as model:
-        config = write_config(tmp_path, model, agents=NO_APPROVAL, mcp_servers={"tasks": {"url": tasks.url}})
+        config = write_config(
+            tmp_path, model, agents=NO_APPROVAL, mcp_servers={"tasks": {"url": tasks.url, "timeout": 600}}
+        )
         first = start_replica("a", config, db_url, tmp_path)
         try:
             first.wait_ready(time.monotonic() + READY_TIMEOUT)
@@ -193,8 +200,47 @@ def test_on_sqlite_a_server_restarted_after_a_kill_follows_the_task_its_run_wait
             again.wait_ready(time.monotonic() + READY_TIMEOUT)
             with EventReader(again.http(), chat) as stream:  # replays the run from its start
                 stream.until("run_resumed")
-                assert call_task_server(tmp_path, tasks.url, "release", "restart").startswith("released")
+                assert call_task_server(tasks.url, "release", "restart").startswith("released")
                 seen = stream.until("final")
         finally:
             again.close()
+    finished = next(event for event in seen if event["type"] == "tool_call_finished")
+    assert finished["result_preview"] == "released restart"
     assert seen[-1]["result"]["output"] == "Done after the restart."
+
+
+def test_a_stalled_replica_whose_run_was_taken_over_stops_without_cancelling_the_task(
+    tmp_path: Path, http_server: Callable[..., Any]
+) -> None:
+    """The replica was not dead, only stalled (SIGSTOP) past its lease: once it runs again it learns the
+    run is no longer its own and stops following the task, leaving it to the replica that took it. (A
+    longer lease: on a loaded machine b's own renewals must not lapse too, or a takes the run back.)"""
+    tasks = http_server("tasks_server", "streamable-http")
+    turns = [
+        Turn.tool_calls(ToolCallSpec("wait_for_release", {"tag": "stall"}, id="call_stall")),
+        Turn.text("Done by b.", expect=answers_tool_result("released stall")),
+    ]
+    servers, lease = {"tasks": {"url": tasks.url, "timeout": 600}}, {"run_lease": 4.0}
+    with (
+        ScriptedModelServer(turns) as model,
+        start_replicas(
+            tmp_path, model, count=2, agents=NO_APPROVAL, server=lease, mcp_servers=servers
+        ) as fleet,
+    ):
+        a, b = fleet
+        on_a, on_b = a.http(), b.http()
+        chat = on_a.post("/api/chats", json={}).json()["id"]
+        with EventReader(on_b, chat) as stream_b:
+            on_a.post(f"/api/chats/{chat}/messages", json={"content": "Run the job"})
+            stream_b.until("task_started")
+            os.kill(a.pid, signal.SIGSTOP)
+            try:
+                stream_b.until("run_resumed")
+            finally:
+                os.kill(a.pid, signal.SIGCONT)
+            wait_for(lambda: "stopping it here" in a.stderr(), "a to learn its run was taken over")
+            # a stopped its call by now; had it cancelled the task, the server would say so.
+            assert call_task_server(tasks.url, "was_cancelled", "stall", wait_ms=0) == "false"
+            assert call_task_server(tasks.url, "release", "stall").startswith("released stall")
+            seen = stream_b.until("final")
+        assert seen[-1]["result"]["output"] == "Done by b."

@@ -11,7 +11,8 @@ call resumes on the next session instead of starting the tool again.
 
 Under `toolbridge serve` a run stores each task it starts (`record_tasks`: a `TaskHandle` per
 task), so that when its replica dies another one follows the task instead (`resuming_tasks`: a call
-whose id has a handle there is not sent, its task is followed).
+whose id has a handle there is not sent, its task is followed). A replica that lived on, stalled, while
+its run was taken over stops following without cancelling the task (`hand_over`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "TaskWatch",
     "TasksExtension",
     "follow_task",
+    "hand_over",
     "record_tasks",
     "resuming_tasks",
     "task_to_resume",
@@ -157,6 +159,15 @@ def resuming_tasks(handles: Iterable[TaskHandle]) -> Iterator[None]:
         _RESUMING.reset(token)
 
 
+_HANDED_OVER: set[str] = set()
+
+
+def hand_over(task_ids: Iterable[str]) -> None:
+    """Tasks another process follows from now on (it took their run over): the calls here following
+    them are about to be stopped, and must not cancel them at their servers."""
+    _HANDED_OVER.update(task_ids)
+
+
 def task_to_resume(call_id: str) -> TaskWatch | None:
     """The task to follow for call `call_id` inside `resuming_tasks`; None: send the call."""
     handle = _RESUMING.get().get(call_id)
@@ -227,6 +238,9 @@ async def _poll(session: ClientSession, watch: TaskWatch, first_message: str | N
                 continue
             await anyio.sleep(max(MIN_POLL_MS, watch.poll_ms or DEFAULT_POLL_MS) / 1000)
     except anyio.get_cancelled_exc_class():
+        if task_id in _HANDED_OVER:  # another process follows it now: only this one stops
+            _HANDED_OVER.discard(task_id)
+            raise
         with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WAIT):
             await cancel_task(session, task_id)
         raise

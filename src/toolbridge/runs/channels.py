@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from toolbridge.agent import AgentStream
+from toolbridge.mcp.tasks import TaskHandle
 from toolbridge.runs.feed import ChatFeed
 from toolbridge.runs.ledger import RunEvent, RunSignal
 from toolbridge.runs.writer import EventWriter
@@ -37,6 +38,11 @@ class Channel:
     """The run's row is in the database: it holds a lease (this replica renews it) and takes signals."""
     cancel_pending: bool = False
     """Cancelled while it was being set up: it stops as soon as it starts."""
+    lost: bool = False
+    """Another replica reaped the run or took it over (this one stalled past its lease): it stops, and
+    what it still completes is neither its chat's nor its events."""
+    tasks: list[TaskHandle] = field(default_factory=list)
+    """The tasks servers made of the run's calls (their handles are stored with the run)."""
     following: anyio.CancelScope | None = None
     """While a run taken over follows its tasks (`toolbridge.runs.resume`): cancelling the run stops
     following them (and cancels them at their servers)."""
@@ -78,10 +84,11 @@ class Channel:
     def run_over(self) -> None:
         """Forget the run and everything that waited in it."""
         self.run_id, self.stream, self.writer, self.following = None, None, None, None
-        self.claimed = self.interrupting = self.cancel_pending = self.ending = False
+        self.claimed = self.interrupting = self.cancel_pending = self.ending = self.lost = False
         self.approvals.clear()
         self.questions.clear()
         self.calls.clear()
+        self.tasks.clear()
 
     def pending(self, call_id: str) -> PendingApproval:
         return self.approvals.setdefault(call_id, PendingApproval())

@@ -97,7 +97,11 @@ class RunKeeper:
             return owned
         for run_id in owned:
             if run_id not in kept:
-                logger.warning("run %s was marked interrupted by another replica: stopping it", run_id)
+                logger.warning(
+                    "run %s was taken over or marked interrupted by another replica (this one did not "
+                    "renew its lease in time): stopping it here",
+                    run_id,
+                )
                 self._owner.run_lost(run_id)
         return [run_id for run_id in owned if run_id in kept]
 
@@ -134,7 +138,9 @@ class RunKeeper:
             )
             self._owner.take_over(run)
         try:
-            interrupted = await anyio.to_thread.run_sync(self._ledger.reap, now)
+            # Never its own runs in progress: they are alive, however late a renewal on a loaded machine.
+            mine = set(self._owner.owned_runs())
+            interrupted = await anyio.to_thread.run_sync(lambda: self._ledger.reap(now, sparing=mine))
         except StoreError as error:
             logger.warning("cannot look for runs of replicas that stopped: %s", error)
             return

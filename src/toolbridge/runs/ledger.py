@@ -209,12 +209,15 @@ class RunLedger:
             )
             return set(renewed)
 
-    def end(self, run_id: str, status: RunStatus, events: Sequence[str] = ()) -> list[RunEvent]:
+    def end(
+        self, run_id: str, status: RunStatus, events: Sequence[str] = (), *, replica: str | None = None
+    ) -> list[RunEvent]:
         """Write the run's last `events` and end it with `status`, in one transaction: a stream that sees
         the last event can start the next run at once. A run reaped meanwhile keeps `interrupted` and
-        gets no more events (none are written: see `append`)."""
+        gets no more events (none are written: see `append`); so does a run `replica` no longer owns
+        (another took it over)."""
         with self._write() as session:
-            chat_id = self._running_chat(session, run_id, lock_for_update=True)
+            chat_id = self._running_chat(session, run_id, replica, lock_for_update=True)
             if chat_id is None:
                 return []
             written = self._insert_events(session, chat_id, run_id, events)
@@ -224,20 +227,28 @@ class RunLedger:
             return written
 
     @staticmethod
-    def _running_chat(session: Session, run_id: str, *, lock_for_update: bool = False) -> int | None:
-        """The chat of run `run_id` while it is `running`, its row locked until the transaction ends (on
-        PostgreSQL) so that no replica's `reap` ends it in between; None once it ended."""
+    def _running_chat(
+        session: Session, run_id: str, replica: str | None = None, *, lock_for_update: bool = False
+    ) -> int | None:
+        """The chat of run `run_id` while it is `running` (owned by `replica`, when given), its row locked
+        until the transaction ends (on PostgreSQL) so that no replica's `reap` ends it in between; None
+        once it ended."""
         query = select(RunRow.chat_id).where(RunRow.id == run_id, RunRow.status == "running")
+        if replica is not None:
+            query = query.where(RunRow.replica == replica)
         return session.scalar(query.with_for_update(read=not lock_for_update))
 
     # -- events ------------------------------------------------------------------------------------------
 
-    def append(self, run_id: str, chat_id: int, events: Sequence[str]) -> list[RunEvent]:
+    def append(
+        self, run_id: str, chat_id: int, events: Sequence[str], *, replica: str | None = None
+    ) -> list[RunEvent]:
         """Write `events` (JSON texts, in order) in one transaction; returns them with their ids. None are
         written (an empty list) once the run ended: a run reaped from an owner that lived on (a stalled
-        replica) must not add events after its `run_interrupted`, where the chat's next run may be."""
+        replica) must not add events after its `run_interrupted`, where the chat's next run may be; nor,
+        with `replica`, once another replica took the run over."""
         with self._write() as session:
-            if self._running_chat(session, run_id) is None:
+            if self._running_chat(session, run_id, replica) is None:
                 return []
             return self._insert_events(session, chat_id, run_id, events)
 

@@ -57,6 +57,8 @@ async def resume_turn(
         stop.cancel()
     results, lost = await follow_tasks(pool, definition, waiting, publish, stop)
     channel.following = None
+    if channel.lost:  # another replica took the run over meanwhile: the results are its to store
+        return history
     for message in results:
         await anyio.to_thread.run_sync(store.append_message, taken.chat_id, message)
         publish(MessageAddedEvent(step=0, index=len(history), message=message).model_dump_json())

@@ -41,7 +41,7 @@ from toolbridge.agent import (
 )
 from toolbridge.agent.transcript import well_formed
 from toolbridge.errors import ToolbridgeError
-from toolbridge.mcp.tasks import record_tasks
+from toolbridge.mcp.tasks import TaskHandle, hand_over, record_tasks
 from toolbridge.models import Model
 from toolbridge.runs.channels import Channel
 from toolbridge.runs.feed import Follower, follow_events
@@ -197,15 +197,24 @@ class ChatHub:
     def run_lost(self, run_id: str) -> None:
         channel = self._owning(run_id)
         if channel is not None:
+            hand_over(task.task_id for task in channel.tasks)  # the replica that took the run follows them
+            channel.lost = True
+            if channel.writer is not None:
+                channel.writer.disown()
             channel.cancel()
 
     def take_over(self, taken: TakenRun) -> None:
         channel = self._channel(taken.chat_id)
-        if channel.run_id is not None:  # still running here (this replica's lease had lapsed): go on
-            return
+        if channel.run_id is not None:
+            if channel.lost and channel.run_id == taken.run_id:  # back from a stall, it stops: then resume
+                self._runs.start_soon(self._take_over_once_stopped, taken)
+            return  # else still running here (this replica's lease had lapsed): it goes on
         run_id = channel.run_id = taken.run_id
         channel.claimed = True
-        channel.writer = EventWriter(self._ledger, run_id, taken.chat_id, channel.deliver)
+        channel.tasks.extend(taken.tasks)  # handed over again should this replica stall in turn
+        channel.writer = EventWriter(
+            self._ledger, run_id, taken.chat_id, channel.deliver, replica=self.replica
+        )
         meter = RunMeter()  # the user's tokens were held when the run started, on the replica that died
 
         async def start() -> tuple[AgentStream, RunRecorder]:
@@ -214,6 +223,11 @@ class ChatHub:
         self._runs.start_soon(
             self._run, taken.chat_id, channel, run_id, start, meter, name=f"chat {taken.chat_id} run {run_id}"
         )
+
+    async def _take_over_once_stopped(self, taken: TakenRun) -> None:
+        while self._peek(taken.chat_id).run_id == taken.run_id:
+            await self.calls_changed.wait()  # also set when a run ends
+        self.take_over(taken)
 
     # -- the server's life ----------------------------------------------------------------------------
 
@@ -299,7 +313,7 @@ class ChatHub:
         async def start() -> tuple[AgentStream, RunRecorder]:
             return events, recorder
 
-        channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver)
+        channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver, replica=self.replica)
         channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
         self._runs.start_soon(
             self._run, chat_id, channel, run_id, start, meter, name=f"chat {chat_id} run {run_id}"
@@ -388,9 +402,14 @@ class ChatHub:
         last: list[str] = []
         status: RunStatus = "failed"
         stream: AgentStream | None = None
+
         # Each task a server makes of one of the run's calls is stored with it: another replica follows
         # the task should this one die (`toolbridge.runs.takeover`).
-        record_tasks(lambda task: channel.publish(task_started_event(run_id, task)))
+        def record(task: TaskHandle) -> None:
+            channel.tasks.append(task)
+            channel.publish(task_started_event(run_id, task))
+
+        record_tasks(record)
         try:
             async with anyio.create_task_group() as writing:
                 writing.start_soon(writer.run)
@@ -401,7 +420,8 @@ class ChatHub:
                         stream.cancel()  # cancelled while it was being set up: ends at once, `cancelled`
                     async with stream as events:
                         async for event in events:
-                            await recorder.observe(event)
+                            if not channel.lost:  # the chat may be another replica's run's now
+                                await recorder.observe(event)
                             if isinstance(event, ApprovalRequestedEvent):
                                 channel.pending(event.call.id)  # before anyone can see the request
                             elif isinstance(event, ApprovalDecidedEvent):
