@@ -12,6 +12,9 @@ Tools:
   was (or a `confirm_delete` of that file name).
 - `confirm_delete(filename)`: asks the client (an elicitation inside the task), then says what it did.
 - `greet(name)`: never a task; `times_run(label)` neither: how often `slow_compute(label=...)` started.
+- `wait_for_release(tag)`: a task that ends (`released <tag>`) once `release(tag)` (not a task) is
+  called, whichever client calls it: a test decides when a task finishes (after killing its client);
+  `was_cancelled(tag)` says whether it was cancelled instead.
 
 Run: python tests/servers/tasks_server.py [--transport stdio|http] [--port N]
 """
@@ -38,7 +41,15 @@ from pydantic import BaseModel
 
 TASKS = "io.modelcontextprotocol/tasks"
 MISSING_CAPABILITY = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
-TASK_TOOLS = {"slow_compute", "hold", "confirm_delete", "multi_input", "failing_job", "protocol_error_job"}
+TASK_TOOLS = {
+    "slow_compute",
+    "hold",
+    "confirm_delete",
+    "multi_input",
+    "failing_job",
+    "protocol_error_job",
+    "wait_for_release",
+}
 POLL_INTERVAL_MS = 50
 TTL_MS = 600_000
 
@@ -101,6 +112,7 @@ class Job:
 JOBS: dict[str, Job] = {}
 CURRENT_JOB: contextvars.ContextVar[Job | None] = contextvars.ContextVar("current_job", default=None)
 cancelled: dict[str, anyio.Event] = {}
+released: dict[str, anyio.Event] = {}
 runs: dict[str, int] = {}
 
 
@@ -252,6 +264,30 @@ async def was_cancelled(tag: str, wait_ms: int = 10_000) -> bool:
 async def times_run(label: str) -> int:
     """How many times `slow_compute` started with this label (a resumed task is not started again)."""
     return runs.get(label, 0)
+
+
+@server.tool()
+async def wait_for_release(tag: str) -> str:
+    """Run until `release(tag)` is called (ten minutes at most)."""
+    runs[tag] = runs.get(tag, 0) + 1
+    job = CURRENT_JOB.get()
+    if job is not None:
+        job.report(f"waiting for {tag}")
+    try:
+        with anyio.fail_after(600):
+            await released.setdefault(tag, anyio.Event()).wait()
+    except anyio.get_cancelled_exc_class():
+        cancelled.setdefault(tag, anyio.Event()).set()
+        raise
+    return f"released {tag}"
+
+
+@server.tool()
+async def release(tag: str) -> str:
+    """End the `wait_for_release(tag)` task; says how often that one started (a task followed by
+    another client is not started again)."""
+    released.setdefault(tag, anyio.Event()).set()
+    return f"released {tag}; started {runs.get(tag, 0)} time(s)"
 
 
 @server.tool()

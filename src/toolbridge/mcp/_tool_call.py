@@ -25,7 +25,7 @@ from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._progress_relay import ProgressRelay
 from toolbridge.mcp._revision import revision_advice
 from toolbridge.mcp.progress import ProgressHandler
-from toolbridge.mcp.tasks import TaskWatch, follow_task, watching_tasks
+from toolbridge.mcp.tasks import TaskWatch, follow_task, task_to_resume, watching_tasks
 from toolbridge.types import ToolErrorKind, ToolResult
 
 __all__ = [
@@ -84,6 +84,7 @@ async def call_once(
     or answered wrongly), or `LostCall`. With `resume`, the call is not sent: its task (made on an
     earlier session) is followed instead."""
     server, name, call_id, timeout = config.name, call.name, call.call_id, call.timeout
+    resume = resume or task_to_resume(call_id)  # a run taken over from a replica that died
     client = live.client  # not the bare session: the client answers a server's input requests
     if client is None:
         return LostCall("the session had already ended", sent=False)

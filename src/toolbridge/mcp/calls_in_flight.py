@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["CallInFlight", "CallsInFlight", "asking_call"]
+__all__ = ["CallInFlight", "CallsInFlight", "asking_call", "making_call"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,6 +47,11 @@ def asking_call() -> CallInFlight | None:
     """In a `ClientFeatures` handler: the call during which the server made this request, or None
     when it asked outside any call or during one of several that cannot be told apart."""
     return _ASKING.get()
+
+
+def making_call() -> CallInFlight | None:
+    """Inside a call being made (`CallsInFlight.making`): that call; else None."""
+    return _MAKING.get()
 
 
 class CallsInFlight:

@@ -8,13 +8,18 @@ client's own sampling / elicitation / roots callbacks and sent back with `tasks/
 result returned as the call's result. A call cancelled while it waits (Ctrl-C, stop on the page, a run
 cancelled) sends `tasks/cancel`. A session lost while following keeps the task id (`TaskWatch`) so the
 call resumes on the next session instead of starting the tool again.
+
+Under `toolbridge serve` a run stores each task it starts (`record_tasks`: a `TaskHandle` per
+task), so that when its replica dies another one follows the task instead (`resuming_tasks`: a call
+whose id has a handle there is not sent, its task is followed). A replica that lived on, stalled, while
+its run was taken over stops following without cancelling the task (`hand_over`).
 """
 
 from __future__ import annotations
 
 import contextvars
 import math
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -27,12 +32,19 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from pydantic import TypeAdapter
 
+from toolbridge.mcp.calls_in_flight import making_call
+
 __all__ = [
     "TASKS_EXTENSION",
+    "TaskHandle",
     "TaskWatch",
     "TasksExtension",
     "follow_task",
+    "hand_over",
     "handing_over_tasks",
+    "record_tasks",
+    "resuming_tasks",
+    "task_to_resume",
     "watching_tasks",
 ]
 
@@ -111,6 +123,58 @@ _WATCH: contextvars.ContextVar[TaskWatch | None] = contextvars.ContextVar(
 )
 
 
+@dataclass(frozen=True)
+class TaskHandle:
+    """What it takes to follow a call's task from anywhere: the server holding it, the agent's call id,
+    the tool (as the server knows it), the task's id and the poll interval the server suggested."""
+
+    server: str
+    call_id: str
+    tool: str
+    task_id: str
+    poll_ms: int | None = None
+
+
+_RECORD: contextvars.ContextVar[Callable[[TaskHandle], None] | None] = contextvars.ContextVar(
+    "toolbridge_task_record", default=None
+)
+_RESUMING: contextvars.ContextVar[Mapping[str, TaskHandle]] = contextvars.ContextVar(
+    "toolbridge_tasks_resuming",
+    default={},  # noqa: B039 - never mutated
+)
+
+
+def record_tasks(record: Callable[[TaskHandle], None]) -> None:
+    """From now on in the current task (a run's own), and the tasks it starts, each task a server makes
+    of a call is handed to `record` as it starts."""
+    _RECORD.set(record)
+
+
+@contextmanager
+def resuming_tasks(handles: Iterable[TaskHandle]) -> Iterator[None]:
+    """While inside, a call whose id has one of `handles` follows that task instead of being sent."""
+    token = _RESUMING.set({handle.call_id: handle for handle in handles})
+    try:
+        yield
+    finally:
+        _RESUMING.reset(token)
+
+
+_HANDED_OVER: set[str] = set()
+
+
+def hand_over(task_ids: Iterable[str]) -> None:
+    """Tasks another process follows from now on (it took their run over): the calls here following
+    them are about to be stopped, and must not cancel them at their servers."""
+    _HANDED_OVER.update(task_ids)
+
+
+def task_to_resume(call_id: str) -> TaskWatch | None:
+    """The task to follow for call `call_id` inside `resuming_tasks`; None: send the call."""
+    handle = _RESUMING.get().get(call_id)
+    return TaskWatch(task_id=handle.task_id, poll_ms=handle.poll_ms) if handle is not None else None
+
+
 @contextmanager
 def watching_tasks(on_progress: ProgressFnT | None) -> Iterator[TaskWatch]:
     """Around one tool call: a task the server makes of it is recorded in the `TaskWatch` yielded."""
@@ -145,6 +209,11 @@ async def _resolve(created: TaskCreated, ctx: ClaimContext) -> mcp.CallToolResul
         return await hand_over(created, ctx)
     watch = _WATCH.get() or TaskWatch()
     watch.task_id, watch.poll_ms = created.task_id, created.poll_interval_ms
+    record, call = _RECORD.get(), making_call()
+    if record is not None and call is not None:
+        record(
+            TaskHandle(call.server, call.call_id, ctx.tool_name, created.task_id, created.poll_interval_ms)
+        )
     return await follow_task(
         ctx.session, watch, timeout=ctx.read_timeout_seconds, first_message=created.status_message
     )
@@ -190,6 +259,9 @@ async def _poll(session: ClientSession, watch: TaskWatch, first_message: str | N
                 continue
             await anyio.sleep(max(MIN_POLL_MS, watch.poll_ms or DEFAULT_POLL_MS) / 1000)
     except anyio.get_cancelled_exc_class():
+        if task_id in _HANDED_OVER:  # another process follows it now: only this one stops
+            _HANDED_OVER.discard(task_id)
+            raise
         with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WAIT):
             await cancel_task(session, task_id)
         raise

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from toolbridge.agent import AgentStream
+from toolbridge.mcp.tasks import TaskHandle
 from toolbridge.runs.feed import ChatFeed
 from toolbridge.runs.ledger import RunEvent, RunSignal
 from toolbridge.runs.writer import EventWriter
@@ -37,6 +38,14 @@ class Channel:
     """The run's row is in the database: it holds a lease (this replica renews it) and takes signals."""
     cancel_pending: bool = False
     """Cancelled while it was being set up: it stops as soon as it starts."""
+    lost: bool = False
+    """Another replica reaped the run or took it over (this one stalled past its lease): it stops, and
+    what it still completes is neither its chat's nor its events."""
+    tasks: list[TaskHandle] = field(default_factory=list)
+    """The tasks servers made of the run's calls (their handles are stored with the run)."""
+    following: anyio.CancelScope | None = None
+    """While a run taken over follows its tasks (`toolbridge.runs.resume`): cancelling the run stops
+    following them (and cancels them at their servers)."""
     ending: bool = False
     """The run is over, its last events being written: nothing to cancel, and the chat is free once
     they are (a page that saw them through another replica may start the next run at once)."""
@@ -67,16 +76,19 @@ class Channel:
             return True
         if self.run_id is not None and not self.ending:
             self.cancel_pending = True
+            if self.following is not None:
+                self.following.cancel()
             return True
         return False
 
     def run_over(self) -> None:
         """Forget the run and everything that waited in it."""
-        self.run_id, self.stream, self.writer = None, None, None
-        self.claimed = self.interrupting = self.cancel_pending = self.ending = False
+        self.run_id, self.stream, self.writer, self.following = None, None, None, None
+        self.claimed = self.interrupting = self.cancel_pending = self.ending = self.lost = False
         self.approvals.clear()
         self.questions.clear()
         self.calls.clear()
+        self.tasks.clear()
 
     def pending(self, call_id: str) -> PendingApproval:
         return self.approvals.setdefault(call_id, PendingApproval())

@@ -1,6 +1,7 @@
 """Keeping runs honest across replicas, one task per replica: the owner renews its runs' leases every
 third of a lease and acts on the signals other replicas left for them (at once when notified, and on
-every renewal in case a notice was lost); every replica reaps the runs of replicas that died.
+every renewal in case a notice was lost); every replica reaps the runs of replicas that died, and
+takes over those that died waiting for a task (`toolbridge.runs.takeover`) instead of ending them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import anyio
 from toolbridge.errors import StoreError
 from toolbridge.runs.ledger import EventsNotice, Notice, RunLedger, RunSignal, SignalsNotice
 from toolbridge.runs.notifier import RunNotifier
+from toolbridge.runs.takeover import TakenRun
+from toolbridge.store._schema import utcnow
 
 __all__ = ["OwnedRuns", "RunKeeper"]
 
@@ -32,6 +35,10 @@ class OwnedRuns(Protocol):
 
     def run_lost(self, run_id: str) -> None:
         """Another replica reaped it (this one failed to renew in time): stop it."""
+
+    def take_over(self, taken: TakenRun) -> None:
+        """Run from now on a run whose replica died waiting for a task: it is this replica's already
+        (`owned_runs` must name it at once, or its lease runs out again)."""
 
 
 class RunKeeper:
@@ -90,7 +97,11 @@ class RunKeeper:
             return owned
         for run_id in owned:
             if run_id not in kept:
-                logger.warning("run %s was marked interrupted by another replica: stopping it", run_id)
+                logger.warning(
+                    "run %s was taken over or marked interrupted by another replica (this one did not "
+                    "renew its lease in time): stopping it here",
+                    run_id,
+                )
                 self._owner.run_lost(run_id)
         return [run_id for run_id in owned if run_id in kept]
 
@@ -110,8 +121,26 @@ class RunKeeper:
                 self._owner.apply_signal(signal)
 
     async def _reap(self) -> None:
+        now = utcnow()  # the same for both: a run waiting for a task is taken over, never reaped
         try:
-            interrupted = await anyio.to_thread.run_sync(self._ledger.reap)
+            taken = await anyio.to_thread.run_sync(
+                lambda: self._ledger.take_over_tasks(self._replica, lease=self._lease, now=now)
+            )
+        except StoreError as error:
+            logger.warning("cannot look for runs of replicas that stopped: %s", error)
+            return
+        for run in taken:
+            logger.warning(
+                "run %s of chat %d: the replica running it stopped while %d task(s) ran; taking it over",
+                run.run_id,
+                run.chat_id,
+                len(run.tasks),
+            )
+            self._owner.take_over(run)
+        try:
+            # Never its own runs in progress: they are alive, however late a renewal on a loaded machine.
+            mine = set(self._owner.owned_runs())
+            interrupted = await anyio.to_thread.run_sync(lambda: self._ledger.reap(now, sparing=mine))
         except StoreError as error:
             logger.warning("cannot look for runs of replicas that stopped: %s", error)
             return

@@ -7,7 +7,8 @@ send them, and what other replicas ask of its owner (cancel, approve, deny, answ
     written = ledger.append("r1", chat_id, ['{"type": "text_delta", ...}'])   # one transaction
     ledger.events_after(chat_id, after=written[-1].id)
     ledger.end("r1", "completed", ['{"type": "final", ...}'])
-    ledger.reap()                  # runs whose lease ran out: `interrupted`, with a run_interrupted event
+    ledger.take_over_tasks("host:456:cd", lease=30)   # runs whose lease ran out waiting for a task
+    ledger.reap()                  # the others whose lease ran out: `interrupted`, with a run_interrupted event
 
 On PostgreSQL every write that others should hear of sends a `NOTIFY` on `channel()` in its own
 transaction (delivered when it commits; see `toolbridge.runs.notifier`). A notice only says where to
@@ -18,17 +19,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from toolbridge.runs.notices import EventsNotice, Notice, SignalsNotice, parse_notice, payload
+from toolbridge.runs.takeover import TASK_STARTED, TakenRun, run_resumed_event, unfinished_tasks
 from toolbridge.store._errors import ChatNotFoundError, StoreError
 from toolbridge.store._schema import ChatRow, RunEventRow, RunRow, RunSignalRow, utcnow
 
@@ -207,12 +209,15 @@ class RunLedger:
             )
             return set(renewed)
 
-    def end(self, run_id: str, status: RunStatus, events: Sequence[str] = ()) -> list[RunEvent]:
+    def end(
+        self, run_id: str, status: RunStatus, events: Sequence[str] = (), *, replica: str | None = None
+    ) -> list[RunEvent]:
         """Write the run's last `events` and end it with `status`, in one transaction: a stream that sees
         the last event can start the next run at once. A run reaped meanwhile keeps `interrupted` and
-        gets no more events (none are written: see `append`)."""
+        gets no more events (none are written: see `append`); so does a run `replica` no longer owns
+        (another took it over)."""
         with self._write() as session:
-            chat_id = self._running_chat(session, run_id, lock_for_update=True)
+            chat_id = self._running_chat(session, run_id, replica, lock_for_update=True)
             if chat_id is None:
                 return []
             written = self._insert_events(session, chat_id, run_id, events)
@@ -222,20 +227,28 @@ class RunLedger:
             return written
 
     @staticmethod
-    def _running_chat(session: Session, run_id: str, *, lock_for_update: bool = False) -> int | None:
-        """The chat of run `run_id` while it is `running`, its row locked until the transaction ends (on
-        PostgreSQL) so that no replica's `reap` ends it in between; None once it ended."""
+    def _running_chat(
+        session: Session, run_id: str, replica: str | None = None, *, lock_for_update: bool = False
+    ) -> int | None:
+        """The chat of run `run_id` while it is `running` (owned by `replica`, when given), its row locked
+        until the transaction ends (on PostgreSQL) so that no replica's `reap` ends it in between; None
+        once it ended."""
         query = select(RunRow.chat_id).where(RunRow.id == run_id, RunRow.status == "running")
+        if replica is not None:
+            query = query.where(RunRow.replica == replica)
         return session.scalar(query.with_for_update(read=not lock_for_update))
 
     # -- events ------------------------------------------------------------------------------------------
 
-    def append(self, run_id: str, chat_id: int, events: Sequence[str]) -> list[RunEvent]:
+    def append(
+        self, run_id: str, chat_id: int, events: Sequence[str], *, replica: str | None = None
+    ) -> list[RunEvent]:
         """Write `events` (JSON texts, in order) in one transaction; returns them with their ids. None are
         written (an empty list) once the run ended: a run reaped from an owner that lived on (a stalled
-        replica) must not add events after its `run_interrupted`, where the chat's next run may be."""
+        replica) must not add events after its `run_interrupted`, where the chat's next run may be; nor,
+        with `replica`, once another replica took the run over."""
         with self._write() as session:
-            if self._running_chat(session, run_id) is None:
+            if self._running_chat(session, run_id, replica) is None:
                 return []
             return self._insert_events(session, chat_id, run_id, events)
 
@@ -419,12 +432,57 @@ class RunLedger:
 
     # -- leases ------------------------------------------------------------------------------------------
 
-    def reap(self, now: datetime | None = None) -> list[RunEvent]:
-        """End `interrupted` every running run whose lease ran out (its replica stopped renewing: it
-        died), each with a `run_interrupted` event; returns those events. Safe from many replicas at
-        once: a run is reaped by exactly one (the UPDATE re-checks its status under the row's lock)."""
+    def take_over_tasks(self, replica: str, *, lease: float, now: datetime | None = None) -> list[TakenRun]:
+        """Give `replica` every running run whose lease ran out while it waited for a task
+        (`toolbridge.runs.takeover`), each with a `run_resumed` event; the tasks come with it. Call it
+        before `reap(now)` with the same `now`: a run is taken over by exactly one replica (the UPDATE
+        re-checks the lease under the row's lock), and the others reap only runs without a task."""
         now = now or utcnow()
         expired = (RunRow.status == "running", RunRow.lease_until < now)
+        with self._read() as session:
+            runs: dict[str, int] = {
+                r: c for r, c in session.execute(select(RunRow.id, RunRow.chat_id).where(*expired))
+            }
+            if not runs:
+                return []
+            # Only the events that start a task or store a result, not every token of the runs.
+            rows = session.execute(
+                select(RunEventRow.run_id, RunEventRow.data)
+                .where(
+                    RunEventRow.run_id.in_(runs),
+                    or_(RunEventRow.data.like(f"%{TASK_STARTED}%"), RunEventRow.data.like("%message_added%")),
+                )
+                .order_by(RunEventRow.id)
+            )
+            events: dict[str, list[dict[str, Any]]] = {}
+            for run_id, data in rows:
+                events.setdefault(run_id, []).append(json.loads(data))
+        taken: list[TakenRun] = []
+        for run_id, run_events in events.items():
+            tasks = unfinished_tasks(run_events)
+            if not tasks:
+                continue
+            with self._write() as session:
+                won = session.scalar(
+                    update(RunRow)
+                    .where(RunRow.id == run_id, *expired)
+                    .values(replica=replica, lease_until=utcnow() + timedelta(seconds=lease))
+                    .returning(RunRow.id)
+                )
+                if won is None:
+                    continue  # another replica took it (or reaped it) first
+                resumed = run_resumed_event(run_id, replica, tasks)
+                self._insert_events(session, runs[run_id], run_id, [resumed])
+            taken.append(TakenRun(run_id, runs[run_id], tuple(tasks)))
+        return taken
+
+    def reap(self, now: datetime | None = None, *, sparing: Collection[str] = ()) -> list[RunEvent]:
+        """End `interrupted` every running run whose lease ran out (its replica stopped renewing: it
+        died), each with a `run_interrupted` event, except the runs `sparing` names; returns those
+        events. Safe from many replicas at once: a run is reaped by exactly one (the UPDATE re-checks
+        its status under the row's lock)."""
+        now = now or utcnow()
+        expired = (RunRow.status == "running", RunRow.lease_until < now, RunRow.id.not_in(sparing))
         with self._read() as session:  # usually nothing: then no write (a read-only replica stays healthy)
             if session.scalar(select(RunRow.id).where(*expired).limit(1)) is None:
                 return []

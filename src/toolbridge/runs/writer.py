@@ -29,14 +29,24 @@ class EventWriter:
     """Run `run_id`'s events, written in order by `run()` until `stop()`; `end()` writes the last ones
     with the run's status."""
 
-    def __init__(self, ledger: RunLedger, run_id: str, chat_id: int, deliver: Deliver) -> None:
+    def __init__(
+        self, ledger: RunLedger, run_id: str, chat_id: int, deliver: Deliver, *, replica: str | None = None
+    ) -> None:
         self._ledger = ledger
+        self._replica = replica
+        """The owner writing: once another replica took the run over, nothing more is written."""
         self._run_id = run_id
         self._chat_id = chat_id
         self._deliver = deliver
         self._queued: list[str] = []
         self._ready = anyio.Event()
         self._stopping = False
+        self._disowned = False
+
+    def disown(self) -> None:
+        """The run is no longer this replica's (reaped, or taken over by another): nothing more of it is
+        written or delivered, its end included."""
+        self._disowned = True
 
     def put(self, data: str) -> None:
         self._queued.append(data)
@@ -58,8 +68,12 @@ class EventWriter:
                 return
 
     async def _write(self, batch: list[str]) -> None:
+        if self._disowned:
+            return
         try:
-            written = await anyio.to_thread.run_sync(self._ledger.append, self._run_id, self._chat_id, batch)
+            written = await anyio.to_thread.run_sync(
+                lambda: self._ledger.append(self._run_id, self._chat_id, batch, replica=self._replica)
+            )
         except StoreError as error:
             logger.error(
                 "cannot store %d event(s) of run %s (%s): this replica's streams get them, other "
@@ -76,8 +90,13 @@ class EventWriter:
         `before_delivery` runs once the run is over in the database, before any stream sees `last`."""
         events = [*self._queued, *last]
         self._queued = []
+        if self._disowned:
+            before_delivery()
+            return
         try:
-            written = await anyio.to_thread.run_sync(self._ledger.end, self._run_id, status, events)
+            written = await anyio.to_thread.run_sync(
+                lambda: self._ledger.end(self._run_id, status, events, replica=self._replica)
+            )
         except StoreError as error:
             logger.error("cannot store the end of run %s (%s): %s", self._run_id, status, error)
             written = self._unstored(events)

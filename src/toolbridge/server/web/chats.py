@@ -7,7 +7,8 @@ page that started it is closed, and ends (written down as interrupted) when the 
 Any number of replicas on one database act as one: a run is a row owned by the replica running it
 (`toolbridge.runs.ledger`), its events are rows every replica's streams read (`toolbridge.runs.feed`), and an
 approval, a cancel or the answer to a server's question (`asks`) that reaches another replica becomes
-a signal row its owner acts on (`toolbridge.runs.keeper`).
+a signal row its owner acts on (`toolbridge.runs.keeper`). A run whose replica died while a tool ran as
+a task is taken over by another, which follows the task and continues the run (`toolbridge.runs.takeover`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import secrets
 import socket
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from toolbridge.agent import (
+    Agent,
     AgentDefinition,
     AgentEvent,
     AgentStream,
@@ -37,7 +39,9 @@ from toolbridge.agent import (
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
+from toolbridge.agent.transcript import well_formed
 from toolbridge.errors import ToolbridgeError
+from toolbridge.mcp.tasks import TaskHandle, hand_over, record_tasks
 from toolbridge.models import Model
 from toolbridge.runs.channels import Channel
 from toolbridge.runs.feed import Follower, follow_events
@@ -53,6 +57,8 @@ from toolbridge.runs.ledger import (
 )
 from toolbridge.runs.notifier import RunNotifier
 from toolbridge.runs.recorder import RunRecorder
+from toolbridge.runs.resume import ResumeError, resume_turn
+from toolbridge.runs.takeover import TakenRun, task_started_event
 from toolbridge.runs.writer import EventWriter
 from toolbridge.server._access import Caller
 from toolbridge.server._agents import AgentCatalog
@@ -72,6 +78,10 @@ logger = logging.getLogger(__name__)
 _LISTEN_TIMEOUT = 10.0
 """How long a starting server waits to hear other replicas before serving anyway (it hears them later)."""
 
+
+Start = Callable[[], Awaitable[tuple[AgentStream, RunRecorder]]]
+"""What a run runs: its agent's stream (built once the run is under way: a run taken over follows its
+tasks first) and the recorder of its messages."""
 
 _INTERRUPT_SECONDS = 10.0
 """How long interrupted runs get to write down what they completed before the server stops anyway."""
@@ -116,8 +126,16 @@ class ChatHub:
     async def start(self) -> None:
         """Hear other replicas and keep leases from now on (in the server's task group)."""
         if not self._ledger.shared:
-            # SQLite serves one process: a run still `running` is one a killed server left behind.
-            await anyio.to_thread.run_sync(lambda: self._ledger.reap(datetime.max.replace(tzinfo=UTC)))
+            # SQLite serves one process: a run still `running` is one a killed server left behind. One
+            # waiting for a task goes on here; the others end interrupted.
+            ever, lease = datetime.max.replace(tzinfo=UTC), self._settings.run_lease
+            taken = await anyio.to_thread.run_sync(
+                lambda: self._ledger.take_over_tasks(self.replica, lease=lease, now=ever)
+            )
+            mine = {run.run_id for run in taken}  # their new leases end before `ever`, too
+            await anyio.to_thread.run_sync(lambda: self._ledger.reap(ever, sparing=mine))
+            for run in taken:
+                self.take_over(run)
         self._runs.start_soon(self._notifier.run, name="hearing other replicas")
         self._runs.start_soon(self._keeper.run, name="run leases")
         with anyio.move_on_after(_LISTEN_TIMEOUT):
@@ -179,7 +197,37 @@ class ChatHub:
     def run_lost(self, run_id: str) -> None:
         channel = self._owning(run_id)
         if channel is not None:
+            hand_over(task.task_id for task in channel.tasks)  # the replica that took the run follows them
+            channel.lost = True
+            if channel.writer is not None:
+                channel.writer.disown()
             channel.cancel()
+
+    def take_over(self, taken: TakenRun) -> None:
+        channel = self._channel(taken.chat_id)
+        if channel.run_id is not None:
+            if channel.lost and channel.run_id == taken.run_id:  # back from a stall, it stops: then resume
+                self._runs.start_soon(self._take_over_once_stopped, taken)
+            return  # else still running here (this replica's lease had lapsed): it goes on
+        run_id = channel.run_id = taken.run_id
+        channel.claimed = True
+        channel.tasks.extend(taken.tasks)  # handed over again should this replica stall in turn
+        channel.writer = EventWriter(
+            self._ledger, run_id, taken.chat_id, channel.deliver, replica=self.replica
+        )
+        meter = RunMeter()  # the user's tokens were held when the run started, on the replica that died
+
+        async def start() -> tuple[AgentStream, RunRecorder]:
+            return await self._resume(taken, channel, meter)
+
+        self._runs.start_soon(
+            self._run, taken.chat_id, channel, run_id, start, meter, name=f"chat {taken.chat_id} run {run_id}"
+        )
+
+    async def _take_over_once_stopped(self, taken: TakenRun) -> None:
+        while self._peek(taken.chat_id).run_id == taken.run_id:
+            await self.calls_changed.wait()  # also set when a run ends
+        self.take_over(taken)
 
     # -- the server's life ----------------------------------------------------------------------------
 
@@ -258,29 +306,52 @@ class ChatHub:
                 await self._discard(run_id)
             raise
 
+        agent = self._agent(chat, channel, definition, model, meter)
+        events = agent.stream(content, history=history, attachments=opening.attachments)
+        recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1)
+
+        async def start() -> tuple[AgentStream, RunRecorder]:
+            return events, recorder
+
+        channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver, replica=self.replica)
+        channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
+        self._runs.start_soon(
+            self._run, chat_id, channel, run_id, start, meter, name=f"chat {chat_id} run {run_id}"
+        )
+        return run_id
+
+    def _agent(
+        self, chat: ChatSummary, channel: Channel, definition: AgentDefinition, model: Model, meter: RunMeter
+    ) -> Agent:
+        """The agent of one run of the chat: its approvals wait in `channel`, its tokens go to `meter`."""
+
         async def approve(request: ApprovalRequest) -> bool:
             return await self._wait_for_answer(channel, request)
 
-        metered = MeteredModel(model, meter)
-        agent = self._catalog.agent(
-            metered,
+        return self._catalog.agent(
+            MeteredModel(model, meter),
             definition,
             approve=approve,
-            cache_scope=f"chat {chat_id}",
-            chat_id=chat_id,
+            cache_scope=f"chat {chat.id}",
+            chat_id=chat.id,
             user_id=chat.user_id,
         )
-        events = agent.stream(content, history=history, attachments=opening.attachments)
-        channel.stream = events
-        if channel.cancel_pending:
-            events.cancel()  # cancelled while it was being set up: ends at once, `cancelled`
-        recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1)
-        channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver)
-        channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
-        self._runs.start_soon(
-            self._run, chat_id, channel, run_id, events, recorder, meter, name=f"chat {chat_id} run {run_id}"
+
+    async def _resume(
+        self, taken: TakenRun, channel: Channel, meter: RunMeter
+    ) -> tuple[AgentStream, RunRecorder]:
+        """A taken-over run's start: follow its tasks to their ends, store their results, and continue
+        the agent's turn from the stored history. Raises `ResumeError` when a task's server is gone."""
+        chat_id = taken.chat_id
+        chat = await anyio.to_thread.run_sync(self._store.get_chat, chat_id)
+        definition = await self._catalog.definition(chat.agent or "default", param="agent")
+        model = await self._catalog.model_for(definition)
+        pool = self._catalog.calls.registry.pool
+        history = await resume_turn(self._store, pool, definition, taken, channel)
+        stream = self._agent(chat, channel, definition, model, meter).stream(
+            None, history=well_formed(history)
         )
-        return run_id
+        return stream, RunRecorder(self._store, chat_id=chat_id, written=len(history))
 
     async def _set_up(
         self, chat: ChatSummary, channel: Channel, run_id: str, opening: Opening, content: str
@@ -319,8 +390,7 @@ class ChatHub:
         chat_id: int,
         channel: Channel,
         run_id: str,
-        stream: AgentStream,
-        recorder: RunRecorder,
+        start: Start,
         meter: RunMeter,
     ) -> None:
         RUNNING_CHAT.set(chat_id)  # this task's own context: the run's calls inherit it
@@ -331,13 +401,27 @@ class ChatHub:
         assert writer is not None
         last: list[str] = []
         status: RunStatus = "failed"
+        stream: AgentStream | None = None
+
+        # Each task a server makes of one of the run's calls is stored with it: another replica follows
+        # the task should this one die (`toolbridge.runs.takeover`).
+        def record(task: TaskHandle) -> None:
+            channel.tasks.append(task)
+            channel.publish(task_started_event(run_id, task))
+
+        record_tasks(record)
         try:
             async with anyio.create_task_group() as writing:
                 writing.start_soon(writer.run)
                 try:
+                    stream, recorder = await start()
+                    channel.stream = stream
+                    if channel.cancel_pending:
+                        stream.cancel()  # cancelled while it was being set up: ends at once, `cancelled`
                     async with stream as events:
                         async for event in events:
-                            await recorder.observe(event)
+                            if not channel.lost:  # the chat may be another replica's run's now
+                                await recorder.observe(event)
                             if isinstance(event, ApprovalRequestedEvent):
                                 channel.pending(event.call.id)  # before anyone can see the request
                             elif isinstance(event, ApprovalDecidedEvent):
@@ -350,6 +434,10 @@ class ChatHub:
                                 channel.publish(event.model_dump_json())
                             # After publishing: a server's question waits for its call's card to be shown.
                             self._track_call(channel, event)
+                except ResumeError as error:  # a taken-over run whose task's server is gone: said as it is
+                    logger.error("run %s failed: %s", run_id, error)
+                    last = [json.dumps({"type": "run_error", "run_id": run_id, "message": str(error)})]
+                    status = "failed"
                 except Exception as error:
                     logger.exception("run %s failed", run_id)
                     message = describe_failure(error)
@@ -358,7 +446,7 @@ class ChatHub:
                 finally:
                     writer.stop()
         finally:
-            result = stream.result
+            result = stream.result if stream is not None else None
             logger.info("run %s ended: %s", run_id, result.stop_reason if result else "failed")
             if channel.interrupting or not last:  # stopped by the server, or cut off before its end
                 status = "interrupted"
