@@ -24,9 +24,8 @@ CALL = ToolCallSpec("get_weather", {"city": "Paris"})
 
 
 def client(server: RunningServer, **options: Any) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=server.url, api_key=server.token or "unused", max_retries=0, **options
-    )
+    options = {"api_key": server.token or "unused", **options}
+    return anthropic.Anthropic(base_url=server.url, max_retries=0, **options)
 
 
 @pytest.mark.parametrize(
@@ -138,3 +137,16 @@ def test_errors_are_in_anthropics_shape_and_status(tmp_path: Path) -> None:
     assert "no model named 'nope'" in unknown.value.message
     assert bad.value.body["type"] == "error"  # type: ignore[index]
     assert "max_tokens" in bad.value.message
+
+
+def test_a_wrong_key_is_refused_in_anthropics_shape(tmp_path: Path) -> None:
+    with passthrough_server(tmp_path, {}, token="right-token") as server:
+        with pytest.raises(anthropic.AuthenticationError) as refused:
+            client(server, api_key="wrong").messages.create(model="local", max_tokens=10, messages=ASK)
+        accepted = client(server).messages.count_tokens(model="local", messages=ASK)
+
+    assert refused.value.body == {  # Anthropic's shape, not OpenAI's
+        "type": "error",
+        "error": {"type": "authentication_error", "message": refused.value.body["error"]["message"]},  # type: ignore[index]
+    }
+    assert accepted.input_tokens > 0

@@ -28,7 +28,7 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolbridge.server._errors import ApiError, error_response
+from toolbridge.server._errors import ApiError, error_response_for
 from toolbridge.server._limits import LimitExceeded, UsageLimits
 from toolbridge.server._settings import ServerSettings, is_loopback
 from toolbridge.store import KeyOwner, Store, StoreError
@@ -44,7 +44,7 @@ _PUBLIC_PREFIXES = ("/static/",)
 # other endpoint accepts it there.
 _TOKEN_IN_QUERY_PATH = re.compile(r"^/api/chats/[^/]+/events$")
 # Requests that start a run: they count against a user's limits.
-_RUN_STARTS = re.compile(r"^(/v1/chat/completions|/api/chats/[^/]+/messages)$")
+_RUN_STARTS = re.compile(r"^(/v1/chat/completions|/v1/messages|/v1/responses|/api/chats/[^/]+/messages)$")
 _SCOPE_KEY = "toolbridge.caller"
 
 
@@ -127,15 +127,16 @@ class AccessMiddleware:
         try:
             caller = await self._caller(scope, Headers(scope=scope))
         except StoreError as error:  # middleware runs outside the app's handlers: answered as they would
-            await error_response(503, f"the database failed: {error}", code="store_error")(
-                scope, receive, send
+            failed = error_response_for(
+                scope["path"], 503, f"the database failed: {error}", code="store_error"
             )
+            await failed(scope, receive, send)
             return
         if isinstance(caller, str):
-            await error_response(401, caller)(scope, receive, send)
+            await error_response_for(scope["path"], 401, caller)(scope, receive, send)
             return
         if caller.name is not None and caller.user_id is not None and self._starts_a_run(scope):
-            refusal = await self._over_limit(caller.name, caller.user_id)
+            refusal = await self._over_limit(scope["path"], caller.name, caller.user_id)
             if refusal is not None:
                 await refusal(scope, receive, send)
                 return
@@ -147,15 +148,17 @@ class AccessMiddleware:
     def _starts_a_run(scope: Scope) -> bool:
         return scope["method"] == "POST" and _RUN_STARTS.match(scope["path"]) is not None
 
-    async def _over_limit(self, user: str, user_id: int) -> Response | None:
+    async def _over_limit(self, path: str, user: str, user_id: int) -> Response | None:
         """Count a request of a user that starts a run against their limits; the refusal, if over one."""
         try:
             await anyio.to_thread.run_sync(self.limits.admit, user, user_id)
         except LimitExceeded as exceeded:
             headers = {"Retry-After": str(exceeded.retry_after)}
-            return error_response(429, exceeded.message, code="rate_limit_exceeded", headers=headers)
+            return error_response_for(
+                path, 429, exceeded.message, code="rate_limit_exceeded", headers=headers
+            )
         except StoreError as error:  # middleware runs outside the app's handlers: answered as they would
-            return error_response(503, f"the database failed: {error}", code="store_error")
+            return error_response_for(path, 503, f"the database failed: {error}", code="store_error")
         return None
 
     @staticmethod

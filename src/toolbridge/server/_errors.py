@@ -77,6 +77,29 @@ def error_body(
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
+_ANTHROPIC_TYPES = {413: "request_too_large", 503: "overloaded_error"}
+
+
+def anthropic_error_body(status: int, message: str) -> dict[str, Any]:
+    """An error in Anthropic's shape, for `/v1/messages`."""
+    kind = _ANTHROPIC_TYPES.get(status) or _TYPES.get(
+        status, "api_error" if status >= 500 else "invalid_request_error"
+    )
+    if kind in ("server_error", "conflict_error"):
+        kind = "api_error" if status >= 500 else "invalid_request_error"
+    return {"type": "error", "error": {"type": kind, "message": _encodable(message)}}
+
+
+def error_response_for(
+    path: str, status: int, message: str, *, code: str | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """`error_response`, in the shape of the API `path` belongs to: Anthropic's for `/v1/messages`."""
+    if not path.startswith("/v1/messages"):
+        return error_response(status, message, code=code, headers=headers)
+    headers = {**({"WWW-Authenticate": "Bearer"} if status == 401 else {}), **(headers or {})}
+    return JSONResponse(anthropic_error_body(status, message), status_code=status, headers=headers)
+
+
 def _encodable(text: str) -> str:
     # A message may quote the request (a key path, a value); what it quotes may hold lone surrogates,
     # which UTF-8 cannot encode, and the error itself must never fail to be sent.

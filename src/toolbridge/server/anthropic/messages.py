@@ -41,7 +41,13 @@ from starlette.types import Receive, Scope, Send
 from toolbridge.errors import ModelError
 from toolbridge.models import ModelRequest, tool_calling_model
 from toolbridge.server._access import caller_of
-from toolbridge.server._errors import ApiError, describe_failure, model_failure, read_body
+from toolbridge.server._errors import (
+    ApiError,
+    anthropic_error_body,
+    describe_failure,
+    model_failure,
+    read_body,
+)
 from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import MeteredModel, RunMeter
 from toolbridge.server._state import ServerState
@@ -60,29 +66,14 @@ from toolbridge.server.openai.wire import CompletionIds
 from toolbridge.telemetry import active_event_stream
 from toolbridge.types import ToolCall
 
-__all__ = ["anthropic_error", "count_tokens", "messages"]
+__all__ = ["count_tokens", "messages"]
 
 logger = logging.getLogger(__name__)
-
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    503: "overloaded_error",
-}
-
-
-def anthropic_error(status: int, message: str) -> dict[str, Any]:
-    kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-    return {"type": "error", "error": {"type": kind, "message": message}}
 
 
 def _error_response(error: ApiError) -> JSONResponse:
     return JSONResponse(
-        anthropic_error(error.status, error.message), status_code=error.status, headers=error.headers
+        anthropic_error_body(error.status, error.message), status_code=error.status, headers=error.headers
     )
 
 
@@ -211,7 +202,7 @@ class _Reply:
         except ApiError as error:
             if not started:
                 raise
-            await send(anthropic_error(error.status, error.message))
+            await send(anthropic_error_body(error.status, error.message))
             return
         await start()
         await blocks.close()
@@ -337,6 +328,8 @@ class _EventStream(Response):
                     return
                 except Exception as error:
                     logger.exception("a /v1/messages stream failed")
-                    await send_event(anthropic_error(500, f"the request failed: {describe_failure(error)}"))
+                    await send_event(
+                        anthropic_error_body(500, f"the request failed: {describe_failure(error)}")
+                    )
                 await events.close(done=False)
                 group.cancel_scope.cancel()
