@@ -161,12 +161,17 @@ def _says_more(code: str) -> bool:
     return not code.isdigit() and not code.lower().endswith("error")
 
 
+def api_error_response(error: ApiError) -> JSONResponse:
+    """`error` answered in OpenAI's error shape with its status and headers."""
+    return error_response(
+        error.status, error.message, param=error.param, code=error.code, headers=error.headers
+    )
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, error: ApiError) -> JSONResponse:
-        return error_response(
-            error.status, error.message, param=error.param, code=error.code, headers=error.headers
-        )
+        return api_error_response(error)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:

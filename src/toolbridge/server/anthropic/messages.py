@@ -10,10 +10,9 @@ names a model of the config (agents are not served here yet). `POST /v1/messages
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 from anthropic.types import (
     InputJSONDelta,
     Message,
@@ -36,7 +35,6 @@ from anthropic.types.raw_message_delta_event import Delta
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
-from starlette.types import Receive, Scope, Send
 
 from toolbridge.errors import ModelError
 from toolbridge.models import ModelRequest, tool_calling_model
@@ -44,10 +42,10 @@ from toolbridge.server._access import caller_of
 from toolbridge.server._errors import (
     ApiError,
     anthropic_error_body,
-    describe_failure,
     model_failure,
     read_body,
 )
+from toolbridge.server._event_stream import EventSink, EventStreamResponse
 from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import MeteredModel, RunMeter
 from toolbridge.server._state import ServerState
@@ -60,15 +58,11 @@ from toolbridge.server.anthropic.wire import (
     stop_reason,
     tool_input_json,
 )
-from toolbridge.server.openai.event_batches import EventBatches
 from toolbridge.server.openai.passthrough import Answered, PassThrough
 from toolbridge.server.openai.wire import CompletionIds
-from toolbridge.telemetry import active_event_stream
 from toolbridge.types import ToolCall
 
 __all__ = ["count_tokens", "messages"]
-
-logger = logging.getLogger(__name__)
 
 
 def _error_response(error: ApiError) -> JSONResponse:
@@ -111,7 +105,12 @@ async def messages(request: Request) -> Response:
         await meter.close()
         raise
     if body.stream:
-        return _EventStream(reply)
+        return EventStreamResponse(
+            reply.stream,
+            refusal=_error_response,
+            failure=lambda message: (anthropic_error_body(500, message), "error"),
+            done=False,
+        )
     try:
         return JSONResponse(await reply.whole())
     except ApiError as error:
@@ -171,8 +170,13 @@ class _Reply:
         )
         return message.model_dump(mode="json", exclude_none=True)
 
-    async def stream(self, send: _Sender) -> None:
-        """The events as `send(event)`; a model failing before any was sent raises `ApiError`."""
+    async def stream(self, sink: EventSink) -> None:
+        """The events into `sink`, each named by its type; a model failing before any was sent raises
+        `ApiError`."""
+
+        async def send(event: BaseModel) -> None:
+            await sink(event.model_dump(mode="json", exclude_none=True), event=getattr(event, "type", None))
+
         blocks = _Blocks(send)
         started = False
 
@@ -202,7 +206,7 @@ class _Reply:
         except ApiError as error:
             if not started:
                 raise
-            await send(anthropic_error_body(error.status, error.message))
+            await sink(anthropic_error_body(error.status, error.message), event="error")
             return
         await start()
         await blocks.close()
@@ -225,8 +229,8 @@ class _Reply:
             await self._meter.close()
 
 
-_Sender = Any
-"""`send(event)`: a stream event (an SDK model) or an error body (a dict)."""
+_Sender = Callable[[BaseModel], Awaitable[None]]
+"""`send(event)`: one stream event, an SDK model."""
 
 
 class _Blocks:
@@ -287,49 +291,3 @@ class _Blocks:
 
 def _tool_use(call: ToolCall) -> ToolUseBlock:
     return ToolUseBlock(type="tool_use", id=call.id, name=call.name, input=call.arguments)
-
-
-class _EventStream(Response):
-    """The reply's events as server-sent events named by their type; as on chat completions, the status
-    line waits for the first event, so a model failing at once is answered with its own status."""
-
-    def __init__(self, reply: _Reply) -> None:
-        super().__init__(media_type="text/event-stream")
-        self.raw_headers = [
-            (b"content-type", b"text/event-stream; charset=utf-8"),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-        ]
-        self._reply = reply
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        with active_event_stream():
-            events = EventBatches(send, self.raw_headers)
-
-            async def send_event(event: Any) -> None:
-                if isinstance(event, dict):  # an error after the stream started
-                    await events.add(event, event="error")
-                else:
-                    await events.add(event.model_dump(mode="json", exclude_none=True), event=event.type)
-
-            async def cancel_on_hang_up(cancel: anyio.CancelScope) -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                cancel.cancel()
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(cancel_on_hang_up, group.cancel_scope)
-                group.start_soon(events.run)
-                try:
-                    await self._reply.stream(send_event)
-                except ApiError as error:  # nothing was sent yet: a plain error with its status
-                    await _error_response(error)(scope, receive, send)
-                    group.cancel_scope.cancel()
-                    return
-                except Exception as error:
-                    logger.exception("a /v1/messages stream failed")
-                    await send_event(
-                        anthropic_error_body(500, f"the request failed: {describe_failure(error)}")
-                    )
-                await events.close(done=False)
-                group.cancel_scope.cancel()

@@ -17,10 +17,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.types import Receive, Scope, Send
 
 from toolbridge.agent import (
     AgentEvent,
@@ -37,16 +35,15 @@ from toolbridge.models import ModelSettings
 from toolbridge.server._access import Caller, caller_of
 from toolbridge.server._errors import (
     ApiError,
-    describe_failure,
+    api_error_response,
     error_body,
-    error_response,
     model_failure,
     read_body,
 )
+from toolbridge.server._event_stream import EventStreamResponse
 from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import MeteredModel, RunMeter
 from toolbridge.server._state import ServerState
-from toolbridge.server.openai.event_batches import EventBatches
 from toolbridge.server.openai.mixed import (
     check_resumable,
     client_tool_specs,
@@ -61,7 +58,7 @@ from toolbridge.server.openai.wire import (
     activity_line,
     read_conversation,
 )
-from toolbridge.telemetry import active_event_stream, bind_log_context
+from toolbridge.telemetry import bind_log_context
 
 __all__ = ["router"]
 
@@ -193,7 +190,12 @@ async def _respond(answer: _Answer, body: ChatCompletionRequest) -> Response:
     if not body.stream:
         return await answer.whole()
     include_usage = body.stream_options is not None and body.stream_options.include_usage
-    return _EventStreamResponse(answer, include_usage=include_usage)
+    return EventStreamResponse(
+        lambda sink: answer.stream(sink, include_usage=include_usage),
+        refusal=api_error_response,
+        failure=lambda message: (error_body(500, message, code="run_failed"), None),
+        done=True,
+    )
 
 
 class _Reply:
@@ -283,55 +285,6 @@ class _Reply:
             message["reasoning_content"] = "".join(reasoning)
         finish_reason = _FINISH_REASONS.get(result.stop_reason, "stop")
         return JSONResponse(self._ids.completion(message, finish_reason, _usage(result)))
-
-
-class _EventStreamResponse(Response):
-    """Server-sent events written by one coroutine, so the run's task group never spans a `yield`;
-    the run is cancelled as soon as the client hangs up. The status line waits for the first event, so a
-    model that fails at once is answered with a plain error response and its status (429, 401, ...)."""
-
-    def __init__(self, reply: _Answer, *, include_usage: bool) -> None:
-        super().__init__(media_type="text/event-stream")
-        # No Content-Length: the body is as long as the run.
-        self.raw_headers = [
-            (b"content-type", b"text/event-stream; charset=utf-8"),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-        ]
-        self._reply = reply
-        self._include_usage = include_usage
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        with active_event_stream():
-            await self._respond(scope, receive, send)
-
-    async def _respond(self, scope: Scope, receive: Receive, send: Send) -> None:
-        events = EventBatches(send, self.raw_headers)
-
-        async def cancel_on_hang_up(scope: anyio.CancelScope) -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            scope.cancel()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(cancel_on_hang_up, group.cancel_scope)
-            group.start_soon(events.run)
-            try:
-                await self._reply.stream(events.add, include_usage=self._include_usage)
-            except ApiError as error:  # raised only while no event has gone out
-                failure = error_response(
-                    error.status, error.message, param=error.param, code=error.code, headers=error.headers
-                )
-                await failure(scope, receive, send)
-                group.cancel_scope.cancel()
-                return
-            except Exception as error:  # headers are out: the error can only go in the stream
-                logger.exception("run failed")
-                await events.add(
-                    error_body(500, f"the run failed: {describe_failure(error)}", code="run_failed")
-                )
-            await events.close()
-            group.cancel_scope.cancel()
 
 
 def _stop_note(result: RunResult) -> str:

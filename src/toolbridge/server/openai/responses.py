@@ -12,12 +12,10 @@ sends the whole conversation (Codex does, with `store: false`).
 from __future__ import annotations
 
 import json
-import logging
 import time
 import uuid
 from typing import Any
 
-import anyio
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from openai.types.responses import (
@@ -43,32 +41,28 @@ from openai.types.responses import (
 )
 from openai.types.responses.response_reasoning_item import Content as ReasoningText
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
-from starlette.types import Receive, Scope, Send
+from pydantic import BaseModel
 
 from toolbridge.errors import ModelError
 from toolbridge.models import ModelRequest, tool_calling_model
 from toolbridge.server._access import caller_of
 from toolbridge.server._errors import (
     ApiError,
-    describe_failure,
+    api_error_response,
     error_body,
-    error_response,
     model_failure,
     read_body,
 )
+from toolbridge.server._event_stream import EventSink, EventStreamResponse
 from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import MeteredModel, RunMeter
 from toolbridge.server._state import ServerState
-from toolbridge.server.openai.event_batches import EventBatches
 from toolbridge.server.openai.passthrough import Answered, PassThrough
 from toolbridge.server.openai.responses_wire import ResponsesRequest, read_input, read_settings, read_tools
 from toolbridge.server.openai.wire import CompletionIds
-from toolbridge.telemetry import active_event_stream
 from toolbridge.types import ToolCall, Usage
 
 __all__ = ["responses"]
-
-logger = logging.getLogger(__name__)
 
 
 async def responses(request: Request) -> Response:
@@ -103,7 +97,12 @@ async def responses(request: Request) -> Response:
         raise
     reply = _Reply(passing, body, meter)
     if body.stream:
-        return _EventStream(reply)
+        return EventStreamResponse(
+            reply.stream,
+            refusal=api_error_response,
+            failure=lambda message: (_error_event(error_body(500, message)), "error"),
+            done=False,
+        )
     return JSONResponse(await reply.whole())
 
 
@@ -147,8 +146,13 @@ class _Reply:
         output += [_function_call(call) for call in answered.calls]
         return self._response(output, "completed", answered.usage).model_dump(mode="json", exclude_none=True)
 
-    async def stream(self, send: Any) -> None:
-        """The events as `send(event)`; a model failing before any was sent raises `ApiError`."""
+    async def stream(self, sink: EventSink) -> None:
+        """The events into `sink`, each named by its type; a model failing before any was sent raises
+        `ApiError`."""
+
+        async def send(event: BaseModel) -> None:
+            await sink(event.model_dump(mode="json", exclude_none=True), event=getattr(event, "type", None))
+
         items = _Items(send)
         started = False
 
@@ -168,7 +172,7 @@ class _Reply:
         except ApiError as error:
             if not started:
                 raise
-            await send(error_body(error.status, error.message, code=error.code))
+            await sink(_error_event(error_body(error.status, error.message, code=error.code)), event="error")
             return
         await start()
         await items.close()
@@ -341,48 +345,6 @@ def _usage(usage: Usage) -> ResponseUsage:
     )
 
 
-class _EventStream(Response):
-    """The events as server-sent events named by their type (the status line waits for the first, so a
-    model failing at once is answered with its own status)."""
-
-    def __init__(self, reply: _Reply) -> None:
-        super().__init__(media_type="text/event-stream")
-        self.raw_headers = [
-            (b"content-type", b"text/event-stream; charset=utf-8"),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-        ]
-        self._reply = reply
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        with active_event_stream():
-            events = EventBatches(send, self.raw_headers)
-
-            async def send_event(event: Any) -> None:
-                if isinstance(event, dict):  # an error after the stream started
-                    await events.add({"type": "error", **event["error"]}, event="error")
-                else:
-                    await events.add(event.model_dump(mode="json", exclude_none=True), event=event.type)
-
-            async def cancel_on_hang_up(cancel: anyio.CancelScope) -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                cancel.cancel()
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(cancel_on_hang_up, group.cancel_scope)
-                group.start_soon(events.run)
-                try:
-                    await self._reply.stream(send_event)
-                except ApiError as error:
-                    failure = error_response(
-                        error.status, error.message, param=error.param, code=error.code, headers=error.headers
-                    )
-                    await failure(scope, receive, send)
-                    group.cancel_scope.cancel()
-                    return
-                except Exception as error:
-                    logger.exception("a /v1/responses stream failed")
-                    await send_event(error_body(500, f"the request failed: {describe_failure(error)}"))
-                await events.close(done=False)
-                group.cancel_scope.cancel()
+def _error_event(body: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI error body as the Responses API's `error` stream event."""
+    return {"type": "error", **body["error"]}
