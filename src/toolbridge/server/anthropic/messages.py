@@ -5,7 +5,8 @@ come back as `tool_use` blocks, checked against the client's tools and asked for
 
 Answers and stream events are the `anthropic` SDK's own models (`Message`, `RawMessageStartEvent`, ...);
 errors are in Anthropic's shape, `{"type": "error", "error": {"type": ..., "message": ...}}`. `model`
-names a model of the config (agents are not served here yet). `POST /v1/messages/count_tokens` estimates.
+names a model of the config, or an agent, whose run offers the client's tools beside its own
+(`agent_answer`). `POST /v1/messages/count_tokens` estimates.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ from toolbridge.server.anthropic.wire import (
     stop_reason,
     tool_input_json,
 )
-from toolbridge.server.openai.passthrough import Answered, PassThrough
-from toolbridge.server.openai.wire import CompletionIds
+from toolbridge.server.openai.agent_answer import start_agent
+from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer, PassThrough
 from toolbridge.types import ToolCall
 
 __all__ = ["count_tokens", "messages"]
@@ -76,12 +77,6 @@ async def messages(request: Request) -> Response:
         body = await read_body(request, MessagesRequest)
         state = ServerState.of(request)
         model = await state.catalog.pass_through_model(body.model)
-        if model is None:
-            known = ", ".join(state.catalog.model_names()) or "none"
-            raise ApiError(
-                404,
-                f"no model named {body.model!r} is configured; /v1/messages serves the config's models ({known})",
-            )
         tools = await read_tools(body)
         settings = read_settings(body, tools)
         conversation = read_messages(body)
@@ -91,19 +86,33 @@ async def messages(request: Request) -> Response:
     meter = await RunMeter.open(
         state.chats.limits, caller.name, caller.user_id, hold=max(RUN_HOLD, body.max_tokens)
     )
+    reply_id = message_id()
+    answerer: Answerer
     try:
-        calling = tool_calling_model(MeteredModel(model, meter))
-        await calling.prepare()
-        passing = PassThrough(
-            calling,
-            ModelRequest(messages=conversation, tools=tools, settings=settings),
-            CompletionIds(body.model),
-            repair_retries=state.settings.repair_retries,
-        )
-        reply = _Reply(passing, body.model, meter)
+        if model is not None:
+            calling = tool_calling_model(MeteredModel(model, meter))
+            await calling.prepare()
+            request_ = ModelRequest(messages=conversation, tools=tools, settings=settings)
+            answerer = PassThrough(calling, request_, repair_retries=state.settings.repair_retries)
+        else:
+            answerer = await start_agent(
+                state,
+                caller,
+                meter,
+                name=body.model,
+                messages=conversation,
+                client_tools=tools,
+                settings=settings,
+                run_id=reply_id,
+                param="messages",
+            )
+    except ApiError as error:
+        await meter.close()
+        return _error_response(error)
     except BaseException:
         await meter.close()
         raise
+    reply = _Reply(MeteredAnswer(answerer, meter), body.model, reply_id)
     if body.stream:
         return EventStreamResponse(
             reply.stream,
@@ -134,13 +143,12 @@ async def count_tokens(request: Request) -> Response:
 
 
 class _Reply:
-    """One pass-through answered in the Messages API's terms, with its run's meter closed once told."""
+    """One answer (a pass-through or an agent's run) told in the Messages API's terms."""
 
-    def __init__(self, passing: PassThrough, model: str, meter: RunMeter) -> None:
-        self._passing = passing
+    def __init__(self, answerer: Answerer, model: str, reply_id: str) -> None:
+        self._answerer = answerer
         self._model = model
-        self._meter = meter
-        self._id = message_id()
+        self._id = reply_id
 
     async def whole(self) -> dict[str, Any]:
         shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
@@ -221,12 +229,9 @@ class _Reply:
 
     async def _answer(self, show: Any) -> Answered:
         try:
-            with self._meter.running():
-                return await self._passing.answer(show)
+            return await self._answerer.answer(show)
         except ModelError as error:
             raise model_failure(error, str(error)) from error
-        finally:
-            await self._meter.close()
 
 
 _Sender = Callable[[BaseModel], Awaitable[None]]

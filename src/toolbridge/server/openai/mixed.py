@@ -19,30 +19,23 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from toolbridge.agent import RunResult
 from toolbridge.agent.transcript import well_formed
 from toolbridge.server._errors import ApiError
-from toolbridge.server.openai.passthrough_wire import client_tools, tool_call_deltas, tool_calls_wire
-from toolbridge.server.openai.wire import ChatCompletionRequest
 from toolbridge.types import (
     AssistantMessage,
     Message,
     SystemMessage,
     ToolMessage,
-    ToolSpec,
     UserMessage,
 )
 
 __all__ = [
     "CLIENT_SOURCE",
     "check_resumable",
-    "client_tool_specs",
-    "paused_deltas",
-    "paused_message",
     "restore_steps",
     "steps_record",
 ]
@@ -53,11 +46,6 @@ CLIENT_SOURCE = "client"
 _RECORD_VERSION = 1
 _RECORD = re.compile(r"<!-- toolbridge:steps (\{.*?\}) -->", re.DOTALL)
 _MESSAGES = TypeAdapter(list[Message])
-
-
-async def client_tool_specs(request: ChatCompletionRequest) -> list[ToolSpec]:
-    """The client's tools as external tools of the agent's run (none with `tool_choice: "none"`)."""
-    return [tool.model_copy(update={"source": CLIENT_SOURCE}) for tool in await client_tools(request)]
 
 
 # -- writing a paused run --------------------------------------------------------------------------------
@@ -72,22 +60,6 @@ def steps_record(result: RunResult) -> str:
     # `>` only ever occurs inside JSON strings, where its escape reads the same: no `-->` ends it early.
     encoded = json.dumps(data, ensure_ascii=False).replace(">", "\\u003e")
     return f"<!-- toolbridge:steps {encoded} -->"
-
-
-def paused_message(result: RunResult) -> dict[str, Any]:
-    """`content` and `tool_calls` of a reply that stopped for the client's calls."""
-    content = "\n\n".join(part for part in (result.output, steps_record(result)) if part)
-    return {"content": content, "tool_calls": tool_calls_wire(result.pending_calls)}
-
-
-def paused_deltas(result: RunResult, *, text_sent: bool) -> list[dict[str, Any]]:
-    """The stream's last deltas for a reply that stopped for the client's calls: the record (after the
-    text streamed already), then each call as OpenAI streams one."""
-    record = steps_record(result)
-    deltas: list[dict[str, Any]] = [{"content": f"\n\n{record}" if text_sent else record}]
-    for index, call in enumerate(result.pending_calls):
-        deltas += [{"tool_calls": [piece]} for piece in tool_call_deltas(index, call)]
-    return deltas
 
 
 # -- reading a conversation back -------------------------------------------------------------------------

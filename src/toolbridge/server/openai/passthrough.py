@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from fastapi.responses import JSONResponse, Response
 
@@ -41,6 +41,7 @@ from toolbridge.models import (
     tool_calling_model,
 )
 from toolbridge.server._errors import error_body, model_failure
+from toolbridge.server._metering import RunMeter
 from toolbridge.server.openai.call_checks import (
     CheckedCall,
     check_call,
@@ -59,7 +60,15 @@ from toolbridge.server.openai.wire import ChatCompletionRequest, CompletionIds
 from toolbridge.telemetry import trace_model_request
 from toolbridge.types import AssistantMessage, Message, ToolCall, Usage
 
-__all__ = ["Answered", "PassThrough", "pass_through"]
+__all__ = [
+    "Answered",
+    "Answerer",
+    "MeteredAnswer",
+    "PassThrough",
+    "pass_through",
+    "stream_completion",
+    "whole_completion",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +94,6 @@ async def pass_through(
     return PassThrough(
         calling,
         ModelRequest(messages=messages, tools=tools, settings=settings),
-        CompletionIds(request.model),
         repair_retries=repair_retries,
     )
 
@@ -119,76 +127,104 @@ class Answered:
     usage: Usage
 
 
+class Answerer(Protocol):
+    """What every API surface tells: a pass-through, or an agent's run (`agent_answer`)."""
+
+    async def answer(self, show: DeltaSink) -> Answered:
+        """Show the text and reasoning as they come (`{"content"|"reasoning_content": text}`) and return
+        the calls for the client; a model's failure raises `ModelError`."""
+        ...
+
+
+async def stream_completion(
+    answerer: Answerer, ids: CompletionIds, send: Send, *, include_usage: bool
+) -> None:
+    """The answer as chat completion chunks, each `send(data)`. A model that fails before anything was
+    sent raises `ApiError`; after that its error is an `{"error": ...}` object in the stream."""
+    started = False
+
+    async def start(content: str | None = "") -> None:
+        nonlocal started
+        if not started:
+            started = True
+            await send(ids.chunk({"role": "assistant", "content": content}))
+
+    async def send_delta(delta: dict[str, str]) -> None:
+        await start()
+        await send(ids.chunk(delta))
+
+    try:
+        answer = await answerer.answer(send_delta)
+    except ModelError as error:
+        failure = model_failure(error, str(error))
+        if not started:
+            raise failure from error
+        await send(error_body(failure.status, failure.message, code=failure.code))
+        return
+    await start(None if answer.calls else "")  # calls and no text: `content` is null, as OpenAI sends it
+    for index, call in enumerate(answer.calls):
+        for piece in tool_call_deltas(index, call):
+            await send(ids.chunk({"tool_calls": [piece]}))
+    await send(ids.chunk({}, answer.finish_reason))
+    if include_usage:
+        await send(ids.usage_chunk(_usage_wire(answer.usage)))
+
+
+async def whole_completion(answerer: Answerer, ids: CompletionIds) -> Response:
+    """The answer as one chat completion."""
+    shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
+
+    async def collect(delta: dict[str, str]) -> None:
+        for key, text in delta.items():
+            shown[key].append(text)
+
+    try:
+        answer = await answerer.answer(collect)
+    except ModelError as error:
+        raise model_failure(error, str(error)) from error
+    content = "".join(shown["content"])
+    message: dict[str, Any] = {"role": "assistant", "content": content or (None if answer.calls else "")}
+    if shown["reasoning_content"]:
+        message["reasoning_content"] = "".join(shown["reasoning_content"])
+    if answer.calls:
+        message["tool_calls"] = tool_calls_wire(answer.calls)
+    usage = _usage_wire(answer.usage)
+    return JSONResponse(ids.completion(message, answer.finish_reason, usage))
+
+
+class MeteredAnswer:
+    """An answer told with its run's meter in `RUN_METER` (for the tool calls it makes), which is
+    closed once it has been told, however that ends."""
+
+    def __init__(self, answerer: Answerer, meter: RunMeter) -> None:
+        self._answerer = answerer
+        self._meter = meter
+
+    async def answer(self, show: DeltaSink) -> Answered:
+        try:
+            with self._meter.running():
+                return await self._answerer.answer(show)
+        finally:
+            await self._meter.close()
+
+
 class PassThrough:
-    """One pass-through request, told as chunks (`stream`) or as one completion (`whole`) of Chat
-    Completions, or through `answer` by another API's surface (`/v1/messages`)."""
+    """One pass-through request: `answer` it, and tell the answer in an API's terms (chat completions:
+    `stream_completion`, `whole_completion`)."""
 
     def __init__(
         self,
         model: ToolCallingModel,
         request: ModelRequest,
-        ids: CompletionIds,
         *,
         repair_retries: int,
     ) -> None:
         self._model = model
         self._request = request
-        self._ids = ids
         self._repairs_left = repair_retries
         self._shown: set[str] = set()
         """The delta fields ("content", "reasoning_content") an earlier attempt already showed."""
         self._usage = Usage()
-
-    async def stream(self, send: Send, *, include_usage: bool) -> None:
-        """Chunks as `send(data)`. A model that fails before anything was sent raises `ApiError`;
-        after that its error is an `{"error": ...}` object in the stream."""
-        started = False
-
-        async def start(content: str | None = "") -> None:
-            nonlocal started
-            if not started:
-                started = True
-                await send(self._ids.chunk({"role": "assistant", "content": content}))
-
-        async def send_delta(delta: dict[str, str]) -> None:
-            await start()
-            await send(self._ids.chunk(delta))
-
-        try:
-            answer = await self.answer(send_delta)
-        except ModelError as error:
-            failure = model_failure(error, str(error))
-            if not started:
-                raise failure from error
-            await send(error_body(failure.status, failure.message, code=failure.code))
-            return
-        await start(None if answer.calls else "")  # calls and no text: `content` is null, as OpenAI sends it
-        for index, call in enumerate(answer.calls):
-            for piece in tool_call_deltas(index, call):
-                await send(self._ids.chunk({"tool_calls": [piece]}))
-        await send(self._ids.chunk({}, answer.finish_reason))
-        if include_usage:
-            await send(self._ids.usage_chunk(_usage_wire(answer.usage)))
-
-    async def whole(self) -> Response:
-        shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
-
-        async def collect(delta: dict[str, str]) -> None:
-            for key, text in delta.items():
-                shown[key].append(text)
-
-        try:
-            answer = await self.answer(collect)
-        except ModelError as error:
-            raise model_failure(error, str(error)) from error
-        content = "".join(shown["content"])
-        message: dict[str, Any] = {"role": "assistant", "content": content or (None if answer.calls else "")}
-        if shown["reasoning_content"]:
-            message["reasoning_content"] = "".join(shown["reasoning_content"])
-        if answer.calls:
-            message["tool_calls"] = tool_calls_wire(answer.calls)
-        usage = _usage_wire(answer.usage)
-        return JSONResponse(self._ids.completion(message, answer.finish_reason, usage))
 
     # -- the attempts -----------------------------------------------------------------------------------
 

@@ -5,8 +5,9 @@ the calls come back as `function_call` output items, checked against the client'
 again when broken.
 
 Answers and stream events are the `openai` SDK's own models (`Response`, `ResponseOutputItemAddedEvent`,
-...); errors are OpenAI's shape. Nothing is stored: `previous_response_id` is refused, and the client
-sends the whole conversation (Codex does, with `store: false`).
+...); errors are OpenAI's shape. `model` names a model of the config, or an agent, whose run offers the
+client's tools beside its own (`agent_answer`). Nothing is stored: `previous_response_id` is refused,
+and the client sends the whole conversation (Codex does, with `store: false`).
 """
 
 from __future__ import annotations
@@ -57,9 +58,9 @@ from toolbridge.server._event_stream import EventSink, EventStreamResponse
 from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import MeteredModel, RunMeter
 from toolbridge.server._state import ServerState
-from toolbridge.server.openai.passthrough import Answered, PassThrough
+from toolbridge.server.openai.agent_answer import start_agent
+from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer, PassThrough
 from toolbridge.server.openai.responses_wire import ResponsesRequest, read_input, read_settings, read_tools
-from toolbridge.server.openai.wire import CompletionIds
 from toolbridge.types import ToolCall, Usage
 
 __all__ = ["responses"]
@@ -69,13 +70,6 @@ async def responses(request: Request) -> Response:
     body = await read_body(request, ResponsesRequest)
     state = ServerState.of(request)
     model = await state.catalog.pass_through_model(body.model)
-    if model is None:
-        known = ", ".join(state.catalog.model_names()) or "none"
-        raise ApiError(
-            404,
-            f"no model named {body.model!r} is configured; /v1/responses serves the config's models ({known})",
-            param="model",
-        )
     tools = await read_tools(body)
     settings = read_settings(body, tools)
     conversation = read_input(body)
@@ -83,19 +77,30 @@ async def responses(request: Request) -> Response:
     meter = await RunMeter.open(
         state.chats.limits, caller.name, caller.user_id, hold=max(RUN_HOLD, body.max_output_tokens or 0)
     )
+    response_id = f"resp_{uuid.uuid4().hex}"
+    answerer: Answerer
     try:
-        calling = tool_calling_model(MeteredModel(model, meter))
-        await calling.prepare()
-        passing = PassThrough(
-            calling,
-            ModelRequest(messages=conversation, tools=tools, settings=settings),
-            CompletionIds(body.model),
-            repair_retries=state.settings.repair_retries,
-        )
+        if model is not None:
+            calling = tool_calling_model(MeteredModel(model, meter))
+            await calling.prepare()
+            request_ = ModelRequest(messages=conversation, tools=tools, settings=settings)
+            answerer = PassThrough(calling, request_, repair_retries=state.settings.repair_retries)
+        else:
+            answerer = await start_agent(
+                state,
+                caller,
+                meter,
+                name=body.model,
+                messages=conversation,
+                client_tools=tools,
+                settings=settings,
+                run_id=response_id,
+                param="input",
+            )
     except BaseException:
         await meter.close()
         raise
-    reply = _Reply(passing, body, meter)
+    reply = _Reply(MeteredAnswer(answerer, meter), body, response_id)
     if body.stream:
         return EventStreamResponse(
             reply.stream,
@@ -107,13 +112,12 @@ async def responses(request: Request) -> Response:
 
 
 class _Reply:
-    """One pass-through told in the Responses API's terms, its run's meter closed once told."""
+    """One answer (a pass-through or an agent's run) told in the Responses API's terms."""
 
-    def __init__(self, passing: PassThrough, request: ResponsesRequest, meter: RunMeter) -> None:
-        self._passing = passing
+    def __init__(self, answerer: Answerer, request: ResponsesRequest, response_id: str) -> None:
+        self._answerer = answerer
         self._request = request
-        self._meter = meter
-        self._id = f"resp_{uuid.uuid4().hex}"
+        self._id = response_id
         self._created = int(time.time())
 
     def _response(self, output: list[Any], status: str, usage: Usage | None) -> ResponseObject:
@@ -183,12 +187,9 @@ class _Reply:
 
     async def _answer(self, show: Any) -> Answered:
         try:
-            with self._meter.running():
-                return await self._passing.answer(show)
+            return await self._answerer.answer(show)
         except ModelError as error:
             raise model_failure(error, str(error)) from error
-        finally:
-            await self._meter.close()
 
 
 class _Items:

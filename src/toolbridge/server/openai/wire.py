@@ -18,18 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolbridge.agent import AgentEvent, ToolCallFinishedEvent, ToolCallProgressEvent, ToolCallStartedEvent
 from toolbridge.mcp.progress import progress_label
-from toolbridge.server._errors import ApiError
-from toolbridge.types import (
-    AssistantMessage,
-    Message,
-    TextPart,
-    ToolCall,
-    ToolMessage,
-    ToolResult,
-    UserMessage,
-)
 
-__all__ = ["ChatCompletionRequest", "CompletionIds", "Conversation", "activity_line", "read_conversation"]
+__all__ = ["ChatCompletionRequest", "CompletionIds", "activity_line"]
 
 
 class WireFunction(BaseModel):
@@ -111,70 +101,6 @@ class ChatCompletionRequest(BaseModel):
     seed: int | None = None
     user: str | None = None
     response_format: dict[str, Any] | None = None
-
-
-class Conversation(BaseModel):
-    instructions: str
-    """The client's system messages, added to the agent's own instructions."""
-    history: list[Message]
-    prompt: str | None
-    """None when the conversation ends with tool results: a paused mixed run resumes (`mixed`)."""
-
-
-def read_conversation(request: ChatCompletionRequest) -> Conversation:
-    """The request's messages as neutral history plus the prompt (the last message, which must be the
-    user's; or none, when the conversation ends with the results of the client's tools)."""
-    *earlier, last = request.messages
-    prompt: str | None = None
-    if last.role == "user":
-        prompt = _text_of(last.content)
-    elif last.role == "tool":
-        earlier = list(request.messages)
-    else:
-        raise ApiError(
-            400,
-            f"the last message must be the user's, or results of your tools (got role {last.role!r}): "
-            "the agent answers it, running its own tools itself",
-            param=f"messages.{len(request.messages) - 1}.role",
-        )
-    system: list[str] = []
-    history: list[Message] = []
-    call_names: dict[str, str] = {}
-    for message in earlier:
-        text = _text_of(message.content)
-        if message.role in ("system", "developer"):
-            system.append(text)
-        elif message.role == "user":
-            history.append(UserMessage(content=text))
-        elif message.role == "assistant":
-            calls = [_tool_call(raw) for raw in message.tool_calls or []]
-            call_names.update({call.id: call.name for call in calls})
-            history.append(AssistantMessage(content=text, tool_calls=calls))
-        else:
-            call_id = message.tool_call_id or ""
-            result = ToolResult(call_id=call_id, content=[TextPart(text=text)])
-            history.append(ToolMessage(name=call_names.get(call_id, "tool"), result=result))
-    return Conversation(instructions="\n\n".join(s for s in system if s), history=history, prompt=prompt)
-
-
-def _text_of(content: str | list[dict[str, Any]] | None) -> str:
-    if content is None or isinstance(content, str):
-        return content or ""
-    return "\n".join(str(part.get("text", "")) for part in content if part.get("type") == "text")
-
-
-def _tool_call(raw: WireToolCall) -> ToolCall:
-    arguments: Any = raw.function.arguments
-    if not isinstance(arguments, dict):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except (ValueError, RecursionError):
-            arguments = {}  # history's broken arguments: the model sees an empty call, as it would upstream
-    return ToolCall(
-        name=raw.function.name,
-        arguments=arguments if isinstance(arguments, dict) else {},
-        **({"id": raw.id} if raw.id else {}),
-    )
 
 
 def activity_line(event: AgentEvent) -> str | None:
