@@ -1,17 +1,20 @@
 """Claude Code (npm `@anthropic-ai/claude-code`, in print mode) on any model through `/v1/messages`: its
 own Read tool reads a file in a temp folder, the scripted upstream behind `toolbridge serve` calls it
 natively or leaks the call as text (Hermes, Qwen3 XML), and Claude Code's answer says what the file says.
-Everything stays on 127.0.0.1: Claude Code is told to send nothing beyond its model requests."""
+Everything stays on 127.0.0.1: Claude Code is told to send nothing beyond its model requests, and runs in
+a network namespace with loopback only where `unshare` is allowed (`loopback_only`)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from passthrough_helpers import passthrough_server, upstream
 
+from loopback_only import loopback_only
 from server_paths import PUBLISHED_SERVERS
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
@@ -67,10 +70,20 @@ def test_claude_code_reads_a_file_with_its_own_tool_on_any_model(tmp_path: Path,
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
         }
-        done = subprocess.run(
-            [str(claude), "-p", "What does notes.txt say?", "--model", "local", "--allowedTools", "Read"],
-            cwd=work, env=env, capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        command = [
+            str(claude),
+            "-p",
+            "What does notes.txt say?",
+            "--model",
+            "local",
+            "--allowedTools",
+            "Read",
+        ]
+        with loopback_only(urlsplit(server.url).port or 0, tmp_path) as wrap:
+            done = subprocess.run(
+                wrap(command), cwd=work, env=env, capture_output=True, text=True, timeout=150,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
         problems = model.script_problems()
 
     assert done.returncode == 0, done.stderr

@@ -9,10 +9,12 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from passthrough_helpers import passthrough_server, upstream
 
+from loopback_only import loopback_only
 from server_paths import PUBLISHED_SERVERS
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 
@@ -88,10 +90,12 @@ def test_codex_reads_a_file_with_its_own_tool_on_any_model(tmp_path: Path, kind:
             "CODEX_HOME": str(home),
             "TOOLBRIDGE_KEY": server.token or "sk-local",
         }
-        done = subprocess.run(
-            [str(codex), "exec", "--skip-git-repo-check", "What does notes.txt say?"],
-            cwd=work, env=env, capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        command = [str(codex), "exec", "--skip-git-repo-check", "What does notes.txt say?"]
+        with loopback_only(urlsplit(server.url).port or 0, tmp_path) as wrap:
+            done = subprocess.run(
+                wrap(command), cwd=work, env=env, capture_output=True, text=True, timeout=150,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
         problems = model.script_problems()
 
     assert done.returncode == 0, done.stderr
