@@ -13,7 +13,7 @@ import pytest
 from passthrough_helpers import ASK, TOOLS, arguments_of, passthrough_server, system_text, upstream
 
 from toolbridge.agent import AgentDefinition
-from toolbridge.server.openai.passthrough_wire import MAX_CLIENT_TOOLS
+from toolbridge.server.openai.client_tools import MAX_CLIENT_TOOLS
 from toolbridge.store import Store
 from toolbridge.testing import RecordedRequest, ScriptedModelServer, ToolCallSpec, Turn
 

@@ -25,8 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from toolbridge.models import ModelSettings, NamedTool
 from toolbridge.server._errors import ApiError
-from toolbridge.server.openai.client_tools import client_tools as built_client_tools
-from toolbridge.server.openai.passthrough_wire import MAX_CLIENT_TOOLS
+from toolbridge.server.openai.client_tools import ToolDefinition, checked_tools
 from toolbridge.types import (
     AssistantMessage,
     ContentPart,
@@ -81,20 +80,13 @@ async def read_tools(request: MessagesRequest) -> list[ToolSpec]:
     """The client's custom tools (none when `tool_choice` is `none`)."""
     if not request.tools or _choice(request).get("type") == "none":
         return []
-    if len(request.tools) > MAX_CLIENT_TOOLS:
-        raise ApiError(
-            400,
-            f"the request has {len(request.tools)} tools, but a request may bring at most "
-            f"{MAX_CLIENT_TOOLS}; send only the tools this conversation needs",
-            param="tools",
-        )
-    custom: list[tuple[int, ToolParam]] = []
+    custom: list[ToolDefinition] = []
     for index, raw in enumerate(request.tools):
         if raw.get("type") not in (None, "custom"):
             logger.info("left out Anthropic's server tool %r: only Anthropic's API runs it", raw.get("type"))
             continue
         try:
-            custom.append((index, _CUSTOM_TOOL.validate_python(raw)))
+            tool = _CUSTOM_TOOL.validate_python(raw)
         except ValidationError as error:
             where = ".".join(str(part) for part in error.errors()[0]["loc"])
             raise ApiError(
@@ -102,19 +94,16 @@ async def read_tools(request: MessagesRequest) -> list[ToolSpec]:
                 f"tools.{index} is not a valid tool: {error.errors()[0]['msg']}",
                 param=f"tools.{index}.{where}",
             ) from None
-    built = await built_client_tools(
-        [(tool["name"], tool.get("description") or "", dict(tool["input_schema"])) for _, tool in custom]
-    )
-    specs: dict[str, ToolSpec] = {}
-    for (index, tool), (spec, problem) in zip(custom, built, strict=True):
-        if tool["name"] in specs:
-            raise ApiError(
-                400, f"two tools are named {tool['name']!r}; give each its own", param=f"tools.{index}.name"
+        custom.append(
+            ToolDefinition(
+                tool["name"],
+                tool.get("description") or "",
+                dict(tool["input_schema"]),
+                where=f"tools.{index}",
+                schema_field="input_schema",
             )
-        if problem:
-            raise ApiError(400, f"tools.{index}: {problem}", param=f"tools.{index}.input_schema")
-        specs[tool["name"]] = spec
-    return list(specs.values())
+        )
+    return await checked_tools(custom, brought=len(request.tools))
 
 
 def read_settings(request: MessagesRequest, tools: list[ToolSpec]) -> ModelSettings:

@@ -15,14 +15,20 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
 
+from toolbridge.server._errors import ApiError
 from toolbridge.tools import schema_problem
 from toolbridge.types import ToolSpec
 
-__all__ = ["client_tool", "client_tools"]
+__all__ = ["MAX_CLIENT_TOOLS", "ToolDefinition", "checked_tools", "client_tool", "client_tools"]
+
+MAX_CLIENT_TOOLS = 512
+"""Tools one request may bring: four times what OpenAI's own API takes (128), and a bound on the work of
+checking their schemas (thousands held the server up for seconds)."""
 
 _CACHE_SIZE = 512
 _CHECKED_ON_LOOP = 32_768
@@ -34,6 +40,47 @@ Built = tuple[ToolSpec, str | None]
 """The tool, and why its schema is not a valid JSON Schema (None: it is)."""
 
 _known: OrderedDict[str, Built] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool as a request brought it, in any API's terms."""
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+    where: str
+    """Where the tool is in the request, for errors: `tools.3.function`."""
+    schema_field: str = "parameters"
+
+
+async def checked_tools(definitions: Sequence[ToolDefinition], *, brought: int) -> list[ToolSpec]:
+    """The client's tools as `ToolSpec`s, once checked: at most `MAX_CLIENT_TOOLS` (`brought`: how many
+    the request has, those left out included), each named once, each schema a valid JSON Schema."""
+    if brought > MAX_CLIENT_TOOLS:
+        raise ApiError(
+            400,
+            f"the request has {brought} tools, but a request may bring at most {MAX_CLIENT_TOOLS}; send "
+            "only the tools this conversation needs",
+            param="tools",
+        )
+    built = await client_tools([(tool.name, tool.description, tool.schema) for tool in definitions])
+    specs: dict[str, ToolSpec] = {}
+    for tool, (spec, problem) in zip(definitions, built, strict=True):
+        if tool.name in specs:
+            raise ApiError(
+                400,
+                f"two tools are named {tool.name!r}; give each tool its own name",
+                param=f"{tool.where}.name",
+            )
+        if problem:
+            raise ApiError(
+                400,
+                f"the {tool.schema_field} of tool {tool.name!r} are not a valid JSON Schema: {problem}",
+                param=f"{tool.where}.{tool.schema_field}",
+            )
+        specs[tool.name] = spec
+    return list(specs.values())
 
 
 def client_tool(name: str, description: str, schema: dict[str, Any]) -> Built:

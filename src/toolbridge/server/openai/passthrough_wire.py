@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from toolbridge.models import ModelSettings, NamedTool
 from toolbridge.server._errors import ApiError
-from toolbridge.server.openai.client_tools import client_tools as built_client_tools
+from toolbridge.server.openai.client_tools import ToolDefinition, checked_tools
 from toolbridge.server.openai.wire import ChatCompletionRequest, WireMessage, WireToolCall
 from toolbridge.types import (
     AssistantMessage,
@@ -31,17 +31,12 @@ from toolbridge.types import (
 )
 
 __all__ = [
-    "MAX_CLIENT_TOOLS",
     "client_messages",
     "client_settings",
     "client_tools",
     "tool_call_deltas",
     "tool_calls_wire",
 ]
-
-MAX_CLIENT_TOOLS = 512
-"""Tools one request may bring: four times what OpenAI's own API takes (128), and a bound on the work of
-checking their schemas (thousands held the server up for seconds)."""
 
 _NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 _AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
@@ -51,33 +46,16 @@ async def client_tools(request: ChatCompletionRequest) -> list[ToolSpec]:
     """The client's tools, unless `tool_choice` is `none` (then none are offered)."""
     if request.tool_choice == "none" or not request.tools:
         return []
-    if len(request.tools) > MAX_CLIENT_TOOLS:
-        raise ApiError(
-            400,
-            f"the request has {len(request.tools)} tools, but a request may bring at most "
-            f"{MAX_CLIENT_TOOLS}; send only the tools this conversation needs",
-            param="tools",
+    definitions = [
+        ToolDefinition(
+            tool.function.name,
+            tool.function.description or "",
+            tool.function.parameters or _NO_PARAMETERS,
+            where=f"tools.{index}.function",
         )
-    functions = [tool.function for tool in request.tools]
-    built = await built_client_tools(
-        [(f.name, f.description or "", f.parameters or _NO_PARAMETERS) for f in functions]
-    )
-    specs: dict[str, ToolSpec] = {}
-    for index, (function, (spec, problem)) in enumerate(zip(functions, built, strict=True)):
-        if function.name in specs:
-            raise ApiError(
-                400,
-                f"two tools are named {function.name!r}; give each tool its own name",
-                param=f"tools.{index}.function.name",
-            )
-        if problem:
-            raise ApiError(
-                400,
-                f"the parameters of tool {function.name!r} are not a valid JSON Schema: {problem}",
-                param=f"tools.{index}.function.parameters",
-            )
-        specs[function.name] = spec
-    return list(specs.values())
+        for index, tool in enumerate(request.tools)
+    ]
+    return await checked_tools(definitions, brought=len(request.tools))
 
 
 def client_settings(request: ChatCompletionRequest, tools: list[ToolSpec]) -> ModelSettings:

@@ -18,8 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolbridge.models import ModelSettings, NamedTool
 from toolbridge.server._errors import ApiError
-from toolbridge.server.openai.client_tools import client_tools as built_client_tools
-from toolbridge.server.openai.passthrough_wire import MAX_CLIENT_TOOLS
+from toolbridge.server.openai.client_tools import ToolDefinition, checked_tools
 from toolbridge.types import (
     AssistantMessage,
     ContentPart,
@@ -63,35 +62,24 @@ class ResponsesRequest(BaseModel):
 async def read_tools(request: ResponsesRequest) -> list[ToolSpec]:
     if not request.tools or request.tool_choice == "none":
         return []
-    functions = [(index, tool) for index, tool in enumerate(request.tools) if tool.get("type") == "function"]
     left_out = {str(tool.get("type")) for tool in request.tools if tool.get("type") != "function"}
     if left_out:
         logger.info("left out tools only OpenAI's API runs: %s", ", ".join(sorted(left_out)))
-    if len(functions) > MAX_CLIENT_TOOLS:
-        raise ApiError(
-            400,
-            f"the request has {len(functions)} tools, but a request may bring at most {MAX_CLIENT_TOOLS}",
-            param="tools",
-        )
-    for index, tool in functions:
+    functions: list[ToolDefinition] = []
+    for index, tool in enumerate(request.tools):
+        if tool.get("type") != "function":
+            continue
         if not isinstance(tool.get("name"), str) or not tool["name"]:
             raise ApiError(400, "a function tool needs a name", param=f"tools.{index}.name")
-    built = await built_client_tools(
-        [
-            (tool["name"], str(tool.get("description") or ""), tool.get("parameters") or _NO_PARAMETERS)
-            for _, tool in functions
-        ]
-    )
-    specs: dict[str, ToolSpec] = {}
-    for (index, tool), (spec, problem) in zip(functions, built, strict=True):
-        if tool["name"] in specs:
-            raise ApiError(
-                400, f"two tools are named {tool['name']!r}; give each its own", param=f"tools.{index}.name"
+        functions.append(
+            ToolDefinition(
+                tool["name"],
+                str(tool.get("description") or ""),
+                tool.get("parameters") or _NO_PARAMETERS,
+                where=f"tools.{index}",
             )
-        if problem:
-            raise ApiError(400, f"tools.{index}: {problem}", param=f"tools.{index}.parameters")
-        specs[tool["name"]] = spec
-    return list(specs.values())
+        )
+    return await checked_tools(functions, brought=len(request.tools))
 
 
 def read_settings(request: ResponsesRequest, tools: list[ToolSpec]) -> ModelSettings:
