@@ -38,7 +38,6 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
 from toolbridge.errors import ModelError
-from toolbridge.models import ModelRequest, tool_calling_model
 from toolbridge.server._access import caller_of
 from toolbridge.server._errors import (
     ApiError,
@@ -48,7 +47,7 @@ from toolbridge.server._errors import (
 )
 from toolbridge.server._event_stream import EventSink, EventStreamResponse
 from toolbridge.server._limits import RUN_HOLD
-from toolbridge.server._metering import MeteredModel, RunMeter
+from toolbridge.server._metering import RunMeter
 from toolbridge.server._state import ServerState
 from toolbridge.server.anthropic.wire import (
     MessagesRequest,
@@ -59,8 +58,8 @@ from toolbridge.server.anthropic.wire import (
     stop_reason,
     tool_input_json,
 )
-from toolbridge.server.openai.agent_answer import start_agent
-from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer, PassThrough
+from toolbridge.server.openai.agent_answer import start_answer
+from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer
 from toolbridge.types import ToolCall
 
 __all__ = ["count_tokens", "messages"]
@@ -76,7 +75,6 @@ async def messages(request: Request) -> Response:
     try:
         body = await read_body(request, MessagesRequest)
         state = ServerState.of(request)
-        model = await state.catalog.pass_through_model(body.model)
         tools = await read_tools(body)
         settings = read_settings(body, tools)
         conversation = read_messages(body)
@@ -87,25 +85,18 @@ async def messages(request: Request) -> Response:
         state.chats.limits, caller.name, caller.user_id, hold=max(RUN_HOLD, body.max_tokens)
     )
     reply_id = message_id()
-    answerer: Answerer
     try:
-        if model is not None:
-            calling = tool_calling_model(MeteredModel(model, meter))
-            await calling.prepare()
-            request_ = ModelRequest(messages=conversation, tools=tools, settings=settings)
-            answerer = PassThrough(calling, request_, repair_retries=state.settings.repair_retries)
-        else:
-            answerer = await start_agent(
-                state,
-                caller,
-                meter,
-                name=body.model,
-                messages=conversation,
-                client_tools=tools,
-                settings=settings,
-                run_id=reply_id,
-                param="messages",
-            )
+        answerer = await start_answer(
+            state,
+            caller,
+            meter,
+            name=body.model,
+            messages=conversation,
+            client_tools=tools,
+            settings=settings,
+            run_id=reply_id,
+            param="messages",
+        )
     except ApiError as error:
         await meter.close()
         return _error_response(error)

@@ -24,18 +24,18 @@ from toolbridge.agent import (
     approve_all,
 )
 from toolbridge.errors import ModelError, ToolbridgeError
-from toolbridge.models import ModelSettings
+from toolbridge.models import ModelRequest, ModelSettings, tool_calling_model
 from toolbridge.server._access import Caller
 from toolbridge.server._errors import ApiError
 from toolbridge.server._metering import MeteredModel, RunMeter
 from toolbridge.server._state import ServerState
 from toolbridge.server.openai.mixed import CLIENT_SOURCE, check_resumable, restore_steps, steps_record
-from toolbridge.server.openai.passthrough import Answered, DeltaSink
+from toolbridge.server.openai.passthrough import Answered, Answerer, DeltaSink, PassThrough
 from toolbridge.server.openai.wire import activity_line
 from toolbridge.telemetry import bind_log_context
 from toolbridge.types import ContentPart, Message, SystemMessage, ToolMessage, ToolSpec, UserMessage
 
-__all__ = ["AgentAnswer", "start_agent"]
+__all__ = ["AgentAnswer", "start_agent", "start_answer"]
 
 _FINISH_REASONS = {
     "final_answer": "stop",
@@ -44,6 +44,39 @@ _FINISH_REASONS = {
     "repeated_call": "length",
     "cancelled": "stop",
 }
+
+
+async def start_answer(
+    state: ServerState,
+    caller: Caller,
+    meter: RunMeter,
+    *,
+    name: str,
+    messages: Sequence[Message],
+    client_tools: Sequence[ToolSpec],
+    settings: ModelSettings,
+    run_id: str,
+    param: str,
+) -> Answerer:
+    """The answer to a request read from any API: a pass-through when `name` names a model, else the
+    agent's run (`start_agent`), its model's tokens charged to `meter`."""
+    model = await state.catalog.pass_through_model(name)
+    if model is None:
+        return await start_agent(
+            state,
+            caller,
+            meter,
+            name=name,
+            messages=messages,
+            client_tools=client_tools,
+            settings=settings,
+            run_id=run_id,
+            param=param,
+        )
+    calling = tool_calling_model(MeteredModel(model, meter))
+    await calling.prepare()
+    request = ModelRequest(messages=list(messages), tools=list(client_tools), settings=settings)
+    return PassThrough(calling, request, repair_retries=state.settings.repair_retries)
 
 
 async def start_agent(

@@ -18,22 +18,20 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from toolbridge.models import ModelSettings
-from toolbridge.server._access import Caller, caller_of
+from toolbridge.server._access import caller_of
 from toolbridge.server._errors import api_error_response, error_body, read_body
 from toolbridge.server._event_stream import EventStreamResponse
 from toolbridge.server._limits import RUN_HOLD
-from toolbridge.server._metering import MeteredModel, RunMeter
+from toolbridge.server._metering import RunMeter
 from toolbridge.server._state import ServerState
-from toolbridge.server.openai.agent_answer import start_agent
+from toolbridge.server.openai.agent_answer import start_answer
 from toolbridge.server.openai.passthrough import (
     Answerer,
     MeteredAnswer,
-    pass_through,
     stream_completion,
     whole_completion,
 )
-from toolbridge.server.openai.passthrough_wire import client_messages, client_tools
+from toolbridge.server.openai.passthrough_wire import client_messages, client_settings, client_tools
 from toolbridge.server.openai.wire import ChatCompletionRequest, CompletionIds
 
 __all__ = ["router"]
@@ -73,36 +71,22 @@ async def chat_completions(request: Request) -> Response:
     meter = await RunMeter.open(state.chats.limits, caller.name, caller.user_id, hold=max(RUN_HOLD, asked))
     ids = CompletionIds(body.model)
     try:
-        answer = await _answer(body, state, caller, meter, ids)
+        tools = await client_tools(body)
+        answer = await start_answer(
+            state,
+            caller,
+            meter,
+            name=body.model,
+            messages=client_messages(body),
+            client_tools=tools,
+            settings=client_settings(body, tools),
+            run_id=ids.id,
+            param="messages",
+        )
     except BaseException:
         await meter.close()
         raise
     return await _respond(MeteredAnswer(answer, meter), body, ids)
-
-
-async def _answer(
-    body: ChatCompletionRequest, state: ServerState, caller: Caller, meter: RunMeter, ids: CompletionIds
-) -> Answerer:
-    """The request's answer, not yet told: a pass-through or an agent's run, its model's tokens charged
-    to `meter` as each request to it completes."""
-    if (model := await state.catalog.pass_through_model(body.model)) is not None:
-        return await pass_through(
-            body, MeteredModel(model, meter), repair_retries=state.settings.repair_retries
-        )
-    settings = ModelSettings(
-        temperature=body.temperature, max_tokens=body.max_completion_tokens or body.max_tokens
-    )
-    return await start_agent(
-        state,
-        caller,
-        meter,
-        name=body.model,
-        messages=client_messages(body),
-        client_tools=await client_tools(body),
-        settings=settings,
-        run_id=ids.id,
-        param="messages",
-    )
 
 
 async def _respond(answer: Answerer, body: ChatCompletionRequest, ids: CompletionIds) -> Response:

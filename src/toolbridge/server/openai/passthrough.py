@@ -29,7 +29,6 @@ from toolbridge.models import (
     CollectedCall,
     Finish,
     InvalidToolCall,
-    Model,
     ModelRequest,
     NamedTool,
     ReasoningDelta,
@@ -38,7 +37,6 @@ from toolbridge.models import (
     ToolCallDelta,
     ToolCallingModel,
     UsageReport,
-    tool_calling_model,
 )
 from toolbridge.server._errors import error_body, model_failure
 from toolbridge.server._metering import RunMeter
@@ -50,13 +48,10 @@ from toolbridge.server.openai.call_checks import (
     repair_turn,
 )
 from toolbridge.server.openai.passthrough_wire import (
-    client_messages,
-    client_settings,
-    client_tools,
     tool_call_deltas,
     tool_calls_wire,
 )
-from toolbridge.server.openai.wire import ChatCompletionRequest, CompletionIds
+from toolbridge.server.openai.wire import CompletionIds
 from toolbridge.telemetry import trace_model_request
 from toolbridge.types import AssistantMessage, Message, ToolCall, Usage
 
@@ -65,7 +60,6 @@ __all__ = [
     "Answerer",
     "MeteredAnswer",
     "PassThrough",
-    "pass_through",
     "stream_completion",
     "whole_completion",
 ]
@@ -76,26 +70,6 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 DeltaSink = Callable[[dict[str, str]], Awaitable[None]]
 
 _FINISH_REASONS = {"length": "length", "max_tokens": "length", "content_filter": "content_filter"}
-
-
-async def pass_through(
-    request: ChatCompletionRequest,
-    model: Model,
-    *,
-    repair_retries: int,
-) -> PassThrough:
-    """The reply to `request`, ready to be streamed or answered whole (the client's mistakes raise
-    `ApiError` here, before anything is sent)."""
-    tools = await client_tools(request)
-    settings = client_settings(request, tools)
-    messages = client_messages(request)
-    calling = tool_calling_model(model)
-    await calling.prepare()
-    return PassThrough(
-        calling,
-        ModelRequest(messages=messages, tools=tools, settings=settings),
-        repair_retries=repair_retries,
-    )
 
 
 @dataclass

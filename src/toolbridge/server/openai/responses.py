@@ -45,7 +45,6 @@ from openai.types.responses.response_usage import InputTokensDetails, OutputToke
 from pydantic import BaseModel
 
 from toolbridge.errors import ModelError
-from toolbridge.models import ModelRequest, tool_calling_model
 from toolbridge.server._access import caller_of
 from toolbridge.server._errors import (
     ApiError,
@@ -56,10 +55,10 @@ from toolbridge.server._errors import (
 )
 from toolbridge.server._event_stream import EventSink, EventStreamResponse
 from toolbridge.server._limits import RUN_HOLD
-from toolbridge.server._metering import MeteredModel, RunMeter
+from toolbridge.server._metering import RunMeter
 from toolbridge.server._state import ServerState
-from toolbridge.server.openai.agent_answer import start_agent
-from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer, PassThrough
+from toolbridge.server.openai.agent_answer import start_answer
+from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer
 from toolbridge.server.openai.responses_wire import ResponsesRequest, read_input, read_settings, read_tools
 from toolbridge.types import ToolCall, Usage
 
@@ -69,7 +68,6 @@ __all__ = ["responses"]
 async def responses(request: Request) -> Response:
     body = await read_body(request, ResponsesRequest)
     state = ServerState.of(request)
-    model = await state.catalog.pass_through_model(body.model)
     tools = await read_tools(body)
     settings = read_settings(body, tools)
     conversation = read_input(body)
@@ -78,25 +76,18 @@ async def responses(request: Request) -> Response:
         state.chats.limits, caller.name, caller.user_id, hold=max(RUN_HOLD, body.max_output_tokens or 0)
     )
     response_id = f"resp_{uuid.uuid4().hex}"
-    answerer: Answerer
     try:
-        if model is not None:
-            calling = tool_calling_model(MeteredModel(model, meter))
-            await calling.prepare()
-            request_ = ModelRequest(messages=conversation, tools=tools, settings=settings)
-            answerer = PassThrough(calling, request_, repair_retries=state.settings.repair_retries)
-        else:
-            answerer = await start_agent(
-                state,
-                caller,
-                meter,
-                name=body.model,
-                messages=conversation,
-                client_tools=tools,
-                settings=settings,
-                run_id=response_id,
-                param="input",
-            )
+        answerer = await start_answer(
+            state,
+            caller,
+            meter,
+            name=body.model,
+            messages=conversation,
+            client_tools=tools,
+            settings=settings,
+            run_id=response_id,
+            param="input",
+        )
     except BaseException:
         await meter.close()
         raise
