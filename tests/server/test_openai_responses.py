@@ -94,10 +94,54 @@ def test_a_stream_and_a_following_turn_with_the_calls_output(tmp_path: Path) -> 
     )
 
 
-def test_unknown_models_and_previous_response_ids_are_refused(tmp_path: Path) -> None:
+def test_unknown_models_are_refused(tmp_path: Path) -> None:
     with passthrough_server(tmp_path, {}) as server, pytest.raises(openai.NotFoundError) as unknown:
         server.openai().responses.create(model="nope", input="hi")
     assert "no model named 'nope'" in unknown.value.message
+
+
+def test_a_stored_response_is_continued_by_its_id_and_an_unstored_one_is_not(tmp_path: Path) -> None:
+    turns = [
+        Turn.calls_in_text(CALL, before="Checking."),
+        Turn.text("Sunny in Paris."),
+        Turn.text("Not stored."),
+    ]
+    with (
+        ScriptedModelServer(turns) as model,
+        passthrough_server(tmp_path, {"local": upstream(model, "prompt")}) as server,
+    ):
+        client = server.openai()
+        first = client.responses.create(
+            model="local",
+            input="Weather in Paris?",
+            instructions="Be brief.",
+            tools=[WEATHER],  # type: ignore[list-item]
+        )
+        [call] = [item for item in first.output if item.type == "function_call"]
+        # Only what is new: the call's output, naming the stored response it follows.
+        output: Any = [{"type": "function_call_output", "call_id": call.call_id, "output": "sunny"}]
+        second = client.responses.create(
+            model="local",
+            input=output,
+            previous_response_id=first.id,
+            tools=[WEATHER],  # type: ignore[list-item]
+        )
+        unstored = client.responses.create(model="local", input="Hello?", store=False)
+        with pytest.raises(openai.NotFoundError) as refused:
+            client.responses.create(model="local", input="And?", previous_response_id=unstored.id)
+
+    assert (first.store, second.store, unstored.store) == (True, True, False)
+    assert second.previous_response_id == first.id
+    assert second.output_text == "Sunny in Paris."
+    resumed = model.requests[1]
+    said = [(m["role"], str(m.get("content"))) for m in resumed.messages]
+    assert said[1] == ("user", "Weather in Paris?")
+    assert said[-1][1].endswith("sunny") or "sunny" in said[-1][1]
+    assert any("get_weather" in str(m) for m in resumed.messages[2:-1])  # the stored call, before its output
+    # Instructions belong to the request that gave them (as on OpenAI's API): not carried over.
+    assert "Be brief." not in system_text(resumed)
+    assert f"no stored response {unstored.id!r}" in refused.value.message
+    assert len(model.requests) == 3  # the refused request reached no model
 
 
 @pytest.mark.slow

@@ -36,6 +36,7 @@ __all__ = [
     "RunEventRow",
     "RunRow",
     "RunSignalRow",
+    "StoredResponseRow",
     "ToolCallRow",
     "UTCDateTime",
     "UserRequestRow",
@@ -182,6 +183,20 @@ class ModelUsageRow(Base):
     output_tokens: Mapped[int] = mapped_column(Integer)
     reserved_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     """Tokens the run in flight holds back from its user's day beyond what it was charged (0 once over)."""
+
+
+class StoredResponseRow(Base):
+    """A `/v1/responses` answer with the conversation it ends, for a later request's
+    `previous_response_id`; only its user reads it, and it is forgotten after a while."""
+
+    __tablename__ = "stored_responses"
+
+    id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    user_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    """`users.id`; None without users. Removing a user deletes theirs."""
+    messages: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    """The neutral messages, the system message aside (instructions are not carried over)."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
 
 
 class UserRow(Base):

@@ -43,6 +43,7 @@ from toolbridge.store._records import (
 )
 from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, ToolCallRow, utcnow
 from toolbridge.store._stats import tool_stats
+from toolbridge.store.responses import ResponseArchive
 from toolbridge.store.users import UserDirectory
 from toolbridge.types import Message
 
@@ -84,6 +85,11 @@ class Store:
     def users(self) -> UserDirectory:
         """Users and their API keys."""
         return UserDirectory(self.reading, self.writing, self._lookup)
+
+    @property
+    def responses(self) -> ResponseArchive:
+        """Stored `/v1/responses` answers, for `previous_response_id`."""
+        return ResponseArchive(self.reading, self.writing)
 
     @property
     def safe_url(self) -> str:

@@ -27,6 +27,7 @@ from toolbridge.store._schema import (
     ApiKeyRow,
     ChatRow,
     ModelUsageRow,
+    StoredResponseRow,
     ToolCallRow,
     UserRequestRow,
     UserRow,
@@ -171,6 +172,8 @@ class UserDirectory:
             user = _user(session, name)
             for key in session.scalars(select(ApiKeyRow).where(ApiKeyRow.user_id == user.id)):
                 session.delete(key)  # explicitly: SQLite without enforced FKs would keep them
+            # Their stored responses go too: a later user given the same id must not find them.
+            session.execute(delete(StoredResponseRow).where(StoredResponseRow.user_id == user.id))
             # No foreign keys point here from chats and calls (see migration 0005): cleared by hand.
             for table in (ChatRow, ToolCallRow, ModelUsageRow):
                 session.execute(update(table).where(table.user_id == user.id).values(user_id=None))

@@ -6,8 +6,9 @@ again when broken.
 
 Answers and stream events are the `openai` SDK's own models (`Response`, `ResponseOutputItemAddedEvent`,
 ...); errors are OpenAI's shape. `model` names a model of the config, or an agent, whose run offers the
-client's tools beside its own (`agent_answer`). Nothing is stored: `previous_response_id` is refused,
-and the client sends the whole conversation (Codex does, with `store: false`).
+client's tools beside its own (`agent_answer`). Unless a request says `store: false` (Codex does, and
+sends the whole conversation each time), its response is stored with the conversation it ends, and a
+later request may name it as `previous_response_id` and send only what is new (`store.responses`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio.to_thread
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from openai.types.responses import (
@@ -45,7 +48,7 @@ from openai.types.responses.response_usage import InputTokensDetails, OutputToke
 from pydantic import BaseModel
 
 from toolbridge.errors import ModelError
-from toolbridge.server._access import caller_of
+from toolbridge.server._access import Caller, caller_of
 from toolbridge.server._errors import (
     ApiError,
     api_error_response,
@@ -58,9 +61,10 @@ from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import RunMeter
 from toolbridge.server._state import ServerState
 from toolbridge.server.openai.agent_answer import start_answer
-from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer
+from toolbridge.server.openai.passthrough import Answered, Answerer, DeltaSink, MeteredAnswer
 from toolbridge.server.openai.responses_wire import ResponsesRequest, read_input, read_settings, read_tools
-from toolbridge.types import ToolCall, Usage
+from toolbridge.store.responses import KEPT_FOR
+from toolbridge.types import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, Usage
 
 __all__ = ["responses"]
 
@@ -70,8 +74,8 @@ async def responses(request: Request) -> Response:
     state = ServerState.of(request)
     tools = await read_tools(body)
     settings = read_settings(body, tools)
-    conversation = read_input(body)
     caller = caller_of(request)
+    conversation = await _with_previous(state, caller, body, read_input(body))
     meter = await RunMeter.open(
         state.chats.limits, caller.name, caller.user_id, hold=max(RUN_HOLD, body.max_output_tokens or 0)
     )
@@ -91,7 +95,15 @@ async def responses(request: Request) -> Response:
     except BaseException:
         await meter.close()
         raise
-    reply = _Reply(MeteredAnswer(answerer, meter), body, response_id)
+    keep: Keep | None = None
+    if body.store is not False:
+
+        async def keep(reply: AssistantMessage) -> None:
+            said = [message for message in conversation if not isinstance(message, SystemMessage)]
+            archive = state.store.responses
+            await anyio.to_thread.run_sync(archive.keep, response_id, caller.user_id, [*said, reply])
+
+    reply = _Reply(MeteredAnswer(answerer, meter), body, response_id, keep=keep)
     if body.stream:
         return EventStreamResponse(
             reply.stream,
@@ -102,14 +114,57 @@ async def responses(request: Request) -> Response:
     return JSONResponse(await reply.whole())
 
 
+async def _with_previous(
+    state: ServerState, caller: Caller, body: ResponsesRequest, conversation: list[Message]
+) -> list[Message]:
+    """`conversation` after the one `previous_response_id` ends (its instructions are not carried over:
+    this request's system message stays first)."""
+    if not body.previous_response_id:
+        return conversation
+    earlier = await anyio.to_thread.run_sync(
+        state.store.responses.find, body.previous_response_id, caller.user_id
+    )
+    if earlier is None:
+        raise ApiError(
+            404,
+            f"no stored response {body.previous_response_id!r}: responses are kept for "
+            f"{KEPT_FOR.days} days, for the user who made them, and only when the request did not say "
+            "`store: false`; send the whole conversation in `input` instead",
+            param="previous_response_id",
+        )
+    system = [message for message in conversation if isinstance(message, SystemMessage)]
+    # Outputs of calls made in the earlier turns get their tool's name, as when the calls are sent.
+    names = {
+        call.id: call.name
+        for message in earlier
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls
+    }
+    rest = [
+        message.model_copy(update={"name": names[message.result.call_id]})
+        if isinstance(message, ToolMessage) and message.result.call_id in names
+        else message
+        for message in conversation
+        if not isinstance(message, SystemMessage)
+    ]
+    return [*system, *earlier, *rest]
+
+
+Keep = Callable[[AssistantMessage], Awaitable[None]]
+"""`keep(reply)`: store the response, its reply ending the conversation."""
+
+
 class _Reply:
     """One answer (a pass-through or an agent's run) told in the Responses API's terms."""
 
-    def __init__(self, answerer: Answerer, request: ResponsesRequest, response_id: str) -> None:
+    def __init__(
+        self, answerer: Answerer, request: ResponsesRequest, response_id: str, *, keep: Keep | None
+    ) -> None:
         self._answerer = answerer
         self._request = request
         self._id = response_id
         self._created = int(time.time())
+        self._keep = keep
 
     def _response(self, output: list[Any], status: str, usage: Usage | None) -> ResponseObject:
         return ResponseObject(
@@ -123,6 +178,8 @@ class _Reply:
             tool_choice="auto",
             tools=[],
             usage=_usage(usage) if usage is not None else None,
+            previous_response_id=self._request.previous_response_id,
+            store=self._keep is not None,
         )
 
     async def whole(self) -> dict[str, Any]:
@@ -176,11 +233,26 @@ class _Reply:
         done = self._response(items.done, "completed", answered.usage)
         await items.event(ResponseCompletedEvent, response=done)
 
-    async def _answer(self, show: Any) -> Answered:
+    async def _answer(self, show: DeltaSink) -> Answered:
+        """The answer, shown through `show`, and stored (before the client hears it is done, so the
+        next request can name it)."""
+        shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
+
+        async def noting(delta: dict[str, str]) -> None:
+            for key, text in delta.items():
+                shown[key].append(text)
+            await show(delta)
+
         try:
-            return await self._answerer.answer(show)
+            answered = await self._answerer.answer(noting)
         except ModelError as error:
             raise model_failure(error, str(error)) from error
+        if self._keep is not None:
+            content, reasoning = ("".join(shown[key]) for key in ("content", "reasoning_content"))
+            await self._keep(
+                AssistantMessage(content=content, reasoning=reasoning, tool_calls=answered.calls)
+            )
+        return answered
 
 
 class _Items:

@@ -41,7 +41,7 @@ _NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class ResponsesRequest(BaseModel):
-    """`POST /v1/responses`: the fields toolbridge reads (the others, such as `store`, `include` or
+    """`POST /v1/responses`: the fields toolbridge reads (the others, such as `include` or
     `prompt_cache_key`, are taken and left alone)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -56,7 +56,8 @@ class ResponsesRequest(BaseModel):
     max_output_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, ge=0, le=1)
-    previous_response_id: str | None = None
+    previous_response_id: str | None = Field(default=None, max_length=100)
+    store: bool | None = None
 
 
 async def read_tools(request: ResponsesRequest) -> list[ToolSpec]:
@@ -111,13 +112,6 @@ def read_input(request: ResponsesRequest) -> list[Message]:
     """The conversation as neutral messages: `instructions` and the system and developer messages as one
     system message first; consecutive function calls (and the reasoning before them) as one assistant
     turn, each output as a tool message."""
-    if request.previous_response_id:
-        raise ApiError(
-            400,
-            "previous_response_id is not supported: toolbridge stores no responses; send the whole "
-            "conversation in `input` (as Codex does with store: false)",
-            param="previous_response_id",
-        )
     items = (
         [{"type": "message", "role": "user", "content": request.input}]
         if isinstance(request.input, str)
