@@ -1,5 +1,5 @@
 """Streamed responses write the events that are ready together in one body part, and never hold back an
-event that comes alone (server/openai/event_batches.py, behind every streamed `/v1/chat/completions`)."""
+event that comes alone (server/_event_batches.py, behind every streamed `/v1/chat/completions`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from toolbridge.server.openai.event_batches import _MAX_WAITING, EventBatches
+from toolbridge.server._event_batches import _MAX_WAITING, EventBatches
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from toolbridge.server._errors import ApiError, describe_failure
-from toolbridge.server.openai.event_batches import EventBatches
+from toolbridge.server._event_batches import EventBatches
 from toolbridge.telemetry import active_event_stream
 
 __all__ = ["EventSink", "EventStreamResponse"]
