@@ -59,7 +59,7 @@ from toolbridge.server.anthropic.wire import (
     tool_input_json,
 )
 from toolbridge.server.openai.agent_answer import start_answer
-from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer
+from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer, Shown
 from toolbridge.types import ToolCall
 
 __all__ = ["count_tokens", "messages"]
@@ -142,20 +142,13 @@ class _Reply:
         self._id = reply_id
 
     async def whole(self) -> dict[str, Any]:
-        shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
-
-        async def collect(delta: dict[str, str]) -> None:
-            for key, text in delta.items():
-                shown[key].append(text)
-
-        answered = await self._answer(collect)
+        shown = Shown()
+        answered = await self._answer(shown)
         content: list[Any] = []
-        if shown["reasoning_content"]:
-            content.append(
-                ThinkingBlock(type="thinking", thinking="".join(shown["reasoning_content"]), signature="")
-            )
-        if shown["content"]:
-            content.append(TextBlock(type="text", text="".join(shown["content"])))
+        if shown.reasoning:
+            content.append(ThinkingBlock(type="thinking", thinking=shown.reasoning, signature=""))
+        if shown.text:
+            content.append(TextBlock(type="text", text=shown.text))
         content += [_tool_use(call) for call in answered.calls]
         message = Message(
             id=self._id,

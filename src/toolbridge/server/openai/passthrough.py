@@ -60,6 +60,7 @@ __all__ = [
     "Answerer",
     "MeteredAnswer",
     "PassThrough",
+    "Shown",
     "stream_completion",
     "whole_completion",
 ]
@@ -99,6 +100,26 @@ class Answered:
     calls: list[ToolCall]
     finish_reason: str
     usage: Usage
+
+
+class Shown:
+    """The text and reasoning an answer showed, collected (`await answerer.answer(shown)`), for a reply
+    told whole."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, list[str]] = {"content": [], "reasoning_content": []}
+
+    async def __call__(self, delta: dict[str, str]) -> None:
+        for key, text in delta.items():
+            self._parts[key].append(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts["content"])
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self._parts["reasoning_content"])
 
 
 class Answerer(Protocol):
@@ -146,20 +167,14 @@ async def stream_completion(
 
 async def whole_completion(answerer: Answerer, ids: CompletionIds) -> Response:
     """The answer as one chat completion."""
-    shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
-
-    async def collect(delta: dict[str, str]) -> None:
-        for key, text in delta.items():
-            shown[key].append(text)
-
+    shown = Shown()
     try:
-        answer = await answerer.answer(collect)
+        answer = await answerer.answer(shown)
     except ModelError as error:
         raise model_failure(error, str(error)) from error
-    content = "".join(shown["content"])
-    message: dict[str, Any] = {"role": "assistant", "content": content or (None if answer.calls else "")}
-    if shown["reasoning_content"]:
-        message["reasoning_content"] = "".join(shown["reasoning_content"])
+    message: dict[str, Any] = {"role": "assistant", "content": shown.text or (None if answer.calls else "")}
+    if shown.reasoning:
+        message["reasoning_content"] = shown.reasoning
     if answer.calls:
         message["tool_calls"] = tool_calls_wire(answer.calls)
     usage = _usage_wire(answer.usage)

@@ -61,7 +61,7 @@ from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import RunMeter
 from toolbridge.server._state import ServerState
 from toolbridge.server.openai.agent_answer import start_answer
-from toolbridge.server.openai.passthrough import Answered, Answerer, DeltaSink, MeteredAnswer
+from toolbridge.server.openai.passthrough import Answered, Answerer, DeltaSink, MeteredAnswer, Shown
 from toolbridge.server.openai.responses_wire import ResponsesRequest, read_input, read_settings, read_tools
 from toolbridge.store.responses import KEPT_FOR
 from toolbridge.types import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, Usage
@@ -183,18 +183,13 @@ class _Reply:
         )
 
     async def whole(self) -> dict[str, Any]:
-        shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
-
-        async def collect(delta: dict[str, str]) -> None:
-            for key, text in delta.items():
-                shown[key].append(text)
-
-        answered = await self._answer(collect)
+        shown = Shown()
+        answered = await self._answer(shown)
         output: list[Any] = []
-        if shown["reasoning_content"]:
-            output.append(_reasoning("".join(shown["reasoning_content"])))
-        if shown["content"]:
-            output.append(_message("".join(shown["content"])))
+        if shown.reasoning:
+            output.append(_reasoning(shown.reasoning))
+        if shown.text:
+            output.append(_message(shown.text))
         output += [_function_call(call) for call in answered.calls]
         return self._response(output, "completed", answered.usage).model_dump(mode="json", exclude_none=True)
 
@@ -236,11 +231,10 @@ class _Reply:
     async def _answer(self, show: DeltaSink) -> Answered:
         """The answer, shown through `show`, and stored (before the client hears it is done, so the
         next request can name it)."""
-        shown: dict[str, list[str]] = {"content": [], "reasoning_content": []}
+        shown = Shown()
 
         async def noting(delta: dict[str, str]) -> None:
-            for key, text in delta.items():
-                shown[key].append(text)
+            await shown(delta)
             await show(delta)
 
         try:
@@ -248,10 +242,8 @@ class _Reply:
         except ModelError as error:
             raise model_failure(error, str(error)) from error
         if self._keep is not None:
-            content, reasoning = ("".join(shown[key]) for key in ("content", "reasoning_content"))
-            await self._keep(
-                AssistantMessage(content=content, reasoning=reasoning, tool_calls=answered.calls)
-            )
+            reply = AssistantMessage(content=shown.text, reasoning=shown.reasoning, tool_calls=answered.calls)
+            await self._keep(reply)
         return answered
 
 
