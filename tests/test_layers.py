@@ -46,6 +46,7 @@ RANK = {name: rank for rank, name in enumerate(ORDER)} | {
     "_aiohttp_client": 0,
     "_extras": 0,
     "_exception_groups": 0,
+    "_deferred": 0,
     "_version": 0,
     "telemetry": 0,
 }

@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from listening import start_listening_process
 from server_paths import test_server_path
+from toolbridge.store import Store
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:The .* capability is deprecated")]
 
@@ -83,6 +84,11 @@ async def test_a_tools_input_required_reaches_the_client_as_the_server_gave_it(
         assert (
             _text(await client.call_tool("test_input_required_result_elicitation", {})) == "Hello, stranger!"
         )
+    # Each call is logged once, as it ended: the rounds the client answered are not failed calls.
+    with Store(f"sqlite:///{tmp_path / 'calls.db'}") as store:
+        logged = {stats.tool: stats for stats in store.tool_stats()}
+    for tool in ("test_input_required_result_request_state", "test_input_required_result_elicitation"):
+        assert (logged[tool].calls, logged[tool].failed) == (1, 0), tool
 
 
 async def test_a_state_the_server_did_not_give_is_refused_by_the_server(

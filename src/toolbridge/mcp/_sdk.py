@@ -44,6 +44,7 @@ from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import OAuthMetadata, OAuthToken
 from mcp.shared.dispatcher import ProgressFnT
 
+from toolbridge._deferred import CallDeferred
 from toolbridge.config.model import DEFAULT_DISCOVER_TIMEOUT
 
 if TYPE_CHECKING:
@@ -98,11 +99,14 @@ class Passthrough:
 PASSTHROUGH: ContextVar[Passthrough | None] = ContextVar("toolbridge_passthrough", default=None)
 
 
-class InputRequiredRelayed(Exception):
-    """The upstream server answered `input_required`, and the `Passthrough` hands it to its client."""
+class InputRequiredRelayed(CallDeferred):
+    """The upstream server answered `input_required`, and the `Passthrough` hands it to its client (a
+    deferral of the call: the client's next request, with the answers, is the call that counts)."""
 
     def __init__(self, result: mcp.InputRequiredResult) -> None:
-        super().__init__("the server asked the client for input; the client answers with its next request")
+        super().__init__(
+            result, "the server asked the client for input; the client answers with its next request"
+        )
         self.result = result
 
 

@@ -105,6 +105,8 @@ class CallLog(BackgroundCallLog):
         pass
 
     async def call_ended(self, record: CallRecord) -> None:
+        if record.deferred:  # its next round is logged
+            return
         entry = log_entry(record)
         if self.is_running:
             self.add(entry)

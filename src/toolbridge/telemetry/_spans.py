@@ -172,6 +172,14 @@ class ToolCallTrace:
         tool = counted_as or self.tool
         current_meter().tool_call(tool, server, error_kind or "ok", seconds=seconds, cached=cached)
 
+    def end_deferred(self) -> None:
+        """Close the span of a call whose server asked its client for input first: not counted, as the
+        client's next request, with the answers, is a call of its own."""
+        self.span.set_attribute("toolbridge.tool.input_required", True)
+        if self._token is not None:
+            otel_context.detach(self._token)
+        self.span.end()
+
 
 def start_tool_span(tool: str, call_id: str, *, caller: str) -> ToolCallTrace:
     """Open the `execute_tool {tool}` span of one call, from the request to its result; `caller` says

@@ -20,6 +20,9 @@ class TracedCalls:
 
     async def call_ended(self, record: CallRecord) -> None:
         trace: ToolCallTrace = record.kept.pop(self)
+        if record.deferred:
+            trace.end_deferred()
+            return
         result = record.result
         trace.end(
             server=result.server,

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from toolbridge._deferred import CallDeferred
 from toolbridge.config.agents import ApprovalPolicy
 from toolbridge.errors import ToolError
 from toolbridge.mcp import CallOutcome, ProgressHandler
@@ -83,6 +84,9 @@ class CallRecord:
     """Whether it reached its tool (or the result cache)."""
     outcome: CallOutcome | None = None
     """Set when it ends, however it ends (cancelled: an error result saying so)."""
+    deferred: bool = False
+    """Its server asked the caller's client for input, who answers in a later request (a round of a call
+    on 2026-07-28): it has no outcome, and that later request is the call counted and logged."""
     kept: dict[object, Any] = field(default_factory=dict)
     """What observers keep between a call's start and end (a span), each under a key of its own."""
 
@@ -97,20 +101,12 @@ class CallObserver(Protocol):
     calling task once approval is settled (a span opened there is the current one while the call runs;
     the time a person takes to answer is not the call's), `call_ended` in the same task when the call
     ended, also when cancelled (then shielded). A call whose approval is deferred to a later request
-    (`CallDeferred`) is not told about. Observers must not raise."""
+    (`CallDeferred`) is not told about; one whose server asks its caller's client first is told about
+    with `deferred` set, and nothing to count or log. Observers must not raise."""
 
     def call_started(self, record: CallRecord) -> None: ...
 
     async def call_ended(self, record: CallRecord) -> None: ...
-
-
-class CallDeferred(Exception):
-    """Raised by an approver that answers in a later request (the gateway's `input_required` on
-    2026-07-28): the call does not run now, `reply` goes back to the caller, and nothing is logged."""
-
-    def __init__(self, reply: object) -> None:
-        super().__init__("the approval is asked in a later request")
-        self.reply = reply
 
 
 class ToolPipeline:
@@ -165,6 +161,11 @@ class ToolPipeline:
             record.ran = True
             try:
                 record.outcome = await self._dispatch(*admitted, context)
+            except CallDeferred:
+                record.deferred = True
+                with anyio.CancelScope(shield=True):
+                    await self._tell_ended(record)
+                raise
             except BaseException as error:
                 await self._tell_broken_off(record, error)
                 raise
