@@ -107,3 +107,24 @@ async def test_on_the_2026_revision_concurrent_calls_over_stdio_each_get_their_o
     asked_by, protocol = await overlapping_questions(stdio_server("revisions", name="asker"), "call_2")
     assert protocol == "2026-07-28"
     assert asked_by == [("call_1", "chat 1"), ("call_2", "chat 2")]
+
+
+@pytest.mark.parametrize("resets_on_progress", [False, True], ids=["timeout", "resets-on-progress"])
+async def test_the_time_a_person_takes_to_answer_is_not_the_calls(
+    stdio_server: Callable[..., ServerConfig], resets_on_progress: bool
+) -> None:
+    """The call's timeout is half a second; the person answers the server's question after three times
+    that. The call still gets its answer: its deadline was held while the question was open."""
+    timeout = 0.5
+
+    async def slow_person(server: str, params: mcp.ElicitRequestParams) -> mcp.ElicitResult:
+        await anyio.sleep(timeout * 3)  # a person thinking, not synchronisation: nothing waits on it
+        return mcp.ElicitResult(action="decline")
+
+    config = stdio_server(
+        "asks_client", name="asker", timeout=timeout, timeout_resets_on_progress=resets_on_progress
+    )
+    async with ServerConnection(config, features=ClientFeatures(elicitation=slow_person)) as server:
+        result = await server.call_tool("ask_contact", {}, call_id="call_1")
+    assert not result.is_error, result.text
+    assert result.text == "decline"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-import anyio
-
+from toolbridge.mcp.calls_in_flight import CallDeadline
 from toolbridge.mcp.progress import ProgressHandler, ToolProgress
 
 __all__ = ["ProgressRelay"]
@@ -14,7 +13,7 @@ __all__ = ["ProgressRelay"]
 class ProgressRelay:
     """Hands a call's progress reports on, and moves its deadline when the timeout resets on them."""
 
-    def __init__(self, handler: ProgressHandler | None, deadline: anyio.CancelScope | None, timeout: float):
+    def __init__(self, handler: ProgressHandler | None, deadline: CallDeadline | None, timeout: float):
         self._handler = handler
         self._deadline = deadline
         self._timeout = timeout
@@ -31,6 +30,6 @@ class ProgressRelay:
             return
         self._last = progress
         if self._deadline is not None:
-            self._deadline.deadline = anyio.current_time() + self._timeout
+            self._deadline.move(self._timeout)
         if self._handler is not None:
             await self._handler(ToolProgress(progress, total, message))

@@ -6,7 +6,6 @@ that passes it on unchanged (the gateway keeps what the neutral result has no pl
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from toolbridge.mcp._invalid_reply import INVALID_REPLY, invalid_reply_message
 from toolbridge.mcp._live_session import LiveSession
 from toolbridge.mcp._progress_relay import ProgressRelay
 from toolbridge.mcp._revision import revision_advice
+from toolbridge.mcp.calls_in_flight import CallDeadline
 from toolbridge.mcp.progress import ProgressHandler
 from toolbridge.mcp.tasks import TaskWatch, follow_task, task_to_resume, watching_tasks
 from toolbridge.types import ToolErrorKind, ToolResult
@@ -43,7 +43,6 @@ RETRIED_NOTE = (
 )
 SESSION_GONE = "the server no longer knew the session (HTTP 404): it was restarted or ended the session"
 
-_NO_DEADLINE = contextlib.nullcontext()
 """The scope of a call whose timeout the SDK keeps (reusable: it holds no state)."""
 
 
@@ -90,27 +89,23 @@ async def call_once(
         return LostCall("the session had already ended", sent=False)
     started = time.perf_counter()
     resets = config.timeout_resets_on_progress
-    # Resetting on progress needs a deadline we can move: our own scope instead of the SDK's
-    # timeout (cancelling it still sends the server a courtesy cancel).
-    deadline = anyio.CancelScope(deadline=anyio.current_time() + timeout) if resets else None
-    reports = ProgressRelay(call.on_progress, deadline, timeout)
+    # A deadline we can move (on progress) and hold (while a person answers the server's question):
+    # our own scope instead of the SDK's timeout (cancelling it still sends the server a courtesy cancel).
+    scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+    deadline = CallDeadline(scope)
+    reports = ProgressRelay(call.on_progress, deadline if resets else None, timeout)
     try:
-        with deadline or _NO_DEADLINE, live.calls.making(call_id), watching_tasks(reports.relay) as watch:
+        with scope, live.calls.making(call_id, deadline), watching_tasks(reports.relay) as watch:
             try:
                 if resume is not None and resume.task_id is not None:
                     watch.task_id, watch.poll_ms = resume.task_id, resume.poll_ms
-                    raw = await follow_task(client.session, watch, timeout=None if resets else timeout)
+                    raw = await follow_task(client.session, watch, timeout=None)
                 else:
-                    raw = await client.call_tool(
-                        name,
-                        call.arguments,
-                        read_timeout_seconds=None if resets else timeout,
-                        progress_callback=reports.relay,
-                    )
+                    raw = await client.call_tool(name, call.arguments, progress_callback=reports.relay)
             finally:
                 reports.close()
-        if deadline is not None and deadline.cancelled_caught:
-            message = call_timed_out_message(server, name, timeout, resets_on_progress=True)
+        if scope.cancelled_caught:
+            message = call_timed_out_message(server, name, timeout, resets_on_progress=resets)
             elapsed = time.perf_counter() - started
             return CallOutcome(
                 ToolResult.error(call_id, message, kind="timeout", server=server, duration=elapsed)

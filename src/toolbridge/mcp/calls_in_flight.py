@@ -10,17 +10,51 @@ the SDK's client callbacks get only the server's own request id. What can be kno
   call's; with several in flight nobody can tell which one asked.
 
 `CallsInFlight` keeps a session's calls and answers which one is asking; `asking_call()` gives it to
-the `ClientFeatures` handlers.
+the `ClientFeatures` handlers. While a handler answers, the call's deadline is held: the time a person
+takes to fill in a form (or the model to answer a sampling request) is not the server's.
 """
 
 from __future__ import annotations
 
 import contextvars
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["CallInFlight", "CallsInFlight", "asking_call", "making_call"]
+import anyio
+
+__all__ = ["CallDeadline", "CallInFlight", "CallsInFlight", "asking_call", "making_call"]
+
+
+class CallDeadline:
+    """A call's deadline (its cancel scope's), which can be moved on and held: while held it cannot
+    pass, and when let go it has the time it had left when it was first held."""
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self._scope = scope
+        self._held = 0
+        self._left = 0.0
+
+    def move(self, seconds: float) -> None:
+        """The call has `seconds` from now (a progress report reset its timeout)."""
+        if self._held:
+            self._left = seconds
+        else:
+            self._scope.deadline = anyio.current_time() + seconds
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        if not self._held:
+            self._left = self._scope.deadline - anyio.current_time()
+            self._scope.deadline = math.inf
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if not self._held:
+                self._scope.deadline = anyio.current_time() + max(self._left, 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,6 +67,7 @@ class CallInFlight:
     context: contextvars.Context = field(repr=False)
     """Where the call was made: the layers above read their own context variables in it (which chat
     made it, for example)."""
+    deadline: CallDeadline | None = field(default=None, repr=False)
 
 
 _MAKING: contextvars.ContextVar[CallInFlight | None] = contextvars.ContextVar(
@@ -61,9 +96,11 @@ class CallsInFlight:
         self._server = server
         self._calls: list[CallInFlight] = []
 
-    def making(self, call_id: str) -> _Making:
-        """Around sending one call and waiting for its result (a context manager)."""
-        return _Making(self._calls, CallInFlight(self._server, call_id, contextvars.copy_context()))
+    def making(self, call_id: str, deadline: CallDeadline | None = None) -> _Making:
+        """Around sending one call and waiting for its result (a context manager); its `deadline` is
+        held while a handler answers the server during the call."""
+        call = CallInFlight(self._server, call_id, contextvars.copy_context(), deadline)
+        return _Making(self._calls, call)
 
     def asking(self) -> CallInFlight | None:
         """The call a request arriving now belongs to (see the module doc)."""
@@ -74,11 +111,16 @@ class CallsInFlight:
 
     @contextmanager
     def answering(self) -> Iterator[CallInFlight | None]:
-        """Around a handler: `asking_call()` gives it the call that asked."""
+        """Around a handler: `asking_call()` gives it the call that asked, whose deadline is held until
+        the handler has answered."""
         call = self.asking()
         token = _ASKING.set(call)
         try:
-            yield call
+            if call is not None and call.deadline is not None:
+                with call.deadline.held():
+                    yield call
+            else:
+                yield call
         finally:
             _ASKING.reset(token)
 
