@@ -197,7 +197,7 @@ def test_the_command_line_lists_every_command_without_any_extra() -> None:
         (["fastapi"], ["serve"], "serve"),
         (["prometheus_client"], ["serve"], "serve"),
         (["prometheus_client"], ["gateway"], "gateway"),
-        (["fastapi"], ["gateway", "--http"], "gateway"),
+        (["uvicorn"], ["gateway", "--http"], "gateway"),
         (["sqlalchemy", "alembic"], ["history"], "store"),
         (["sqlalchemy", "alembic"], ["stats"], "store"),
         (["sqlalchemy", "alembic"], ["chat", "--resume"], "store"),
@@ -209,6 +209,29 @@ def test_a_missing_extra_is_an_error_naming_its_pip_line(
     gone: list[str], arguments: list[str], extra: str
 ) -> None:
     _assert_names_the_extra(_cli_without(gone, *arguments), extra)
+
+
+def test_the_gateway_serves_http_without_fastapi(tmp_path: Path) -> None:
+    """The gateway extra brings Starlette and uvicorn, not FastAPI (the serve extra's): its HTTP app and
+    the runner it is served on import without it."""
+    config = tmp_path / "toolbridge.json"
+    config.write_text('{"mcpServers": {}}', encoding="utf-8")
+    code = f"""
+from starlette.testclient import TestClient
+from toolbridge.config import load_config
+from toolbridge.gateway.configured import GatewaySetup
+from toolbridge.gateway.http import HttpSettings, http_app
+from toolbridge.server import listen, run_server
+
+setup = GatewaySetup.of(load_config({str(config)!r}), None, native=False)
+app = http_app(setup.build(), HttpSettings())
+with TestClient(app, base_url="http://127.0.0.1:8766") as client:
+    print(client.get("/metrics").status_code)
+print("fastapi" in sys.modules)
+"""
+    done = _run_without(["fastapi"], "import sys\n" + code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["200", "False"]
 
 
 def test_exporting_traces_without_the_otel_extra_names_it() -> None:
