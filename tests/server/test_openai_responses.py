@@ -100,6 +100,20 @@ def test_unknown_models_are_refused(tmp_path: Path) -> None:
     assert "no model named 'nope'" in unknown.value.message
 
 
+def test_an_input_item_the_sdks_types_refuse_is_a_400_naming_it(tmp_path: Path) -> None:
+    broken: Any = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"type": "function_call", "name": "get_weather", "arguments": "{}"},  # no call_id
+    ]
+    with (
+        passthrough_server(tmp_path, {"local": {"provider": "demo"}}) as server,
+        pytest.raises(openai.BadRequestError) as refused,
+    ):
+        server.openai().responses.create(model="local", input=broken)
+    assert "input.1 is not a valid function_call item: call_id: Field required" in refused.value.message
+    assert refused.value.body["param"] == "input.1.call_id"  # type: ignore[index]
+
+
 def test_a_stored_response_is_continued_by_its_id_and_an_unstored_one_is_not(tmp_path: Path) -> None:
     turns = [
         Turn.calls_in_text(CALL, before="Checking."),

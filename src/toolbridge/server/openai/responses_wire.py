@@ -3,9 +3,9 @@
 
 Input items: `message` (roles `system`, `developer`, `user`, `assistant`; text as a string or
 `input_text` / `output_text` parts, `input_image` as a data URL), `function_call`,
-`function_call_output` and `reasoning` (its text goes with the assistant turn that follows). Tools: the
-`function` ones; the others (web search, namespaces of tools run elsewhere) only OpenAI's API runs, and
-are left out.
+`function_call_output` and `reasoning` (its text goes with the assistant turn that follows), the last
+three checked against the `openai` SDK's types. Tools: the `function` ones; the others (web search,
+namespaces of tools run elsewhere) only OpenAI's API runs, and are left out.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import json
 import logging
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from openai.types.responses import ResponseFunctionToolCallParam, ResponseReasoningItemParam
+from openai.types.responses.response_input_item_param import FunctionCallOutput
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from toolbridge.models import ModelSettings, NamedTool
 from toolbridge.server._errors import ApiError
@@ -38,6 +40,13 @@ __all__ = ["ResponsesRequest", "read_input", "read_settings", "read_tools"]
 logger = logging.getLogger(__name__)
 
 _NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+_TYPED_ITEMS: dict[str, TypeAdapter[Any]] = {
+    "function_call": TypeAdapter(ResponseFunctionToolCallParam),
+    "function_call_output": TypeAdapter(FunctionCallOutput),
+    "reasoning": TypeAdapter(ResponseReasoningItemParam),
+}
+"""The input items checked against the `openai` SDK's own types (messages, whose content takes several
+shapes, are read part by part)."""
 
 
 class ResponsesRequest(BaseModel):
@@ -124,6 +133,8 @@ def read_input(request: ResponsesRequest) -> list[Message]:
     for index, item in enumerate(items):
         kind = item.get("type", "message")
         where = f"input.{index}"
+        if kind in _TYPED_ITEMS:
+            _check_item(kind, item, where)
         if kind == "message":
             role = item.get("role")
             if role in ("system", "developer"):
@@ -166,6 +177,19 @@ def read_input(request: ResponsesRequest) -> list[Message]:
     if system:
         messages.insert(0, SystemMessage(content="\n\n".join(part for part in system if part)))
     return messages
+
+
+def _check_item(kind: str, item: dict[str, Any], where: str) -> None:
+    try:
+        _TYPED_ITEMS[kind].validate_python(item)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"][:1])
+        raise ApiError(
+            400,
+            f"{where} is not a valid {kind} item: {field + ': ' if field else ''}{first['msg']}",
+            param=f"{where}.{field}" if field else where,
+        ) from None
 
 
 def _text(content: Any, where: str) -> str:
