@@ -197,7 +197,7 @@ def test_the_command_line_lists_every_command_without_any_extra() -> None:
         (["fastapi"], ["serve"], "serve"),
         (["prometheus_client"], ["serve"], "serve"),
         (["prometheus_client"], ["gateway"], "gateway"),
-        (["uvicorn"], ["gateway", "--http"], "gateway"),
+        (["httptools"], ["gateway", "--http"], "gateway"),
         (["sqlalchemy", "alembic"], ["history"], "store"),
         (["sqlalchemy", "alembic"], ["stats"], "store"),
         (["sqlalchemy", "alembic"], ["chat", "--resume"], "store"),

@@ -22,7 +22,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "anthropic": ("anthropic",),
     "store": ("sqlalchemy", "alembic"),
     "serve": ("fastapi", "sqlalchemy", "alembic", "httptools", "prometheus_client", "pythonjsonlogger"),
-    "gateway": ("starlette", "uvicorn", "sqlalchemy", "alembic", "httptools", "prometheus_client"),
+    "gateway": ("sqlalchemy", "alembic", "httptools", "prometheus_client"),
     "postgres": ("psycopg",),
     "otel": ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"),
     "fast-http": ("aiohttp", "httpx_aiohttp"),
