@@ -135,6 +135,26 @@ def test_call_json_output(config_file: Path) -> None:
     assert result["is_error"] is False
 
 
+def test_call_server_option_means_that_server_only(config_file: Path) -> None:
+    """`--server` with the name `tools` shows (qualified), and `--server native` for built-in tools only."""
+    qualified = toolbridge(
+        "call", "basic__add", '{"a": 2, "b": 40}', "--server", "basic", "--config", str(config_file)
+    )
+    assert (qualified.returncode, qualified.stdout.strip()) == (0, "42"), qualified.stderr
+    native = toolbridge(
+        "call", "calculate", '{"expression": "1 + 1"}', "--server", "native", "--config", str(config_file)
+    )
+    assert (native.returncode, native.stdout.strip()) == (0, "2"), native.stderr
+    not_native = toolbridge(
+        "call", "add", '{"a": 2, "b": 40}', "--server", "native", "--config", str(config_file)
+    )
+    assert not_native.returncode == 1
+    assert not_native.stdout == ""
+    conflicting = toolbridge("call", "basic__add", "{}", "--server", "native", "--config", str(config_file))
+    assert conflicting.returncode == 1
+    assert "names server 'basic', but --server says 'native'" in conflicting.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
