@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -80,6 +81,25 @@ def test_ask_reads_the_question_from_stdin(tmp_path: Path, question_argument: li
     done = toolbridge(tmp_path, "ask", "--model", "demo", *question_argument, stdin="What is 15 + 27?\n")
     assert done.returncode == 0, done.stderr
     assert "[demo model] 15 + 27 = 42" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("json_option", [[], ["--json"]])
+def test_ask_into_a_pipe_its_reader_closed_ends_quietly(tmp_path: Path, json_option: list[str]) -> None:
+    """`toolbridge ask ... | head -1`: the reader is gone before the answer is written (its end of the
+    pipe is closed before toolbridge starts, so every write fails); no traceback, SIGPIPE's exit code."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [*TOOLBRIDGE, "ask", "--model", "demo", *json_option, "What is 15 + 27?"],
+            stdin=subprocess.DEVNULL, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=90,
+            env=environment(tmp_path), cwd=tmp_path, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""
 
 
 def test_ask_with_an_empty_stdin_says_how_to_ask(tmp_path: Path) -> None:

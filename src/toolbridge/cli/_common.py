@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,12 +17,25 @@ from rich.console import Console
 from rich.markup import escape
 
 from toolbridge._extras import installed, require_extra
+from toolbridge.cli.app import StdoutClosed
 from toolbridge.config import Config, load_config
 from toolbridge.errors import ToolbridgeError
 
 T = TypeVar("T")
 
-stdout = Console(highlight=False, soft_wrap=True)
+
+class _Stdout(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich raises SystemExit here, which tears through the event loop running the agent and ends
+        # in a page of tracebacks. An ordinary exception ends the run as any failure does; the entry
+        # point then exits quietly. Later writes (the run's last events) go nowhere.
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise StdoutClosed
+
+
+stdout = _Stdout(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 ConfigOption = Annotated[
