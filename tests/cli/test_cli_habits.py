@@ -270,6 +270,15 @@ def test_models_without_a_config_says_how_to_add_one(tmp_path: Path) -> None:
 # -- serve -------------------------------------------------------------------------------------------------
 
 
+def test_a_real_claude_desktop_config_is_read_with_a_note_on_stderr(tmp_path: Path) -> None:
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text('{"globalShortcut": "", "mcpServers": {}, "models": {"m": {"provider": "demo"}}}')
+    done = toolbridge(tmp_path, "models", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert "m" in done.stdout
+    assert done.stderr == f"note: {config}: Claude Desktop's settings ignored: globalShortcut\n"
+
+
 def test_a_config_nested_too_deep_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
     config = tmp_path / "toolbridge.json"
     config.write_text('{"models": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")

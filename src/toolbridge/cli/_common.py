@@ -101,9 +101,12 @@ def setup_logging(verbose: bool) -> None:
 
 def load(config_path: Path | None) -> Config:
     try:
-        return load_config(config_path)
+        config = load_config(config_path)
     except ToolbridgeError as exc:
         fail(str(exc))
+    for note in config.notes:
+        stderr.print(f"note: {note}", markup=False)
+    return config
 
 
 @contextmanager
