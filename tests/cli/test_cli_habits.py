@@ -84,6 +84,25 @@ def test_ask_reads_the_question_from_stdin(tmp_path: Path, question_argument: li
 
 
 @pytest.mark.slow
+def test_piped_stdin_with_a_question_is_put_before_it(tmp_path: Path) -> None:
+    """`cat notes.txt | toolbridge ask "Summarize"`, as `llm` reads it."""
+
+    def notes_then_question(request: Any) -> bool:
+        return request.messages[-1]["content"] == "Buy milk.\nCall Ann.\n\nSummarize"
+
+    with ScriptedModelServer([Turn.text("Two errands.").expecting(notes_then_question)]) as model:
+        config = write_config(
+            tmp_path,
+            {"models": {"m": {"provider": "openai-compatible", "base_url": model.base_url, "model": "m"}}},
+        )
+        done = toolbridge(
+            tmp_path, "ask", "--config", str(config), "Summarize", stdin="Buy milk.\nCall Ann.\n"
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Two errands."
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("json_option", [[], ["--json"]])
 def test_ask_into_a_pipe_its_reader_closed_ends_quietly(tmp_path: Path, json_option: list[str]) -> None:
     """`toolbridge ask ... | head -1`: the reader is gone before the answer is written (its end of the

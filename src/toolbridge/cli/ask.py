@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import os
+import stat
 import sys
 from typing import Annotated
 
@@ -79,12 +82,28 @@ def ask(
 
 
 def read_question(question: str | None) -> str:
-    """The question as given, or read from stdin for '-' or when none is given and stdin is piped."""
+    """The question as given; read from stdin for '-' or when none is given and stdin is piped. Piped
+    text with a question is put before it, as `llm` does: `cat notes.txt | toolbridge ask "Summarize"`."""
     if question is not None and question != "-":
-        return question
+        piped = _piped_stdin()
+        return f"{piped}\n\n{question}" if piped else question
     if question is None and sys.stdin.isatty():
         fail('give a question: toolbridge ask "What is 15 + 27?" (or pipe one in: echo ... | toolbridge ask)')
     text = sys.stdin.read().strip()
     if not text:
         fail('stdin held no question. Pass one: toolbridge ask "What is 15 + 27?"')
     return text
+
+
+def _piped_stdin() -> str:
+    """What a pipe or a file on stdin holds; nothing for a terminal, /dev/null or a socket (a service
+    manager's), which are never read, so a question given alone never waits on them."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return sys.stdin.read().strip()  # a stream in memory (a test's, a program's)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return ""
+    return sys.stdin.read().strip()
