@@ -180,7 +180,7 @@ def test_ask_answers_time_questions_with_a_time_server_configured(
         tmp_path, "ask", "--model", "demo", "--config", str(config), "What time is it in Tokyo?"
     )
     assert done.returncode == 0, done.stderr
-    assert '✓ time__get_current_time {"timezone": "Asia/Tokyo"}' in done.stdout
+    assert '✓ time__get_current_time {"timezone": "Asia/Tokyo"}' in done.stderr
     assert '"timezone": "Asia/Tokyo"' in done.stdout.split("[demo model] `time__get_current_time` says", 1)[1]
 
 
@@ -441,12 +441,12 @@ def test_a_finished_call_keeps_its_arguments_and_a_failed_one_reads_as_what_the_
 ) -> None:
     done = toolbridge(tmp_path, "ask", "--model", "demo", "What is 15 + 27?")
     assert done.returncode == 0, done.stderr
-    assert '✓ calculate {"expression": "15 + 27"}' in done.stdout
+    assert '✓ calculate {"expression": "15 + 27"}' in done.stderr
     failed = toolbridge(tmp_path, "ask", "--model", "demo", "What is 1 / 0?")
     assert failed.returncode == 0, failed.stderr
-    assert '✗ calculate {"expression": "1 / 0"}' in failed.stdout
-    assert "the tool failed; the model was told: " in failed.stdout
-    assert "error" not in failed.stderr.lower()  # nothing the person did wrong
+    assert '✗ calculate {"expression": "1 / 0"}' in failed.stderr
+    assert "the tool failed; the model was told: " in failed.stderr
+    assert "error:" not in failed.stderr.lower()  # nothing the person did wrong
 
 
 @pytest.mark.slow
