@@ -75,6 +75,39 @@ def test_every_command_takes_config_and_verbose() -> None:
 # -- ask ---------------------------------------------------------------------------------------------------
 
 
+def test_short_options_mean_one_thing_everywhere_as_in_llm() -> None:
+    """-s is --system and -c is --continue wherever they exist; --config and --server stay long."""
+    meanings: dict[str, set[str]] = {}
+    for _, command in _commands(typer.main.get_command(app)):  # type: ignore[arg-type]
+        for parameter in command.params:
+            longs = tuple(option for option in parameter.opts if option.startswith("--"))
+            for short in (option for option in parameter.opts if not option.startswith("--")):
+                meanings.setdefault(short, set()).add(longs[0] if longs else short)
+    assert meanings["-s"] == {"--system"}
+    assert meanings["-c"] <= {"--continue", "--resume"}  # chat's --resume is also --continue
+    assert {"--config", "--server"}.isdisjoint(meanings.get("-c", set()) | meanings["-s"])
+
+
+@pytest.mark.slow
+def test_ask_continue_asks_in_the_last_chat(tmp_path: Path) -> None:
+    def remembers(request: Any) -> bool:
+        said = [message["content"] for message in request.messages if message["role"] != "system"]
+        return said == ["My name is Ann.", "Hello Ann.", "What is my name?"]
+
+    script = [Turn.text("Hello Ann."), Turn.text("Ann.").expecting(remembers)]
+    with ScriptedModelServer(script) as model:
+        config = write_config(
+            tmp_path,
+            {"models": {"m": {"provider": "openai-compatible", "base_url": model.base_url, "model": "m"}}},
+        )
+        db = str(tmp_path / "chats.db")
+        first = toolbridge(tmp_path, "ask", "--config", str(config), "--db", db, "My name is Ann.")
+        assert first.returncode == 0, first.stderr
+        again = toolbridge(tmp_path, "ask", "-c", "--config", str(config), "--db", db, "What is my name?")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "Ann."
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("question_argument", [[], ["-"]])
 def test_ask_reads_the_question_from_stdin(tmp_path: Path, question_argument: list[str]) -> None:

@@ -18,6 +18,9 @@ ModelOption = Annotated[
         help="Model: a name from the config's 'models', provider:model (e.g. ollama:qwen3), or demo.",
     ),
 ]
+ContinueOption = Annotated[
+    bool, typer.Option("--continue", "-c", help="Continue the last chat (`toolbridge history` lists them).")
+]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call without asking.")]
 SystemOption = Annotated[
     str | None,

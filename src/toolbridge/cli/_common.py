@@ -41,15 +41,14 @@ stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 ConfigOption = Annotated[
     Path | None,
     typer.Option(
-        "--config",
-        "-c",
+        "--config",  # long only: -c is --continue, as in llm
         help="Config file (mcpServers JSON). Default: $TOOLBRIDGE_CONFIG, ./toolbridge.json, "
         "then the user config dir.",
         show_default=False,
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-ServerOption = Annotated[str | None, typer.Option("--server", "-s", help="Only this server.")]
+ServerOption = Annotated[str | None, typer.Option("--server", help="Only this server.")]
 VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Log debug output to stderr.")]
 
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from toolbridge.cli._agent_options import AgentOption, ModelOption, SystemOption, YesOption
+from toolbridge.cli._agent_options import AgentOption, ContinueOption, ModelOption, SystemOption, YesOption
 from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
@@ -25,7 +25,7 @@ from toolbridge.cli._common import (
     warn_unavailable,
 )
 from toolbridge.cli._render import EventPrinter, JsonEventPrinter, TerminalRenderer
-from toolbridge.cli._store import DbOption, open_history
+from toolbridge.cli._store import DbOption, chat_to_continue, open_history, open_store
 from toolbridge.cli.app import app
 from toolbridge.errors import ToolbridgeError
 
@@ -40,6 +40,7 @@ def ask(
         str | None,
         typer.Argument(help="What to ask. '-' or none: read it from stdin (echo q | toolbridge ask)."),
     ] = None,
+    continue_: ContinueOption = False,
     agent: AgentOption = None,
     model: ModelOption = None,
     system: SystemOption = None,
@@ -51,15 +52,22 @@ def ask(
 ) -> None:
     """Ask once and print the answer; tool calls are shown as they run. `--json` prints the events.
 
-    The question and its answer are kept as a chat (`toolbridge history`) when the store is installed."""
+    The question and its answer are kept as a chat (`toolbridge history`) when the store is installed;
+    `-c` asks in the last chat, with what was said before."""
     setup_logging(verbose)
     prompt = read_question(question)
     loaded = load(config)
     start_tracing(loaded, command="toolbridge ask")
-    store = open_history(db, config)
+    # Without the store a chat is kept nowhere; continuing one needs it.
+    store = open_store(db, config) if continue_ else open_history(db, config)
     from toolbridge.cli._session import TerminalSession  # the agent stack: only when asking
 
     try:
+        continued, agent = (
+            chat_to_continue(store, None, agent, or_new=True)
+            if continue_ and store is not None
+            else (None, agent)
+        )
         with TerminalSession(
             loaded,
             make_printer(json),
@@ -67,6 +75,7 @@ def ask(
             model=model,
             approve_everything=yes,
             store=store,
+            chat_id=continued,
             instructions=system,
         ) as session:
             warn_unavailable(session.connect_servers())

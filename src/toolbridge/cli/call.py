@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def call(
     tool: Annotated[str, typer.Argument(help="Tool name, as `toolbridge tools` shows it.")],
     arguments: Annotated[str, typer.Argument(help="Arguments as a JSON object, e.g. '{\"a\": 1}'.")] = "{}",
-    server: Annotated[str | None, typer.Option("--server", "-s", help="Run it on this server.")] = None,
+    server: Annotated[str | None, typer.Option("--server", help="Run it on this server.")] = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", "-t", help="Seconds before giving up.")
     ] = None,
