@@ -89,6 +89,36 @@ def test_short_options_mean_one_thing_everywhere_as_in_llm() -> None:
 
 
 @pytest.mark.slow
+def test_model_options_on_the_command_line_reach_the_model(tmp_path: Path) -> None:
+    def cool_and_short(request: Any) -> bool:
+        return request.body.get("temperature") == 0.2 and request.body.get("max_tokens") == 50
+
+    with ScriptedModelServer([Turn.text("Cool.").expecting(cool_and_short)]) as model:
+        config = write_config(
+            tmp_path,
+            {"models": {"m": {"provider": "openai-compatible", "base_url": model.base_url, "model": "m"}}},
+        )
+        done = toolbridge(
+            tmp_path,
+            "ask",
+            "-o",
+            "temperature",
+            "0.2",
+            "-o",
+            "max_tokens",
+            "50",
+            "--config",
+            str(config),
+            "Hi",
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Cool."
+    wrong = toolbridge(tmp_path, "ask", "-o", "temprature", "0.2", "--config", str(config), "Hi")
+    assert wrong.returncode == 1
+    assert "-o temprature: unknown model option; use one of temperature, max_tokens" in wrong.stderr
+
+
+@pytest.mark.slow
 def test_ask_continue_asks_in_the_last_chat(tmp_path: Path) -> None:
     def remembers(request: Any) -> bool:
         said = [message["content"] for message in request.messages if message["role"] != "system"]

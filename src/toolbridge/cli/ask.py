@@ -10,7 +10,16 @@ from typing import Annotated
 
 import typer
 
-from toolbridge.cli._agent_options import AgentOption, ContinueOption, ModelOption, SystemOption, YesOption
+from toolbridge.cli._agent_options import (
+    AgentOption,
+    ContinueOption,
+    ModelOption,
+    ModelOptionsOption,
+    PairedOptions,
+    SystemOption,
+    YesOption,
+    model_options,
+)
 from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
@@ -34,7 +43,7 @@ def make_printer(json: bool) -> EventPrinter:
     return JsonEventPrinter(stdout, stderr) if json else TerminalRenderer(stdout)
 
 
-@app.command()
+@app.command(cls=PairedOptions)
 def ask(
     question: Annotated[
         str | None,
@@ -43,6 +52,7 @@ def ask(
     continue_: ContinueOption = False,
     agent: AgentOption = None,
     model: ModelOption = None,
+    option: ModelOptionsOption = None,
     system: SystemOption = None,
     yes: YesOption = False,
     config: ConfigOption = None,
@@ -55,6 +65,7 @@ def ask(
     The question and its answer are kept as a chat (`toolbridge history`) when the store is installed;
     `-c` asks in the last chat, with what was said before."""
     setup_logging(verbose)
+    settings = model_options(option)
     prompt = read_question(question)
     loaded = load(config)
     start_tracing(loaded, command="toolbridge ask")
@@ -77,6 +88,7 @@ def ask(
             store=store,
             chat_id=continued,
             instructions=system,
+            model_settings=settings,
         ) as session:
             warn_unavailable(session.connect_servers())
             result = session.turn(prompt)

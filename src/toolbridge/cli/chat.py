@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from toolbridge.cli._agent_options import AgentOption, ModelOption, SystemOption, YesOption
+from toolbridge.cli._agent_options import (
+    AgentOption,
+    ModelOption,
+    ModelOptionsOption,
+    PairedOptions,
+    SystemOption,
+    YesOption,
+    model_options,
+)
 from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
@@ -35,7 +43,7 @@ if TYPE_CHECKING:
 _EXIT_WORDS = {"exit", "quit"}
 
 
-@app.command()
+@app.command(cls=PairedOptions)
 def chat(
     chat_id: Annotated[
         int | None, typer.Argument(help="With --resume: the chat to continue (default: the latest).")
@@ -48,6 +56,7 @@ def chat(
     ] = False,
     agent: AgentOption = None,
     model: ModelOption = None,
+    option: ModelOptionsOption = None,
     system: SystemOption = None,
     yes: YesOption = False,
     config: ConfigOption = None,
@@ -59,6 +68,7 @@ def chat(
 
     Every message is stored as it completes; `toolbridge chat --resume [ID]` continues a chat."""
     setup_logging(verbose)
+    settings = model_options(option)
     if chat_id is not None and not resume:
         fail(f"to continue chat {chat_id}, write `toolbridge chat --resume {chat_id}`.")
     loaded = load(config)
@@ -80,6 +90,7 @@ def chat(
             store=store,
             chat_id=resumed,
             instructions=system,
+            model_settings=settings,
         ) as session:
             if not json:
                 name = escape(session.agent.definition.name)
