@@ -324,3 +324,11 @@ def test_a_new_users_journey_through_the_readme(scratch: tuple[Path, dict[str, s
     assert len(continued) == 1
     shown = json.loads(run(f"toolbridge history show {continued[0]['id']} --json").stdout)
     assert "And what is 2 + 2?" in [message.get("content") for message in shown["messages"]]
+
+
+def test_the_readme_names_the_variables_a_stdio_server_gets() -> None:
+    """What the MCP SDK passes a stdio server from our environment (besides its `env`), as the README says."""
+    from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
+
+    said = README.read_text(encoding="utf-8").split("A stdio server gets only", 1)[1].split("from your", 1)[0]
+    assert sorted(re.findall(r"`(\w+)`", said)) == sorted(DEFAULT_INHERITED_ENV_VARS)
