@@ -76,11 +76,16 @@ def test_servers_reports_state_tool_count_and_last_error(config_file: Path) -> N
     assert rows["off"]["state"] == "disabled"
     assert rows["off"]["tool_count"] is None
 
-    table = toolbridge("servers", "--config", str(config_file))
-    assert table.returncode == 1
-    assert "basic" in table.stdout
-    assert "connected" in table.stdout
-    assert "failed" in table.stdout
+    # Readable at 80 columns: a line per server, its command and its error each whole on their own line.
+    shown = in_process(
+        "servers", "--config", str(config_file), env={"TOOLBRIDGE_CONFIG": None, "COLUMNS": "80"}
+    )
+    assert shown.returncode == 1
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("basic  connected  stdio  ")
+    assert f"  {rows['basic']['target']}" in lines
+    assert f"  last error: {rows['broken']['last_error']}" in lines
+    assert "broken  failed  stdio" in shown.stdout
 
 
 def test_servers_exits_zero_when_every_enabled_server_started(
