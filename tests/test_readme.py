@@ -278,3 +278,57 @@ def test_the_docs_site_builds_strictly(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     reference = (tmp_path / "site" / "reference" / "index.html").read_text(encoding="utf-8")
     assert 'id="toolbridge.agent.Agent.run_sync"' in reference
+
+
+@pytest.mark.slow
+def test_a_new_users_journey_through_the_readme(scratch: tuple[Path, dict[str, str]]) -> None:
+    """The README's first command, then its `ask` lines (stdin, -c, -o) and `history` search and delete,
+    in the README's order, in one place as a new user would: each builds on what the one before stored.
+    (The install itself is `test_packaging`'s.)"""
+    cwd, env = scratch
+    first = shlex.split(blocks("sh", [README])[0].split("&&")[-1])
+    assert first[0].endswith("toolbridge")
+    lines = [
+        line
+        for line in command_lines([README])
+        if line.split(" | ")[-1].split()[1:2] in (["ask"], ["history"])
+    ]
+    asked = [line for line in lines if " ask" in line]
+    assert any(" -c " in line for line in asked)
+    assert any(" -o " in line for line in asked)
+    assert any(line.startswith("echo") and line.endswith('"') for line in asked)  # stdin and a question
+
+    def run(command: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            ["sh", "-c", command], stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=cwd, env=env,
+            timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{command}\n{done.stderr}"
+        assert "Traceback" not in done.stderr
+        return done
+
+    assert "[demo model] 15 + 27 = 42" in run(shlex.join(["toolbridge", *first[1:]])).stdout
+    for line in lines:
+        if line.startswith("toolbridge history delete"):
+            found = json.loads(run('toolbridge history -q "15 + 27" --json').stdout)
+            assert len(found) >= 2  # the first command's chat, and the stdin one
+            run(line.replace("ID", str(found[-1]["id"])))  # the oldest: the first command's
+            assert [chat["id"] for chat in json.loads(run("toolbridge history --json").stdout)].count(
+                found[-1]["id"]
+            ) == 0
+        else:
+            run(line)
+    chats = json.loads(run("toolbridge history --json").stdout)
+    # `-c` asked in the chat before it: that chat holds both questions, no chat of its own.
+    continued = [chat for chat in chats if chat["title"].startswith("Lunch: 15 + 27")]
+    assert len(continued) == 1
+    shown = json.loads(run(f"toolbridge history show {continued[0]['id']} --json").stdout)
+    assert "And what is 2 + 2?" in [message.get("content") for message in shown["messages"]]
+
+
+def test_the_readme_names_the_variables_a_stdio_server_gets() -> None:
+    """What the MCP SDK passes a stdio server from our environment (besides its `env`), as the README says."""
+    from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
+
+    said = README.read_text(encoding="utf-8").split("A stdio server gets only", 1)[1].split("from your", 1)[0]
+    assert sorted(re.findall(r"`(\w+)`", said)) == sorted(DEFAULT_INHERITED_ENV_VARS)

@@ -40,9 +40,10 @@ def events_of(stdout: str) -> list[Any]:
 def test_ask_with_the_demo_model_runs_the_whole_loop(tmp_path: Path) -> None:
     done = toolbridge(tmp_path, "ask", "--model", "demo", "What is 15 + 27?")
     assert done.returncode == 0, done.stderr
-    assert "→ calculate" in done.stdout
-    assert "✓ calculate" in done.stdout
-    assert "[demo model] 15 + 27 = 42" in done.stdout
+    # Tool calls go beside the answer: on stderr when stdout is not a terminal (`ask > answer.txt`).
+    assert "→ calculate" in done.stderr
+    assert "✓ calculate" in done.stderr
+    assert done.stdout.splitlines() == ["[demo model] Let me use `calculate`.", "[demo model] 15 + 27 = 42"]
 
 
 def test_ask_without_any_model_says_how_to_configure_one(tmp_path: Path) -> None:
@@ -110,7 +111,7 @@ def test_a_call_needing_approval_is_declined_without_a_terminal(
     assert done.returncode == 0, done.stderr
     assert "it needs approval and stdin is not a terminal to ask on. Pass --yes" in done.stderr
     # Declining is the person's own decision: not shown as a failure of the tool.
-    assert '– echo {"text": "secret"}  declined, the model was told so' in done.stdout
+    assert '– echo {"text": "secret"}  declined, the model was told so' in done.stderr
     assert "✗" not in done.stdout
 
 
@@ -124,7 +125,7 @@ def test_yes_approves_the_call(
     with ScriptedModelServer(script) as model:
         done = toolbridge(tmp_path, "ask", "--yes", "--config", str(echo_needs_approval(model)), "Echo it")
     assert done.returncode == 0, done.stderr
-    assert "✓ echo" in done.stdout
+    assert "✓ echo" in done.stderr
 
 
 def read_events_until(stream: IO[str], wanted: str) -> Iterator[Any]:
@@ -198,7 +199,7 @@ def test_the_demo_model_reads_a_named_workbook_through_excel_mcp_server(
 
     done = toolbridge(tmp_path, "ask", "--model", "demo", "--config", str(config), "what is in myfile.xlsx?")
     assert done.returncode == 0, done.stderr
-    assert "→ read_range" in done.stdout
+    assert "→ read_range" in done.stderr
     answer = done.stdout.split("[demo model] Here is what myfile.xlsx contains", 1)[1]
     assert '["fruit","qty"],["apple",3]' in answer
 

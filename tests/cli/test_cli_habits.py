@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -74,12 +75,113 @@ def test_every_command_takes_config_and_verbose() -> None:
 # -- ask ---------------------------------------------------------------------------------------------------
 
 
+def test_short_options_mean_one_thing_everywhere_as_in_llm() -> None:
+    """-s is --system and -c is --continue wherever they exist; --config and --server stay long."""
+    meanings: dict[str, set[str]] = {}
+    for _, command in _commands(typer.main.get_command(app)):  # type: ignore[arg-type]
+        for parameter in command.params:
+            longs = tuple(option for option in parameter.opts if option.startswith("--"))
+            for short in (option for option in parameter.opts if not option.startswith("--")):
+                meanings.setdefault(short, set()).add(longs[0] if longs else short)
+    assert meanings["-s"] == {"--system"}
+    assert meanings["-c"] <= {"--continue", "--resume"}  # chat's --resume is also --continue
+    assert {"--config", "--server"}.isdisjoint(meanings.get("-c", set()) | meanings["-s"])
+
+
+@pytest.mark.slow
+def test_model_options_on_the_command_line_reach_the_model(tmp_path: Path) -> None:
+    def cool_and_short(request: Any) -> bool:
+        return request.body.get("temperature") == 0.2 and request.body.get("max_tokens") == 50
+
+    with ScriptedModelServer([Turn.text("Cool.").expecting(cool_and_short)]) as model:
+        config = write_config(
+            tmp_path,
+            {"models": {"m": {"provider": "openai-compatible", "base_url": model.base_url, "model": "m"}}},
+        )
+        done = toolbridge(
+            tmp_path,
+            "ask",
+            "-o",
+            "temperature",
+            "0.2",
+            "-o",
+            "max_tokens",
+            "50",
+            "--config",
+            str(config),
+            "Hi",
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Cool."
+    wrong = toolbridge(tmp_path, "ask", "-o", "temprature", "0.2", "--config", str(config), "Hi")
+    assert wrong.returncode == 1
+    assert "-o temprature: unknown model option; use one of temperature, max_tokens" in wrong.stderr
+
+
+@pytest.mark.slow
+def test_ask_continue_asks_in_the_last_chat(tmp_path: Path) -> None:
+    def remembers(request: Any) -> bool:
+        said = [message["content"] for message in request.messages if message["role"] != "system"]
+        return said == ["My name is Ann.", "Hello Ann.", "What is my name?"]
+
+    script = [Turn.text("Hello Ann."), Turn.text("Ann.").expecting(remembers)]
+    with ScriptedModelServer(script) as model:
+        config = write_config(
+            tmp_path,
+            {"models": {"m": {"provider": "openai-compatible", "base_url": model.base_url, "model": "m"}}},
+        )
+        db = str(tmp_path / "chats.db")
+        first = toolbridge(tmp_path, "ask", "--config", str(config), "--db", db, "My name is Ann.")
+        assert first.returncode == 0, first.stderr
+        again = toolbridge(tmp_path, "ask", "-c", "--config", str(config), "--db", db, "What is my name?")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "Ann."
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("question_argument", [[], ["-"]])
 def test_ask_reads_the_question_from_stdin(tmp_path: Path, question_argument: list[str]) -> None:
     done = toolbridge(tmp_path, "ask", "--model", "demo", *question_argument, stdin="What is 15 + 27?\n")
     assert done.returncode == 0, done.stderr
     assert "[demo model] 15 + 27 = 42" in done.stdout
+
+
+@pytest.mark.slow
+def test_piped_stdin_with_a_question_is_put_before_it(tmp_path: Path) -> None:
+    """`cat notes.txt | toolbridge ask "Summarize"`, as `llm` reads it."""
+
+    def notes_then_question(request: Any) -> bool:
+        return request.messages[-1]["content"] == "Buy milk.\nCall Ann.\n\nSummarize"
+
+    with ScriptedModelServer([Turn.text("Two errands.").expecting(notes_then_question)]) as model:
+        config = write_config(
+            tmp_path,
+            {"models": {"m": {"provider": "openai-compatible", "base_url": model.base_url, "model": "m"}}},
+        )
+        done = toolbridge(
+            tmp_path, "ask", "--config", str(config), "Summarize", stdin="Buy milk.\nCall Ann.\n"
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Two errands."
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("json_option", [[], ["--json"]])
+def test_ask_into_a_pipe_its_reader_closed_ends_quietly(tmp_path: Path, json_option: list[str]) -> None:
+    """`toolbridge ask ... | head -1`: the reader is gone before the answer is written (its end of the
+    pipe is closed before toolbridge starts, so every write fails); no traceback, SIGPIPE's exit code."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [*TOOLBRIDGE, "ask", "--model", "demo", *json_option, "What is 15 + 27?"],
+            stdin=subprocess.DEVNULL, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=90,
+            env=environment(tmp_path), cwd=tmp_path, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == ""
 
 
 def test_ask_with_an_empty_stdin_says_how_to_ask(tmp_path: Path) -> None:
@@ -141,7 +243,7 @@ def test_ask_answers_time_questions_with_a_time_server_configured(
         tmp_path, "ask", "--model", "demo", "--config", str(config), "What time is it in Tokyo?"
     )
     assert done.returncode == 0, done.stderr
-    assert '✓ time__get_current_time {"timezone": "Asia/Tokyo"}' in done.stdout
+    assert '✓ time__get_current_time {"timezone": "Asia/Tokyo"}' in done.stderr
     assert '"timezone": "Asia/Tokyo"' in done.stdout.split("[demo model] `time__get_current_time` says", 1)[1]
 
 
@@ -248,6 +350,15 @@ def test_models_without_a_config_says_how_to_add_one(tmp_path: Path) -> None:
 
 
 # -- serve -------------------------------------------------------------------------------------------------
+
+
+def test_a_real_claude_desktop_config_is_read_with_a_note_on_stderr(tmp_path: Path) -> None:
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text('{"globalShortcut": "", "mcpServers": {}, "models": {"m": {"provider": "demo"}}}')
+    done = toolbridge(tmp_path, "models", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert "m" in done.stdout
+    assert done.stderr == f"note: {config}: Claude Desktop's settings ignored: globalShortcut\n"
 
 
 def test_a_config_nested_too_deep_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
@@ -393,12 +504,12 @@ def test_a_finished_call_keeps_its_arguments_and_a_failed_one_reads_as_what_the_
 ) -> None:
     done = toolbridge(tmp_path, "ask", "--model", "demo", "What is 15 + 27?")
     assert done.returncode == 0, done.stderr
-    assert '✓ calculate {"expression": "15 + 27"}' in done.stdout
+    assert '✓ calculate {"expression": "15 + 27"}' in done.stderr
     failed = toolbridge(tmp_path, "ask", "--model", "demo", "What is 1 / 0?")
     assert failed.returncode == 0, failed.stderr
-    assert '✗ calculate {"expression": "1 / 0"}' in failed.stdout
-    assert "the tool failed; the model was told: " in failed.stdout
-    assert "error" not in failed.stderr.lower()  # nothing the person did wrong
+    assert '✗ calculate {"expression": "1 / 0"}' in failed.stderr
+    assert "the tool failed; the model was told: " in failed.stderr
+    assert "error:" not in failed.stderr.lower()  # nothing the person did wrong
 
 
 @pytest.mark.slow

@@ -34,6 +34,6 @@ def test_servers_shows_which_revision_each_server_speaks(
     protocols = {row["name"]: row["protocol"] for row in json.loads(listed.stdout)}
     assert protocols == {"new": "2026-07-28", "old": "2025-11-25", "off": None}
     assert table.returncode == 0, table.stderr
-    rows = {line.split()[1]: line for line in table.stdout.splitlines() if " new " in line or " old " in line}
+    rows = {line.split()[0]: line for line in table.stdout.splitlines() if line.startswith(("new ", "old "))}
     assert "2026-07-28" in rows["new"]
     assert "2025-11-25" in rows["old"]

@@ -76,11 +76,16 @@ def test_servers_reports_state_tool_count_and_last_error(config_file: Path) -> N
     assert rows["off"]["state"] == "disabled"
     assert rows["off"]["tool_count"] is None
 
-    table = toolbridge("servers", "--config", str(config_file))
-    assert table.returncode == 1
-    assert "basic" in table.stdout
-    assert "connected" in table.stdout
-    assert "failed" in table.stdout
+    # Readable at 80 columns: a line per server, its command and its error each whole on their own line.
+    shown = in_process(
+        "servers", "--config", str(config_file), env={"TOOLBRIDGE_CONFIG": None, "COLUMNS": "80"}
+    )
+    assert shown.returncode == 1
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("basic  connected  stdio  ")
+    assert f"  {rows['basic']['target']}" in lines
+    assert f"  last error: {rows['broken']['last_error']}" in lines
+    assert "broken  failed  stdio" in shown.stdout
 
 
 def test_servers_exits_zero_when_every_enabled_server_started(
@@ -133,6 +138,26 @@ def test_call_json_output(config_file: Path) -> None:
     assert result["content"] == [{"type": "text", "text": "hi"}]
     assert result["server"] == "basic"
     assert result["is_error"] is False
+
+
+def test_call_server_option_means_that_server_only(config_file: Path) -> None:
+    """`--server` with the name `tools` shows (qualified), and `--server native` for built-in tools only."""
+    qualified = toolbridge(
+        "call", "basic__add", '{"a": 2, "b": 40}', "--server", "basic", "--config", str(config_file)
+    )
+    assert (qualified.returncode, qualified.stdout.strip()) == (0, "42"), qualified.stderr
+    native = toolbridge(
+        "call", "calculate", '{"expression": "1 + 1"}', "--server", "native", "--config", str(config_file)
+    )
+    assert (native.returncode, native.stdout.strip()) == (0, "2"), native.stderr
+    not_native = toolbridge(
+        "call", "add", '{"a": 2, "b": 40}', "--server", "native", "--config", str(config_file)
+    )
+    assert not_native.returncode == 1
+    assert not_native.stdout == ""
+    conflicting = toolbridge("call", "basic__add", "{}", "--server", "native", "--config", str(config_file))
+    assert conflicting.returncode == 1
+    assert "names server 'basic', but --server says 'native'" in conflicting.stderr
 
 
 @pytest.mark.parametrize(

@@ -301,3 +301,32 @@ def test_broken_configs_name_file_server_and_key(
     assert message.startswith(expected_prefix + ": ")
     for fragment in fragments:
         assert fragment in message
+
+
+# -- other apps' files ------------------------------------------------------------------------------
+
+_CLAUDE_DESKTOP = '{"globalShortcut": "Alt+Space", "mcpServers": {"t": {"command": "uvx", "args": ["x"]}}}'
+
+
+@pytest.mark.parametrize(
+    ("name", "owner"),
+    [("claude_desktop_config.json", "Claude Desktop"), ("mcp.json", "VS Code or Cursor")],
+)
+def test_another_apps_file_loads_with_its_settings_noted_not_refused(
+    isolated: Path, name: str, owner: str
+) -> None:
+    path = write(isolated / name, _CLAUDE_DESKTOP)
+    config = load_config(path)
+    assert list(config.servers) == ["t"]
+    assert config.notes == (f"{path}: {owner}'s settings ignored: globalShortcut",)
+
+
+def test_toolbridges_own_file_still_refuses_an_unknown_key_and_says_where_others_are_ignored(
+    isolated: Path,
+) -> None:
+    path = write(isolated / "toolbridge.json", _CLAUDE_DESKTOP)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: globalShortcut: unknown key; valid keys: mcpServers")
+    assert "ignored only in their own files: claude_desktop_config.json, mcp.json" in message

@@ -85,6 +85,20 @@ def test_history_lists_chats_newest_first(filled: str) -> None:
     assert "helper" in table.stdout
 
 
+def test_history_searches_and_deletes_chats(filled: str) -> None:
+    """`history -q TEXT` finds chats by title or any message, case-insensitive; `history delete ID`."""
+    assert [c["id"] for c in ok_json("history", "-q", "SERVER DOWN", "--db", filled)] == [1]
+    assert [c["id"] for c in ok_json("history", "--search", "second", "--db", filled)] == [2]
+    assert ok_json("history", "-q", "nowhere", "--db", filled) == []
+    deleted = invoke("history", "delete", "1", "--db", filled)
+    assert deleted.exit_code == 0, deleted.stderr
+    assert deleted.stderr == "Deleted chat 1.\n"
+    assert [c["id"] for c in ok_json("history", "--db", filled)] == [2]
+    gone = invoke("history", "delete", "1", "--db", filled)
+    assert gone.exit_code == 1
+    assert "no chat with id 1" in gone.stderr
+
+
 def test_history_show_prints_every_message(filled: str) -> None:
     chat = ok_json("history", "show", "1", "--db", filled)
     assert chat["title"] == "What is 15 + 27?"

@@ -2,7 +2,7 @@
 
 import sys
 
-from toolbridge.cli.app import app, load_for
+from toolbridge.cli.app import StdoutClosed, app, load_for
 from toolbridge.errors import MissingExtraError
 
 __all__ = ["app", "main"]
@@ -19,3 +19,9 @@ def main() -> None:
 
         stderr.print(f"[bold red]error:[/] {escape(str(error))}", markup=True)
         sys.exit(1)
+    except StdoutClosed:
+        sys.exit(_CLOSED_PIPE)
+
+
+_CLOSED_PIPE = 141
+"""The exit code of a command whose reader went away, as a shell gives one killed by SIGPIPE (`yes | head -1`)."""

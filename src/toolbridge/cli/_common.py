@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,26 +17,38 @@ from rich.console import Console
 from rich.markup import escape
 
 from toolbridge._extras import installed, require_extra
+from toolbridge.cli.app import StdoutClosed
 from toolbridge.config import Config, load_config
 from toolbridge.errors import ToolbridgeError
 
 T = TypeVar("T")
 
-stdout = Console(highlight=False, soft_wrap=True)
+
+class _Stdout(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich raises SystemExit here, which tears through the event loop running the agent and ends
+        # in a page of tracebacks. An ordinary exception ends the run as any failure does; the entry
+        # point then exits quietly. Later writes (the run's last events) go nowhere.
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise StdoutClosed
+
+
+stdout = _Stdout(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 ConfigOption = Annotated[
     Path | None,
     typer.Option(
-        "--config",
-        "-c",
+        "--config",  # long only: -c is --continue, as in llm
         help="Config file (mcpServers JSON). Default: $TOOLBRIDGE_CONFIG, ./toolbridge.json, "
         "then the user config dir.",
         show_default=False,
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-ServerOption = Annotated[str | None, typer.Option("--server", "-s", help="Only this server.")]
+ServerOption = Annotated[str | None, typer.Option("--server", help="Only this server.")]
 VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Log debug output to stderr.")]
 
 
@@ -86,9 +100,12 @@ def setup_logging(verbose: bool) -> None:
 
 def load(config_path: Path | None) -> Config:
     try:
-        return load_config(config_path)
+        config = load_config(config_path)
     except ToolbridgeError as exc:
         fail(str(exc))
+    for note in config.notes:
+        stderr.print(f"note: {note}", markup=False)
+    return config
 
 
 @contextmanager

@@ -95,8 +95,12 @@ async def _confirm(console: Console, request: ApprovalRequest) -> bool:
 
 
 class TerminalRenderer(EventPrinter):
+    """The answer on `console`; tool calls, notes and questions beside it: on the same terminal, or on
+    stderr when `console` is a file or a pipe, so `toolbridge ask ... > answer.txt` holds the answer alone."""
+
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.aside = console if console.is_terminal or console.stderr else stderr
         self._live: Live | None = None
         self._text = ""
         self._reasoning = ""
@@ -108,7 +112,7 @@ class TerminalRenderer(EventPrinter):
         # While the user answers an approval question nothing may draw over it: no live region, and
         # lines meant for above it wait until the answer is in.
         self._asking = False
-        self._held: list[RenderableType] = []
+        self._held: list[tuple[RenderableType, bool]] = []  # (line, whether it goes aside)
         self._one_question_at_a_time = anyio.Lock()
 
     # -- the live region ------------------------------------------------------------------------
@@ -161,7 +165,7 @@ class TerminalRenderer(EventPrinter):
             self._flush_text()
             self._running[event.call.id] = event.call
             if not self.console.is_terminal:
-                self.console.print(f"→ {describe_call(event.call)}", markup=False)
+                self.aside.print(f"→ {describe_call(event.call)}", markup=False)
         elif event.type == "tool_call_progress":
             self._progress[event.call_id] = progress_label(event)
             # Drawn at once, so a short call's report is seen; a flood of reports at the live region's pace.
@@ -174,11 +178,11 @@ class TerminalRenderer(EventPrinter):
         elif event.type == "tool_call_finished":
             self._progress.pop(event.call_id, None)
             call = self._running.pop(event.call_id, None)
-            self._print_above(self._finished_line(event, call))
+            self._print_aside(self._finished_line(event, call))
         elif event.type == "invalid_tool_call":
-            self._print_above(Text(f"! unreadable tool call: {event.message}", style="yellow"))
+            self._print_aside(Text(f"! unreadable tool call: {event.message}", style="yellow"))
         elif event.type == "tool_mode_changed":
-            self._print_above(Text(f"(tools moved into the prompt: {event.reason})", style="dim"))
+            self._print_aside(Text(f"(tools moved into the prompt: {event.reason})", style="dim"))
         elif event.type == "step_finished":
             if event.outcome != "run_tools":
                 self._flush_text()
@@ -187,9 +191,18 @@ class TerminalRenderer(EventPrinter):
             self._show_stop(event.result)
         self._refresh()
 
+    def _print_aside(self, line: RenderableType) -> None:
+        """A line about the run, not of the answer."""
+        if self.aside is self.console:
+            self._print_above(line)
+        elif self._asking:
+            self._held.append((line, True))
+        else:
+            self.aside.print(line)
+
     def _print_above(self, line: RenderableType) -> None:
         if self._asking:
-            self._held.append(line)
+            self._held.append((line, False))
         elif self._live is not None:
             self._live.console.print(line)
         else:
@@ -227,14 +240,14 @@ class TerminalRenderer(EventPrinter):
         stderr.print(Text(f"stopped: {detail}", style="yellow"))
 
     async def ask_approval(self, request: ApprovalRequest) -> bool:
-        return await self._asking_alone(_confirm(self.console, request))
+        return await self._asking_alone(_confirm(self.aside, request))
 
     async def ask(self, question: Callable[[Console], T]) -> T:
-        ask = lambda: question(self.console)  # noqa: E731
+        ask = lambda: question(self.aside)  # noqa: E731
         return await self._asking_alone(anyio.to_thread.run_sync(ask, abandon_on_cancel=True))
 
     def note(self, text: str) -> None:
-        self._print_above(Text(text))
+        self._print_aside(Text(text))
 
     async def _asking_alone(self, question: Awaitable[T]) -> T:
         async with self._one_question_at_a_time:
@@ -245,8 +258,8 @@ class TerminalRenderer(EventPrinter):
             finally:
                 self._asking = False
                 held, self._held = self._held, []
-                for line in held:
-                    self._print_above(line)
+                for line, aside in held:
+                    (self._print_aside if aside else self._print_above)(line)
                 self._refresh()
 
     def close(self) -> None:

@@ -7,8 +7,9 @@ or the MCP servers it keeps open between turns.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -58,6 +59,7 @@ class TerminalSession:
         store: Store | None = None,
         chat_id: int | None = None,
         instructions: str | None = None,
+        model_settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.printer = printer
         self.store = store
@@ -69,6 +71,8 @@ class TerminalSession:
         self._model_name = model
         self._approve_everything = approve_everything
         self._instructions = instructions
+        self._model_settings = dict(model_settings or {})
+        """`-o` options: they override the model's own settings for this session."""
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
         self._agent_cm: AbstractContextManager[Agent] | None = None
@@ -119,6 +123,8 @@ class TerminalSession:
             roots=roots,
             features=_chat_features(),
         ) as agent:
+            if self._model_settings:
+                agent.model.settings = dataclasses.replace(agent.model.settings, **self._model_settings)
             if self.store is not None and agent.toolbox is not None:
                 # Every call of the chat's runs, with the chat it belongs to (`toolbridge stats`).
                 agent.toolbox.observers.append(CallLog(self.store.log_tool_calls))

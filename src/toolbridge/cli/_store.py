@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolbridge._extras import findable, installed
-from toolbridge.cli._common import fail, load
+from toolbridge.cli._common import fail, load, stderr
 from toolbridge.errors import ToolbridgeError
 
 if TYPE_CHECKING:
@@ -60,6 +60,27 @@ def open_history(db: str | None, config: Path | None) -> Store | None:
     if not asked and not (installed("sqlalchemy") and findable("alembic")):
         return None
     return open_store(db, config)
+
+
+def chat_to_continue(
+    store: Store, chat_id: int | None, agent: str | None, *, or_new: bool = False
+) -> tuple[int | None, str | None]:
+    """The chat to continue (`chat_id`, or the latest) and the agent to continue it with (the chat's own
+    unless --agent says). With no chat stored yet: `or_new` starts one (`ask -c`, as `llm -c` does, with
+    a note), else the command fails."""
+    if chat_id is None:
+        latest = store.list_chats(limit=1)
+        if not latest and or_new:
+            stderr.print("note: no earlier chat to continue; this starts one", markup=False)
+            return None, agent
+        if not latest:
+            fail(
+                "there is no stored chat to continue yet; start one with `toolbridge ask` or `toolbridge chat`."
+            )
+        chat = latest[0]
+    else:
+        chat = store.get_chat(chat_id)
+    return chat.id, agent or chat.agent
 
 
 def when(moment: datetime) -> str:

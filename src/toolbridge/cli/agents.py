@@ -52,7 +52,7 @@ ToolCallingOption = Annotated[
     bool | None, typer.Option("--tools/--no-tools", help="Whether the agent may call tools at all.")
 ]
 ServersOption = Annotated[
-    list[str] | None, typer.Option("--server", "-s", help="An MCP server it may use (repeat). Default: all.")
+    list[str] | None, typer.Option("--server", help="An MCP server it may use (repeat). Default: all.")
 ]
 AllowOption = Annotated[
     list[str] | None, typer.Option("--allow", help="Only these tools, names or patterns (repeat).")

@@ -12,6 +12,12 @@ import typer
 
 from toolbridge._version import __version__
 
+
+class StdoutClosed(Exception):
+    """Whoever read stdout stopped reading (`toolbridge ask ... | head -1`): the command ends quietly.
+    Here rather than with the console that raises it, so the entry point catches it without loading more."""
+
+
 app = typer.Typer(
     name="toolbridge",
     help="Let any LLM use tools through MCP.",

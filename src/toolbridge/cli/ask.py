@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import io
+import os
+import stat
 import sys
 from typing import Annotated
 
 import typer
 
-from toolbridge.cli._agent_options import AgentOption, ModelOption, SystemOption, YesOption
+from toolbridge.cli._agent_options import (
+    AgentOption,
+    ContinueOption,
+    ModelOption,
+    ModelOptionsOption,
+    PairedOptions,
+    SystemOption,
+    YesOption,
+    model_options,
+)
 from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
@@ -22,7 +34,7 @@ from toolbridge.cli._common import (
     warn_unavailable,
 )
 from toolbridge.cli._render import EventPrinter, JsonEventPrinter, TerminalRenderer
-from toolbridge.cli._store import DbOption, open_history
+from toolbridge.cli._store import DbOption, chat_to_continue, open_history, open_store
 from toolbridge.cli.app import app
 from toolbridge.errors import ToolbridgeError
 
@@ -31,14 +43,16 @@ def make_printer(json: bool) -> EventPrinter:
     return JsonEventPrinter(stdout, stderr) if json else TerminalRenderer(stdout)
 
 
-@app.command()
+@app.command(cls=PairedOptions)
 def ask(
     question: Annotated[
         str | None,
         typer.Argument(help="What to ask. '-' or none: read it from stdin (echo q | toolbridge ask)."),
     ] = None,
+    continue_: ContinueOption = False,
     agent: AgentOption = None,
     model: ModelOption = None,
+    option: ModelOptionsOption = None,
     system: SystemOption = None,
     yes: YesOption = False,
     config: ConfigOption = None,
@@ -48,15 +62,23 @@ def ask(
 ) -> None:
     """Ask once and print the answer; tool calls are shown as they run. `--json` prints the events.
 
-    The question and its answer are kept as a chat (`toolbridge history`) when the store is installed."""
+    The question and its answer are kept as a chat (`toolbridge history`) when the store is installed;
+    `-c` asks in the last chat, with what was said before."""
     setup_logging(verbose)
+    settings = model_options(option)
     prompt = read_question(question)
     loaded = load(config)
     start_tracing(loaded, command="toolbridge ask")
-    store = open_history(db, config)
+    # Without the store a chat is kept nowhere; continuing one needs it.
+    store = open_store(db, config) if continue_ else open_history(db, config)
     from toolbridge.cli._session import TerminalSession  # the agent stack: only when asking
 
     try:
+        continued, agent = (
+            chat_to_continue(store, None, agent, or_new=True)
+            if continue_ and store is not None
+            else (None, agent)
+        )
         with TerminalSession(
             loaded,
             make_printer(json),
@@ -64,7 +86,9 @@ def ask(
             model=model,
             approve_everything=yes,
             store=store,
+            chat_id=continued,
             instructions=system,
+            model_settings=settings,
         ) as session:
             warn_unavailable(session.connect_servers())
             result = session.turn(prompt)
@@ -79,12 +103,28 @@ def ask(
 
 
 def read_question(question: str | None) -> str:
-    """The question as given, or read from stdin for '-' or when none is given and stdin is piped."""
+    """The question as given; read from stdin for '-' or when none is given and stdin is piped. Piped
+    text with a question is put before it, as `llm` does: `cat notes.txt | toolbridge ask "Summarize"`."""
     if question is not None and question != "-":
-        return question
+        piped = _piped_stdin()
+        return f"{piped}\n\n{question}" if piped else question
     if question is None and sys.stdin.isatty():
         fail('give a question: toolbridge ask "What is 15 + 27?" (or pipe one in: echo ... | toolbridge ask)')
     text = sys.stdin.read().strip()
     if not text:
         fail('stdin held no question. Pass one: toolbridge ask "What is 15 + 27?"')
     return text
+
+
+def _piped_stdin() -> str:
+    """What a pipe or a file on stdin holds; nothing for a terminal, /dev/null or a socket (a service
+    manager's), which are never read, so a question given alone never waits on them."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return sys.stdin.read().strip()  # a stream in memory (a test's, a program's)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return ""
+    return sys.stdin.read().strip()

@@ -25,7 +25,7 @@ from toolbridge.cli._common import (
 )
 from toolbridge.cli._store import DbOption, open_history
 from toolbridge.cli.app import app
-from toolbridge.types import ToolCall, ToolResult
+from toolbridge.types import NATIVE_SOURCE, ToolCall, ToolResult, qualified_name, split_qualified
 
 if TYPE_CHECKING:
     from toolbridge.mcp import ProgressHandler, ToolProgress
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def call(
     tool: Annotated[str, typer.Argument(help="Tool name, as `toolbridge tools` shows it.")],
     arguments: Annotated[str, typer.Argument(help="Arguments as a JSON object, e.g. '{\"a\": 1}'.")] = "{}",
-    server: Annotated[str | None, typer.Option("--server", "-s", help="Run it on this server.")] = None,
+    server: Annotated[str | None, typer.Option("--server", help="Run it on this server.")] = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", "-t", help="Seconds before giving up.")
     ] = None,
@@ -62,7 +62,7 @@ def call(
     from toolbridge.tools import CallContext, Toolbox
 
     default = find_agent(loaded, store, None).definition
-    request = ToolCall(name=tool, arguments=parsed, source=server)
+    request = routed_call(tool, parsed, server)
 
     async def main() -> ToolResult:
         answers = TerminalAnswers(loaded, approve_everything=yes, json_output=json)
@@ -104,6 +104,21 @@ def _report_progress(tool: str, server: str | None) -> ProgressHandler:
         stderr.print(f"… {where} {progress.describe()}", markup=False, highlight=False)
 
     return report
+
+
+def routed_call(tool: str, arguments: dict[str, Any], server: str | None) -> ToolCall:
+    """The call `--server` means: that server's tool and no other. The tool's name may be qualified as
+    `toolbridge tools` shows it (`time__get_current_time --server time`); `--server native` names the
+    tools built into toolbridge (the registry takes a bare "native" source to mean "wherever it is")."""
+    split = split_qualified(tool)
+    if server and split is not None:
+        prefix, bare = split
+        if prefix != server:
+            fail(f"{tool!r} names server {prefix!r}, but --server says {server!r}. Drop one of them.")
+        tool = bare
+    if server == NATIVE_SOURCE:
+        return ToolCall(name=qualified_name(NATIVE_SOURCE, tool), arguments=arguments)
+    return ToolCall(name=tool, arguments=arguments, source=server)
 
 
 def parse_arguments(text: str) -> dict[str, Any]:

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from toolbridge.cli._agent_options import AgentOption, ModelOption, SystemOption, YesOption
+from toolbridge.cli._agent_options import (
+    AgentOption,
+    ModelOption,
+    ModelOptionsOption,
+    PairedOptions,
+    SystemOption,
+    YesOption,
+    model_options,
+)
 from toolbridge.cli._common import (
     ConfigOption,
     JsonOption,
@@ -23,7 +31,7 @@ from toolbridge.cli._common import (
     stdout,
     warn_unavailable,
 )
-from toolbridge.cli._store import DbOption, open_history, open_store
+from toolbridge.cli._store import DbOption, chat_to_continue, open_history, open_store
 from toolbridge.cli.app import app
 from toolbridge.cli.ask import make_printer
 from toolbridge.errors import ToolbridgeError
@@ -31,19 +39,24 @@ from toolbridge.errors import ToolbridgeError
 if TYPE_CHECKING:
     from toolbridge.cli._chat_resources_and_prompts import ChatCompleter
     from toolbridge.cli._session import TerminalSession
-    from toolbridge.store import Store
 
 _EXIT_WORDS = {"exit", "quit"}
 
 
-@app.command()
+@app.command(cls=PairedOptions)
 def chat(
     chat_id: Annotated[
         int | None, typer.Argument(help="With --resume: the chat to continue (default: the latest).")
     ] = None,
-    resume: Annotated[bool, typer.Option("--resume", "-r", help="Continue a stored chat.")] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume", "-r", "--continue", "-c", help="Continue a stored chat (the latest by default)."
+        ),
+    ] = False,
     agent: AgentOption = None,
     model: ModelOption = None,
+    option: ModelOptionsOption = None,
     system: SystemOption = None,
     yes: YesOption = False,
     config: ConfigOption = None,
@@ -55,6 +68,7 @@ def chat(
 
     Every message is stored as it completes; `toolbridge chat --resume [ID]` continues a chat."""
     setup_logging(verbose)
+    settings = model_options(option)
     if chat_id is not None and not resume:
         fail(f"to continue chat {chat_id}, write `toolbridge chat --resume {chat_id}`.")
     loaded = load(config)
@@ -65,7 +79,7 @@ def chat(
 
     try:
         resumed, agent = (
-            _chat_to_resume(store, chat_id, agent) if resume and store is not None else (None, agent)
+            chat_to_continue(store, chat_id, agent) if resume and store is not None else (None, agent)
         )
         with TerminalSession(
             loaded,
@@ -76,6 +90,7 @@ def chat(
             store=store,
             chat_id=resumed,
             instructions=system,
+            model_settings=settings,
         ) as session:
             if not json:
                 name = escape(session.agent.definition.name)
@@ -118,18 +133,6 @@ def _complete_with(completer: ChatCompleter) -> None:
     readline.set_completer_delims(" \t\n")
     readline.set_completer(completer.complete)
     readline.parse_and_bind("tab: complete")
-
-
-def _chat_to_resume(store: Store, chat_id: int | None, agent: str | None) -> tuple[int, str | None]:
-    """The chat to continue and the agent to continue it with (the chat's own unless --agent says)."""
-    if chat_id is None:
-        latest = store.list_chats(limit=1)
-        if not latest:
-            fail("there is no stored chat to resume yet; start one with `toolbridge chat`.")
-        chat = latest[0]
-    else:
-        chat = store.get_chat(chat_id)
-    return chat.id, agent or chat.agent
 
 
 def _converse(session: TerminalSession, json: bool) -> None:

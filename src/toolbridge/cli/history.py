@@ -16,6 +16,7 @@ from toolbridge.cli._common import (
     errors_reported,
     print_json,
     setup_logging,
+    stderr,
     stdout,
 )
 from toolbridge.cli._store import DbOption, open_store, when
@@ -36,6 +37,12 @@ LimitOption = Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at 
 def history(
     ctx: typer.Context,
     limit: LimitOption = 20,
+    search: Annotated[
+        str | None,
+        typer.Option(
+            "--search", "-q", help="Only chats whose title or messages hold this text.", show_default=False
+        ),
+    ] = None,
     json: JsonOption = False,
     db: DbOption = None,
     config: ConfigOption = None,
@@ -46,12 +53,13 @@ def history(
     if ctx.invoked_subcommand is not None:
         return
     with open_store(db, config) as store:
-        chats = store.list_chats(limit=limit)
+        chats = store.list_chats(limit=limit, containing=search)
     if json:
         print_json([chat.model_dump(mode="json") for chat in chats])
         return
     if not chats:
-        stdout.print(f"No chats stored yet in {store.safe_url}.")
+        found = f"No chat holds {search!r}" if search else "No chats stored yet"
+        stdout.print(f"{escape(found)} in {store.safe_url}.")
         return
     table = Table("id", "title", "agent", "messages", "updated")
     for chat in chats:
@@ -101,6 +109,23 @@ def show(
         print_message(stored)
     for run in unfinished:
         print_run_end(run)
+
+
+@history_app.command("delete")
+def delete(
+    chat_ids: Annotated[
+        list[int], typer.Argument(metavar="ID...", help="The chats' ids, from `toolbridge history`.")
+    ],
+    db: DbOption = None,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
+) -> None:
+    """Delete chats and their messages (the tool-call log of `toolbridge stats` keeps its entries)."""
+    setup_logging(verbose)
+    with open_store(db, config) as store, errors_reported():
+        for chat_id in chat_ids:
+            store.delete_chat(chat_id)
+            stderr.print(f"Deleted chat {chat_id}.")
 
 
 def _run_json(run: RunRecord) -> dict[str, Any]:

@@ -72,7 +72,7 @@ def read(
     uri: Annotated[str, typer.Argument(help="The resource's URI (as `toolbridge resources` lists it).")],
     server: Annotated[
         str | None,
-        typer.Option("--server", "-s", help="The server to read it from (default: the one listing it)."),
+        typer.Option("--server", help="The server to read it from (default: the one listing it)."),
     ] = None,
     output: Annotated[
         str | None,

@@ -6,7 +6,8 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
+from rich.markup import escape
+from rich.text import Text
 
 from toolbridge.cli._common import (
     ConfigOption,
@@ -99,16 +100,16 @@ def _show(statuses: list[ServerStatus], loaded: Config, json: bool) -> None:
         where = loaded.path or "no config file found"
         stdout.print(f"No MCP servers configured ({where}). Add an 'mcpServers' section to toolbridge.json.")
         return
-    table = Table("name", "transport", "protocol", "state", "tools", "last error", "target")
+    # One block per server rather than a table: a command line and an error are long, and a table's
+    # seven columns at 80 columns wrap them a word per line.
     for status in statuses:
         style = {"connected": "green", "failed": "red"}.get(status.state, "yellow")
-        table.add_row(
-            status.name,
-            status.transport,
-            status.protocol or "",
-            f"[{style}]{status.state}[/]",
-            "" if status.tool_count is None else str(status.tool_count),
-            status.last_error or "",
-            status.target,
-        )
-    stdout.print(table)
+        facts = [f"[{style}]{status.state}[/]", status.transport]
+        if status.tool_count is not None:
+            facts.append(f"{status.tool_count} tool{'' if status.tool_count == 1 else 's'}")
+        if status.protocol:
+            facts.append(f"MCP {escape(status.protocol)}")
+        stdout.print(f"[bold]{escape(status.name)}[/]  " + "  ".join(facts))
+        stdout.print(f"  {status.target}", markup=False)
+        if status.last_error:
+            stdout.print(Text(f"  last error: {status.last_error}", style="red"))

@@ -24,7 +24,7 @@ from toolbridge.prompting import render_tool as render_tool_definition
 from toolbridge.types import ToolSpec
 
 ToolsServerOption = Annotated[
-    str | None, typer.Option("--server", "-s", help="Only this server's tools ('native' for built-ins).")
+    str | None, typer.Option("--server", help="Only this server's tools ('native' for built-ins).")
 ]
 
 

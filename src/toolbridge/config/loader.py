@@ -62,6 +62,17 @@ _TOP_LEVEL_KEYS = (
 # server, or no database, must not stop on them. (MCP servers keep theirs in `ServerConfig.unresolved`.)
 _USED_ON_DEMAND = frozenset({"models", "agents", "server", "database", "gateway", "telemetry"})
 
+# The files other apps keep their MCP servers in, by name: in those, keys that are not toolbridge's are
+# that app's settings and are ignored with a note; in toolbridge's own file they are mistakes.
+_OTHER_APPS_FILES = {
+    "claude_desktop_config.json": "Claude Desktop",
+    "mcp.json": "VS Code or Cursor",
+    "mcp_config.json": "Windsurf",
+}
+_OTHER_APPS_HINT = (
+    "(other apps' keys are ignored only in their own files: " + ", ".join(_OTHER_APPS_FILES) + ")"
+)
+
 CONFIG_ENV_VAR = "TOOLBRIDGE_CONFIG"
 CONFIG_FILENAME = "toolbridge.json"
 
@@ -136,10 +147,22 @@ def parse_config(data: Any, *, path: str | Path | None = None) -> Config:
     too_deep = nested_too_deep(data)
     if too_deep is not None:
         raise ConfigError(too_deep, path=where)
+    others = [key for key in data if key not in _TOP_LEVEL_KEYS]
+    owner = _OTHER_APPS_FILES.get(Path(path).name) if path is not None else None
+    notes: list[str] = []
+    if others and owner is not None:
+        # Another app's file keeps that app's settings too (Claude Desktop's `globalShortcut`): read
+        # its servers and leave the rest to it.
+        notes.append(f"{where}: {owner}'s settings ignored: {', '.join(others)}")
+        data = {key: value for key, value in data.items() if key in _TOP_LEVEL_KEYS}
     for key in data:
         if key not in _TOP_LEVEL_KEYS:
             close = difflib.get_close_matches(key, _TOP_LEVEL_KEYS, n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(_TOP_LEVEL_KEYS)}"
+            hint = (
+                f"did you mean {close[0]!r}?"
+                if close
+                else f"valid keys: {', '.join(_TOP_LEVEL_KEYS)} {_OTHER_APPS_HINT}"
+            )
             raise ConfigError(f"unknown key; {hint}", path=where, key=key)
     config_dir = Path(path).parent if path is not None else None
     unresolved: dict[str, Unresolved] = {}
@@ -159,6 +182,7 @@ def parse_config(data: Any, *, path: str | Path | None = None) -> Config:
     document["servers"] = _parse_servers(data, where, config_dir)
     document["path"] = Path(path) if path is not None else None
     document["unresolved"] = tuple(unresolved.values())
+    document["notes"] = tuple(notes)
     config = _validated(document, unresolved, where)
     _check_references(config, where)
     return config

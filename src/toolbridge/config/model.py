@@ -122,6 +122,8 @@ class Config(BaseModel):
     """The file this was read from, if any."""
     unresolved: tuple[Unresolved, ...] = ()
     """`${VAR}`s that were not set, outside the MCP servers: they fail only where their section is used."""
+    notes: tuple[str, ...] = ()
+    """What loading left out and the user should know (another app's settings in its own file)."""
 
     @model_validator(mode="after")
     def _agents_are_named_by_their_keys(self) -> Config:

@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, Engine, Select, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, Select, delete, func, insert, or_, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -230,10 +230,21 @@ class Store:
             return _chat_summary(found)
 
     def list_chats(
-        self, *, limit: int = 50, offset: int = 0, agent: str | None = None, user_id: int | None = None
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        agent: str | None = None,
+        user_id: int | None = None,
+        containing: str | None = None,
     ) -> list[ChatSummary]:
-        """Most recently updated first; `user_id`: that user's chats only."""
+        """Most recently updated first; `user_id`: that user's chats only; `containing`: chats whose
+        title or any message holds that text (case-insensitive)."""
         query = _chat_summaries().order_by(ChatRow.updated_at.desc(), ChatRow.id.desc())
+        if containing:
+            pattern = f"%{containing}%"
+            in_messages = select(MessageRow.chat_id).where(MessageRow.content.ilike(pattern))
+            query = query.where(or_(ChatRow.title.ilike(pattern), ChatRow.id.in_(in_messages)))
         if agent is not None:
             query = query.where(ChatRow.agent == agent)
         if user_id is not None:
