@@ -177,7 +177,8 @@ asyncio.run(main())
     done = _cli_without(NO_EXTRAS, "ask", "--model", "demo", "What is 15 + 27?")
     assert done.returncode == 0, done.stderr
     assert "42" in done.stdout
-    assert done.stderr == ""  # no history kept, and no word about it
+    # No history kept, and no word about it: stderr holds the tool-call lines only (stdout is a pipe).
+    assert [line[:1] for line in done.stderr.splitlines()] == ["→", "✓"], done.stderr
     assert not list(Path.home().rglob("toolbridge.db"))  # (HOME is the test session's own)
 
 
