@@ -193,10 +193,11 @@ export class ChatView {
     const following = this.isScrolledToEnd();
     // A run_started is a new run, or the replay of the current one after the stream reopened.
     if (event.type === "run_started" || !this.liveRun || (this.liveRun.finished && event.type !== "final")) {
-      this.liveRun = new LiveRun(this.transcript, {
+      const run = new LiveRun(this.transcript, {
         onPrompt: (index, message) => this.showPrompt(index, message),
-        onFinished: (result) => this.runFinished(chatId, result),
+        onFinished: () => this.runFinished(chatId, run),
       });
+      this.liveRun = run;
       this.setRunning(true);
     }
     this.liveRun.apply(event);
@@ -231,7 +232,8 @@ export class ChatView {
     this.transcript.addUserMessage(message.content, message.attachments);
   }
 
-  async runFinished(chatId, result) {
+  /** `run`: the LiveRun that ended, whose cards get the stored results. */
+  async runFinished(chatId, run) {
     this.setRunning(false);
     this.pendingPrompt = null;
     this.onChatChanged(chatId);
@@ -240,7 +242,7 @@ export class ChatView {
       const messages = await this.api.messages(chatId);
       if (chatId !== this.chatId) return;
       this.storedMessages = messages;
-      this.transcript.applyStoredResults(messages);
+      this.transcript.applyStoredResults(messages, run.calls);
     } catch (error) {
       this.reportError(`Could not load the chat's stored messages: ${error.message}`);
     }

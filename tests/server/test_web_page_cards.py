@@ -1,0 +1,69 @@
+"""Tool cards in a real browser (Chromium under Playwright, see browser_helpers.py): each call has its
+own card, also when the model reuses a call id in a later turn (some models number their calls per
+turn: `call_1` every time). Screenshots of that chat at 1280x800 and 390x844 go to test-artifacts/
+(gitignored): web-cards-1280.png and web-cards-390.png.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from browser_helpers import (
+    ARTIFACTS,
+    answers_tool_result,
+    ask,
+    expect_run_over,
+    last_answer,
+    serving,
+    tool_card,
+)
+from playwright.sync_api import Page, expect
+
+from toolbridge.testing import ScriptedModelServer, ToolCallSpec, Turn
+
+pytestmark = pytest.mark.slow
+
+
+def _expect_one_card_per_turn(page: Page) -> None:
+    first, second = tool_card(page, "call_1").nth(0), tool_card(page, "call_1").nth(1)
+    expect(tool_card(page, "call_1")).to_have_count(2)
+    expect(first).to_have_attribute("data-state", "done")
+    expect(first.get_by_test_id("tool-result-body")).to_have_text("42", use_inner_text=False)
+    expect(second).to_have_attribute("data-state", "error")
+    expect(second.get_by_test_id("tool-result-body")).to_contain_text("1 +", use_inner_text=False)
+    # Each card is in its own turn's answer.
+    turns = page.get_by_test_id("assistant-message")
+    expect(turns.nth(0).get_by_test_id("tool-card")).to_have_count(1)
+    expect(turns.nth(1).get_by_test_id("tool-card")).to_have_count(1)
+
+
+def test_a_call_id_reused_in_the_next_turn_gets_its_own_card_live_and_after_a_reload(
+    tmp_path: Path, page: Page
+) -> None:
+    script = [
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "15 + 27"}, id="call_1")),
+        Turn.text("It is 42.", expect=answers_tool_result("42")),
+        Turn.tool_calls(ToolCallSpec("calculate", {"expression": "1 +"}, id="call_1")),
+        Turn.text("That one cannot be calculated."),
+    ]
+    with ScriptedModelServer(script) as model, serving(tmp_path, model, page) as url:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto(url)
+        ask(page, "What is 15 + 27?")
+        expect(last_answer(page)).to_have_text("It is 42.")
+        expect_run_over(page)
+        ask(page, "And 1 +?")
+        expect(last_answer(page)).to_have_text("That one cannot be calculated.")
+        expect_run_over(page)
+        _expect_one_card_per_turn(page)
+
+        page.reload()
+        expect(last_answer(page)).to_have_text("That one cannot be calculated.")
+        _expect_one_card_per_turn(page)
+
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-cards-1280.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        expect(page.get_by_test_id("assistant-message").last).to_be_visible()
+        page.screenshot(path=str(ARTIFACTS / "web-cards-390.png"))
