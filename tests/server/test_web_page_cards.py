@@ -1,7 +1,7 @@
 """Tool cards in a real browser (Chromium under Playwright, see browser_helpers.py): each call has its
 own card, also when the model reuses a call id in a later turn (some models number their calls per
 turn: `call_1` every time). Screenshots of that chat at 1280x800 and 390x844 go to test-artifacts/
-(gitignored): web-cards-1280.png and web-cards-390.png.
+(gitignored): web-cards-1280.png, web-cards-390.png and web-drawer-390.png (the phone's history drawer).
 """
 
 from __future__ import annotations
@@ -64,6 +64,17 @@ def test_a_call_id_reused_in_the_next_turn_gets_its_own_card_live_and_after_a_re
 
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "web-cards-1280.png"))
+        # On a phone the conversation has the screen; the history is a drawer over it.
         page.set_viewport_size({"width": 390, "height": 844})
         expect(page.get_by_test_id("assistant-message").last).to_be_visible()
+        expect(page.get_by_test_id("sidebar")).not_to_be_visible()
+        expect(page.get_by_role("button", name="Send")).to_be_in_viewport(ratio=1)
         page.screenshot(path=str(ARTIFACTS / "web-cards-390.png"))
+        page.get_by_test_id("drawer-toggle").click()
+        expect(page.get_by_label("Agent")).to_be_in_viewport(ratio=1)
+        history_item = page.get_by_test_id("chat-item").first
+        expect(history_item).to_be_in_viewport(ratio=1)
+        page.screenshot(path=str(ARTIFACTS / "web-drawer-390.png"))
+        history_item.click()
+        expect(page.get_by_test_id("sidebar")).not_to_be_visible()
+        expect(page.get_by_test_id("drawer-toggle")).to_have_attribute("aria-expanded", "false")

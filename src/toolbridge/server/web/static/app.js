@@ -79,7 +79,19 @@ function navigate(hash) {
   else location.hash = hash;
 }
 
+// On a phone the history and the agent picker are a drawer over the conversation.
+function setDrawerOpen(open) {
+  document.querySelector(".app").classList.toggle("drawer-open", open);
+  byId("drawer-toggle").setAttribute("aria-expanded", String(open));
+  byId("drawer-backdrop").hidden = !open;
+}
+byId("drawer-toggle").addEventListener("click", () =>
+  setDrawerOpen(!document.querySelector(".app").classList.contains("drawer-open")),
+);
+byId("drawer-backdrop").addEventListener("click", () => setDrawerOpen(false));
+
 async function route() {
+  setDrawerOpen(false); // a chat was picked, or another view: the drawer has done its job
   const [section, id] = location.hash.replace(/^#\/?/, "").split("/");
   try {
     if (section === "servers") {

@@ -66,7 +66,7 @@ export class ChatList {
         "span",
         { class: "chat-item-actions" },
         el("button", { type: "button", class: "icon-button", title: "Rename", "aria-label": `Rename ${chat.title || "chat"}`, dataset: { testid: "chat-rename" }, onclick: () => this.onRename(chat) }, "✎"),
-        el("button", { type: "button", class: "icon-button", title: "Delete", "aria-label": `Delete ${chat.title || "chat"}`, dataset: { testid: "chat-delete" }, onclick: () => this.onDelete(chat) }, "🗑"),
+        el("button", { type: "button", class: "icon-button", title: "Delete", "aria-label": `Delete ${chat.title || "chat"}`, dataset: { testid: "chat-delete" }, onclick: () => this.onDelete(chat) }, "✕"),
       ),
     );
   }
