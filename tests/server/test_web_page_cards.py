@@ -1,6 +1,6 @@
 """Tool cards in a real browser (Chromium under Playwright, see browser_helpers.py): each call has its
 own card, also when the model reuses a call id in a later turn (some models number their calls per
-turn: `call_1` every time). Screenshots of that chat at 1280x800 and 390x844 go to test-artifacts/
+turn: `call_1` every time); a message's actions (copy, edit, retry); the phone's layout. Screenshots of that chat at 1280x800 and 390x844 go to test-artifacts/
 (gitignored): web-cards-1280.png, web-cards-390.png and web-drawer-390.png (the phone's history drawer).
 """
 
@@ -46,6 +46,9 @@ def test_a_call_id_reused_in_the_next_turn_gets_its_own_card_live_and_after_a_re
         Turn.text("It is 42.", expect=answers_tool_result("42")),
         Turn.tool_calls(ToolCallSpec("calculate", {"expression": "1 +"}, id="call_1")),
         Turn.text("That one cannot be calculated."),
+        Turn.text(
+            "Still **not** a sum.", expect=lambda request: request.messages[-1]["content"] == "And 1 +?"
+        ),
     ]
     with ScriptedModelServer(script) as model, serving(tmp_path, model, page) as url:
         page.set_viewport_size({"width": 1280, "height": 800})
@@ -64,6 +67,21 @@ def test_a_call_id_reused_in_the_next_turn_gets_its_own_card_live_and_after_a_re
 
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "web-cards-1280.png"))
+
+        # Message actions: copy an answer, edit a question back into the box, retry one.
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        page.get_by_test_id("assistant-message").first.get_by_test_id("copy-answer").click()
+        expect(page.get_by_test_id("copy-answer").first).to_have_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()") == "It is 42."
+        questions = page.get_by_test_id("user-message")
+        questions.first.get_by_test_id("edit-message").click()
+        expect(page.get_by_label("Message")).to_have_value("What is 15 + 27?")
+        expect(page.get_by_label("Message")).to_be_focused()
+        page.get_by_label("Message").fill("")
+        questions.last.get_by_test_id("retry-message").click()
+        expect(last_answer(page)).to_have_text("Still not a sum.")
+        expect(questions).to_have_count(3)
+        expect_run_over(page)
         # On a phone the conversation has the screen; the history is a drawer over it.
         page.set_viewport_size({"width": 390, "height": 844})
         expect(page.get_by_test_id("assistant-message").last).to_be_visible()

@@ -30,6 +30,8 @@ export class ChatView {
     this.transcript = new Transcript(elements.transcript, {
       onDecision: (callId, approved) => this.api.decideApproval(this.chat.id, callId, approved),
       onServerAnswer: (requestId, answer) => this.api.answerServerRequest(this.chat.id, requestId, answer),
+      onEdit: (text) => this.editMessage(text),
+      onRetry: (text) => this.send(text),
     });
     this.content = new ComposerContent({
       api,
@@ -278,6 +280,13 @@ export class ChatView {
     } finally {
       this.elements.stopButton.disabled = false;
     }
+  }
+
+  /** A message's Edit: its text back in the message box, to change and send again. */
+  editMessage(text) {
+    this.elements.input.value = text;
+    this.resizeInput();
+    this.elements.input.focus();
   }
 
   resizeInput() {

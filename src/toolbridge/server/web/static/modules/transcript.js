@@ -9,11 +9,14 @@ import { ToolCard } from "./tool_card.js";
 
 export class Transcript {
   /** `onDecision(callId, approved)` answers an approval request for one of the cards;
-   * `onServerAnswer(requestId, {action, content})` a server's question shown in one. */
-  constructor(container, { onDecision, onServerAnswer }) {
+   * `onServerAnswer(requestId, {action, content})` a server's question shown in one;
+   * `onEdit(text)` and `onRetry(text)` a user message's actions (none without them). */
+  constructor(container, { onDecision, onServerAnswer, onEdit, onRetry }) {
     this.container = container;
     this.onDecision = onDecision;
     this.onServerAnswer = onServerAnswer;
+    this.onEdit = onEdit;
+    this.onRetry = onRetry;
     this.cards = new Set(); // every card shown, for what applies to all of them
     this.turnCards = new CallCards(); // the current turn's, by call id
   }
@@ -97,13 +100,17 @@ export class Transcript {
           el("p", { class: "attachment muted", dataset: { testid: "user-attachment" } }, `📎 ${part.uri ?? part.type}`),
         ),
       ),
+      text && this.onEdit && messageActions([
+        ["Edit", "edit-message", () => this.onEdit(text)],
+        ["Retry", "retry-message", () => this.onRetry(text)],
+      ]),
     );
     this.container.append(bubble);
     return bubble;
   }
 
   startAssistantTurn() {
-    const turn = new AssistantTurn();
+    const turn = new AssistantTurn({ copyable: Boolean(this.onEdit) });
     this.container.append(turn.element);
     return turn;
   }
@@ -126,6 +133,19 @@ export class Transcript {
     this.container.append(notice);
     return notice;
   }
+}
+
+/** A row of small buttons under a message: [label, testid, onClick(button)]. */
+function messageActions(actions) {
+  return el(
+    "div",
+    { class: "message-actions" },
+    actions.map(([label, testid, onClick]) => {
+      const button = el("button", { type: "button", class: "message-action", dataset: { testid } }, label);
+      button.addEventListener("click", () => onClick(button));
+      return button;
+    }),
+  );
 }
 
 /** One turn's (or one live run's) tool cards by call id, in the order they were drawn. */
@@ -152,15 +172,28 @@ export class CallCards {
 
 /** One answer from the agent, possibly over several model steps with tool calls in between. */
 export class AssistantTurn {
-  constructor() {
+  constructor({ copyable = false } = {}) {
     this.body = el("div", { class: "message-body" });
     this.element = el(
       "div",
       { class: "message assistant", dataset: { testid: "assistant-message" } },
       el("div", { class: "message-author" }, "Assistant"),
       this.body,
+      copyable && messageActions([["Copy", "copy-answer", (button) => this.copy(button)]]),
     );
     this.lastSegment = null;
+  }
+
+  /** Copies the turn's answer text (its Markdown source, as the model wrote it). */
+  async copy(button) {
+    const text = [...this.body.querySelectorAll(".answer-text")].map((segment) => segment.dataset.source ?? segment.textContent).join("\n\n");
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => (button.textContent = "Copy"), 1500);
   }
 
   appendText(text) {
@@ -209,6 +242,7 @@ class MarkdownSegment {
 
   append(text) {
     this.text += text;
+    this.element.dataset.source = this.text;
     if (this.renderPending) return;
     this.renderPending = true;
     requestAnimationFrame(() => {
