@@ -219,6 +219,8 @@ BOBS_TRIES: list[tuple[str, str, dict[str, object] | None]] = [
     ("POST", "/api/chats/{chat}/approvals/call_alice", {"approved": True}),
     ("POST", "/api/chats/{chat}/server-requests/form_1", {"action": "cancel"}),
     ("POST", "/api/chats/{chat}/cancel", None),
+    ("PATCH", "/api/chats/{chat}", {"title": "bob's now"}),
+    ("DELETE", "/api/chats/{chat}", None),
 ]
 
 

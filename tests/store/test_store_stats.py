@@ -154,3 +154,30 @@ def test_several_calls_are_logged_in_one_transaction(store: Store) -> None:
     assert len(commits) == 1
     [add] = store.tool_stats()
     assert add.calls == 5
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_tool_called_by_its_qualified_name_is_one_row_with_its_bare_name(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    url = request.getfixturevalue("db_url" if backend == "sqlite" else "pg_url")
+    with Store(url) as store:
+        _one_row_per_tool(store)
+
+
+def _one_row_per_tool(store: Store) -> None:
+    # The model may call `time__get_current_time` or `get_current_time`: the same tool of server time.
+    store.log_tool_call(entry("time__get_current_time", "time", 0.2, minutes_ago=3))
+    store.log_tool_call(entry("get_current_time", "time", 0.4, minutes_ago=2))
+    # Another server's prefix, or a name that only looks qualified, stays as it is.
+    store.log_tool_call(entry("time__get_current_time", "clock", 0.1, minutes_ago=1))
+    store.log_tool_call(entry("time_zone", "time", 0.1, minutes_ago=1))
+
+    stats = {(s.tool, s.server): s.calls for s in store.tool_stats()}
+    assert stats == {
+        ("get_current_time", "time"): 2,
+        ("time__get_current_time", "clock"): 1,
+        ("time_zone", "time"): 1,
+    }
+    charts = {(c.tool, c.server): sum(c.calls_over_time.calls) for c in store.tool_charts()}
+    assert charts == stats

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from toolbridge.store._schema import ToolCallRow
-from toolbridge.store._stats import calls_of, percentile
+from toolbridge.store._stats import calls_of, percentile, tool_key
 
 __all__ = [
     "FINISHED_STATUSES",
@@ -99,7 +99,7 @@ def tool_charts(
     """
     now = now or datetime.now(UTC)
     window = calls_of(since, user_id)
-    key = (ToolCallRow.tool, ToolCallRow.server)
+    key = tool_key()
     rows = session.execute(
         select(*key, ToolCallRow.duration, ToolCallRow.started_at, ToolCallRow.status)
         .where(*window)

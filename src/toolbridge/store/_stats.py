@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import ColumnElement, case, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from toolbridge.store._errors import StoreError
 from toolbridge.store._records import ToolStats
@@ -57,6 +57,18 @@ def calls_of(since: datetime | None, user_id: int | None) -> list[ColumnElement[
     return window + ([ToolCallRow.user_id == user_id] if user_id is not None else [])
 
 
+def tool_key() -> tuple[ColumnElement[str], InstrumentedAttribute[str]]:
+    """(tool, server) to group calls by: a name the model qualified with its own server's
+    (`time__get_current_time` on server `time`) counts as the tool's bare name, so one tool is one row
+    however it was called."""
+    tool, server = ToolCallRow.tool, ToolCallRow.server
+    prefix = server + "__"
+    qualified = func.substr(tool, 1, func.length(prefix)) == prefix
+    bare = func.substr(tool, func.length(prefix) + 1)
+    name: ColumnElement[str] = case((qualified, bare), else_=tool).label("tool_name")
+    return name, server
+
+
 def _count(status: str) -> ColumnElement[int]:
     return func.sum(case((ToolCallRow.status == status, 1), else_=0))
 
@@ -66,7 +78,7 @@ def tool_stats(session: Session, since: datetime | None, *, user_id: int | None 
     declined call never ran, and a cancelled one was cut short."""
     window = calls_of(since, user_id)
     finished = ToolCallRow.status.in_(("ok", "error"))
-    key = (ToolCallRow.tool, ToolCallRow.server)
+    key = tool_key()
 
     totals = session.execute(
         select(

@@ -60,6 +60,13 @@ class NewMessage(BaseModel):
     """A server's prompt whose messages the message starts with."""
 
 
+class ChatChanges(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str | None = Field(max_length=500)
+    """The chat's new title; null goes back to its first message."""
+
+
 class ApprovalAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -97,12 +104,17 @@ async def list_agents(request: Request) -> list[dict[str, Any]]:
 
 @router.get("/chats")
 async def list_chats(
-    request: Request, limit: Annotated[int, Query(ge=1, le=MAX_CHATS_LISTED)] = 100
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=MAX_CHATS_LISTED)] = 100,
+    q: Annotated[str | None, Query(max_length=200, description="Only chats whose title has this.")] = None,
 ) -> list[dict[str, Any]]:
     state = ServerState.of(request)
     caller = caller_of(request)
     mine = None if caller.admin else caller.user_id
-    chats = await anyio.to_thread.run_sync(lambda: state.store.list_chats(limit=limit, user_id=mine))
+    wanted = MAX_CHATS_LISTED if q else limit  # a search looks through them all, then keeps `limit`
+    chats = await anyio.to_thread.run_sync(lambda: state.store.list_chats(limit=wanted, user_id=mine))
+    if q:
+        chats = [chat for chat in chats if q.casefold() in (chat.title or "").casefold()][:limit]
     last_runs = await anyio.to_thread.run_sync(state.chats.ledger.last_of, [chat.id for chat in chats])
     return [{**_chat_json(chat), "last_run": _run_json(last_runs.get(chat.id))} for chat in chats]
 
@@ -128,6 +140,22 @@ async def create_chat(request: Request) -> dict[str, Any]:
         lambda: state.store.create_chat(agent=definition.name, title=body.title, user_id=owner)
     )
     return _chat_json(chat)
+
+
+@chat_router.patch("")
+async def rename_chat(chat: OwnedChat, request: Request) -> dict[str, Any]:
+    body = await read_body(request, ChatChanges)
+    store = ServerState.of(request).store
+    return _chat_json(await anyio.to_thread.run_sync(store.rename_chat, chat.id, body.title))
+
+
+@chat_router.delete("", status_code=204)
+async def delete_chat(chat: OwnedChat, request: Request) -> Response:
+    state = ServerState.of(request)
+    if await anyio.to_thread.run_sync(state.chats.ledger.current, chat.id) is not None:
+        raise ApiError(409, f"chat {chat.id} has a run in progress: stop it (POST .../cancel) first")
+    await anyio.to_thread.run_sync(state.store.delete_chat, chat.id)
+    return Response(status_code=204)
 
 
 @chat_router.get("/messages")

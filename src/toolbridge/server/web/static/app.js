@@ -18,7 +18,33 @@ let agents = [];
 
 const chatList = new ChatList(byId("chat-list"), {
   onSelect: (chat) => navigate(`#/chats/${chat.id}`),
+  onRename: (chat) => renameChat(chat),
+  onDelete: (chat) => deleteChat(chat),
+  search: byId("chat-search"),
 });
+byId("chat-search").addEventListener("input", () => refreshChatList());
+
+async function renameChat(chat) {
+  const title = window.prompt("New title for this chat (empty: its first message)", chat.title ?? "");
+  if (title === null) return;
+  try {
+    await api.renameChat(chat.id, title.trim() || null);
+    await refreshChatList();
+  } catch (error) {
+    reportError(`Could not rename the chat: ${error.message}`);
+  }
+}
+
+async function deleteChat(chat) {
+  if (!window.confirm(`Delete "${chat.title || "this chat"}" and its messages?`)) return;
+  try {
+    await api.deleteChat(chat.id);
+    if (String(chatView.chatId) === String(chat.id)) navigate("#/");
+    await refreshChatList();
+  } catch (error) {
+    reportError(`Could not delete the chat: ${error.message}`);
+  }
+}
 
 const chatView = new ChatView({
   api,
@@ -53,7 +79,19 @@ function navigate(hash) {
   else location.hash = hash;
 }
 
+// On a phone the history and the agent picker are a drawer over the conversation.
+function setDrawerOpen(open) {
+  document.querySelector(".app").classList.toggle("drawer-open", open);
+  byId("drawer-toggle").setAttribute("aria-expanded", String(open));
+  byId("drawer-backdrop").hidden = !open;
+}
+byId("drawer-toggle").addEventListener("click", () =>
+  setDrawerOpen(!document.querySelector(".app").classList.contains("drawer-open")),
+);
+byId("drawer-backdrop").addEventListener("click", () => setDrawerOpen(false));
+
 async function route() {
+  setDrawerOpen(false); // a chat was picked, or another view: the drawer has done its job
   const [section, id] = location.hash.replace(/^#\/?/, "").split("/");
   try {
     if (section === "servers") {

@@ -25,8 +25,17 @@ export class Api {
     return this.json("GET", "/api/agents");
   }
 
-  chats() {
-    return this.json("GET", "/api/chats");
+  /** `query`: only chats whose title has it. */
+  chats(query = "") {
+    return this.json("GET", query ? `/api/chats?q=${encodeURIComponent(query)}` : "/api/chats");
+  }
+
+  renameChat(chatId, title) {
+    return this.json("PATCH", `/api/chats/${encodeURIComponent(chatId)}`, { title });
+  }
+
+  deleteChat(chatId) {
+    return this.json("DELETE", `/api/chats/${encodeURIComponent(chatId)}`);
   }
 
   createChat(agent) {

@@ -1,19 +1,27 @@
-// The sidebar's chat history: newest first, the open chat marked, a click opens a chat.
+// The sidebar's chat history: newest first, the open chat marked, a click opens a chat; a search box
+// narrows it by title, and each chat can be renamed or deleted.
 
 import { el, replaceChildren } from "./dom.js";
 import { formatRelativeTime } from "./format.js";
 
 export class ChatList {
-  constructor(container, { onSelect }) {
+  /** `onRename(chat)` and `onDelete(chat)` ask the user and act; `search` is the search box. */
+  constructor(container, { onSelect, onRename, onDelete, search }) {
     this.container = container;
     this.onSelect = onSelect;
+    this.onRename = onRename;
+    this.onDelete = onDelete;
+    this.search = search;
     this.chats = [];
     this.activeId = null;
   }
 
   async refresh(api) {
-    this.chats = await api.chats();
-    this.render();
+    const query = this.search?.value.trim() ?? "";
+    const chats = await api.chats(query);
+    if ((this.search?.value.trim() ?? "") !== query) return; // typed on meanwhile: a newer refresh follows
+    this.chats = chats;
+    this.render(query);
   }
 
   find(id) {
@@ -28,9 +36,10 @@ export class ChatList {
     }
   }
 
-  render() {
+  render(query = "") {
     if (this.chats.length === 0) {
-      replaceChildren(this.container, el("li", { class: "chat-list-empty muted" }, "No chats yet."));
+      const empty = query ? `No chat title has "${query}".` : "No chats yet.";
+      replaceChildren(this.container, el("li", { class: "chat-list-empty muted" }, empty));
       return;
     }
     replaceChildren(this.container, this.chats.map((chat) => this.renderItem(chat)));
@@ -41,7 +50,7 @@ export class ChatList {
     const meta = [chat.agent, messageCount(chat.message_count), formatRelativeTime(chat.updated_at)].filter(Boolean);
     return el(
       "li",
-      {},
+      { class: "chat-list-item" },
       el(
         "button",
         {
@@ -52,6 +61,12 @@ export class ChatList {
         },
         el("span", { class: "chat-item-title" }, chat.title || "Untitled chat"),
         el("span", { class: "chat-item-meta" }, meta.join(" · ")),
+      ),
+      el(
+        "span",
+        { class: "chat-item-actions" },
+        el("button", { type: "button", class: "icon-button", title: "Rename", "aria-label": `Rename ${chat.title || "chat"}`, dataset: { testid: "chat-rename" }, onclick: () => this.onRename(chat) }, "✎"),
+        el("button", { type: "button", class: "icon-button", title: "Delete", "aria-label": `Delete ${chat.title || "chat"}`, dataset: { testid: "chat-delete" }, onclick: () => this.onDelete(chat) }, "✕"),
       ),
     );
   }

@@ -30,6 +30,8 @@ export class ChatView {
     this.transcript = new Transcript(elements.transcript, {
       onDecision: (callId, approved) => this.api.decideApproval(this.chat.id, callId, approved),
       onServerAnswer: (requestId, answer) => this.api.answerServerRequest(this.chat.id, requestId, answer),
+      onEdit: (text) => this.editMessage(text),
+      onRetry: (text) => this.send(text),
     });
     this.content = new ComposerContent({
       api,
@@ -193,10 +195,11 @@ export class ChatView {
     const following = this.isScrolledToEnd();
     // A run_started is a new run, or the replay of the current one after the stream reopened.
     if (event.type === "run_started" || !this.liveRun || (this.liveRun.finished && event.type !== "final")) {
-      this.liveRun = new LiveRun(this.transcript, {
+      const run = new LiveRun(this.transcript, {
         onPrompt: (index, message) => this.showPrompt(index, message),
-        onFinished: (result) => this.runFinished(chatId, result),
+        onFinished: () => this.runFinished(chatId, run),
       });
+      this.liveRun = run;
       this.setRunning(true);
     }
     this.liveRun.apply(event);
@@ -231,7 +234,8 @@ export class ChatView {
     this.transcript.addUserMessage(message.content, message.attachments);
   }
 
-  async runFinished(chatId, result) {
+  /** `run`: the LiveRun that ended, whose cards get the stored results. */
+  async runFinished(chatId, run) {
     this.setRunning(false);
     this.pendingPrompt = null;
     this.onChatChanged(chatId);
@@ -240,7 +244,7 @@ export class ChatView {
       const messages = await this.api.messages(chatId);
       if (chatId !== this.chatId) return;
       this.storedMessages = messages;
-      this.transcript.applyStoredResults(messages);
+      this.transcript.applyStoredResults(messages, run.calls);
     } catch (error) {
       this.reportError(`Could not load the chat's stored messages: ${error.message}`);
     }
@@ -276,6 +280,13 @@ export class ChatView {
     } finally {
       this.elements.stopButton.disabled = false;
     }
+  }
+
+  /** A message's Edit: its text back in the message box, to change and send again. */
+  editMessage(text) {
+    this.elements.input.value = text;
+    this.resizeInput();
+    this.elements.input.focus();
   }
 
   resizeInput() {

@@ -1,6 +1,9 @@
 // Turns one run's events (src/toolbridge/agent/events.py, plus the server's run_started, run_error
 // and run_interrupted) into changes to the transcript: the prompt, streamed text and reasoning, tool cards
-// moving through their states, notes, and the end of the run.
+// moving through their states, notes, and the end of the run. Its events find their cards among the
+// run's own (`this.calls`): a model may reuse a call id of an earlier turn.
+
+import { CallCards } from "./transcript.js";
 
 /** What the page says of a run whose server stopped before it ended (also when the chat opens later). */
 export const INTERRUPTED = "interrupted: the server running it stopped; its completed steps are kept";
@@ -16,6 +19,11 @@ export class LiveRun {
     this.onFinished = onFinished;
     this.turn = null;
     this.finished = false;
+    this.calls = new CallCards();
+  }
+
+  cardFor(callId) {
+    return this.calls.latest(callId);
   }
 
   static handles(type) {
@@ -41,18 +49,21 @@ export class LiveRun {
     const turn = this.currentTurn;
     turn.setWorking(false);
     if (result?.stop_reason === "cancelled") {
-      for (const card of this.transcript.cards.values()) card.markCancelled();
+      for (const card of this.transcript.cards) card.markCancelled();
     }
     if (result) {
       if (result.output && !turn.hasText) turn.appendText(result.output);
       if (result.stop_reason && result.stop_reason !== "final_answer") {
         turn.addNote(result.stop_detail || `The run stopped (${result.stop_reason}).`, "warning");
       }
+      const seen = new Map(); // a call id the model reused goes to its cards in order
       for (const record of result.tool_calls ?? []) {
-        this.transcript.cardFor(record.call?.id)?.showResult(record.result);
+        const id = record.call?.id;
+        seen.set(id, (seen.get(id) ?? 0) + 1);
+        this.calls.nth(id, seen.get(id) - 1)?.showResult(record.result);
       }
     }
-    for (const card of this.transcript.cards.values()) card.markNotRun();
+    for (const card of this.transcript.cards) card.markNotRun();
     this.onFinished(result);
   }
 }
@@ -70,21 +81,19 @@ const HANDLERS = {
     run.currentTurn.addNote(`The model does not take tools natively; they are now described in the prompt. (${event.reason})`),
   invalid_tool_call: (run, event) =>
     run.currentTurn.addNote(`The model wrote a tool call that could not be read: ${event.message}`, "warning"),
-  tool_call_started: (run, event) => {
-    const existing = run.transcript.cardFor(event.call.id);
-    if (existing) existing.setServer(event.server);
-    else run.currentTurn.addToolCard(run.transcript.createCard(event.call, event.server));
-  },
+  // Each start is a new card, also for a call id the model used before; its later events go to it.
+  tool_call_started: (run, event) =>
+    run.currentTurn.addToolCard(run.transcript.createCard(event.call, event.server, run.calls)),
   approval_requested: (run, event) => {
-    if (!run.transcript.cardFor(event.call.id)) HANDLERS.tool_call_started(run, { call: event.call, server: null });
-    run.transcript.cardFor(event.call.id).requestApproval(event.reason);
+    if (!run.cardFor(event.call.id)) HANDLERS.tool_call_started(run, { call: event.call, server: null });
+    run.cardFor(event.call.id).requestApproval(event.reason);
   },
-  approval_decided: (run, event) => run.transcript.cardFor(event.call_id)?.approvalDecided(event.approved),
-  tool_call_progress: (run, event) => run.transcript.cardFor(event.call_id)?.showProgress(event),
-  server_request: (run, event) => run.transcript.askForServer(event),
-  server_request_answered: (run, event) => run.transcript.cardFor(event.call_id)?.serverRequestAnswered(event),
-  server_request_completed: (run, event) => run.transcript.cardFor(event.call_id)?.serverRequestCompleted(event),
-  tool_call_finished: (run, event) => run.transcript.cardFor(event.call_id)?.finish(event),
+  approval_decided: (run, event) => run.cardFor(event.call_id)?.approvalDecided(event.approved),
+  tool_call_progress: (run, event) => run.cardFor(event.call_id)?.showProgress(event),
+  server_request: (run, event) => run.transcript.askForServer(run.cardFor(event.call_id), event),
+  server_request_answered: (run, event) => run.cardFor(event.call_id)?.serverRequestAnswered(event),
+  server_request_completed: (run, event) => run.cardFor(event.call_id)?.serverRequestCompleted(event),
+  tool_call_finished: (run, event) => run.cardFor(event.call_id)?.finish(event),
   final: (run, event) => run.finish(event.result),
   run_interrupted: (run, event) => {
     run.currentTurn.addNote(event.message || INTERRUPTED, "warning");

@@ -1,6 +1,7 @@
 // The conversation as the user sees it: user messages, and assistant turns made of reasoning,
 // answer text (Markdown) and tool cards, in the order they happened. Stored messages and live
-// events both end up here; the tool cards are looked up by call id so results can find their call.
+// events both end up here. A model may reuse a call id in another turn (or step), so a result finds its
+// card by call id within its own turn only: the latest card with that id (`CallCards`).
 
 import { el, replaceChildren } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
@@ -8,16 +9,21 @@ import { ToolCard } from "./tool_card.js";
 
 export class Transcript {
   /** `onDecision(callId, approved)` answers an approval request for one of the cards;
-   * `onServerAnswer(requestId, {action, content})` a server's question shown in one. */
-  constructor(container, { onDecision, onServerAnswer }) {
+   * `onServerAnswer(requestId, {action, content})` a server's question shown in one;
+   * `onEdit(text)` and `onRetry(text)` a user message's actions (none without them). */
+  constructor(container, { onDecision, onServerAnswer, onEdit, onRetry }) {
     this.container = container;
     this.onDecision = onDecision;
     this.onServerAnswer = onServerAnswer;
-    this.cards = new Map();
+    this.onEdit = onEdit;
+    this.onRetry = onRetry;
+    this.cards = new Set(); // every card shown, for what applies to all of them
+    this.turnCards = new CallCards(); // the current turn's, by call id
   }
 
   clear() {
     this.cards.clear();
+    this.turnCards = new CallCards();
     replaceChildren(this.container);
   }
 
@@ -46,7 +52,7 @@ export class Transcript {
         turn ??= this.startAssistantTurn();
         if (message.reasoning) turn.appendReasoning(message.reasoning);
         if (message.content) turn.appendText(message.content);
-        for (const call of message.tool_calls ?? []) turn.addToolCard(this.createCard(call, null));
+        for (const call of message.tool_calls ?? []) turn.addToolCard(this.createCard(call, null, this.turnCards));
       } else if (message.role === "tool") {
         turn ??= this.startAssistantTurn();
         this.showStoredResult(message);
@@ -55,17 +61,22 @@ export class Transcript {
     for (const card of this.cards.values()) card.markNotRun();
   }
 
-  /** Gives cards drawn from live events the full stored results (images and all). */
-  applyStoredResults(messages) {
-    for (const message of messages) {
-      if (message.role === "tool" && message.result && this.cards.has(message.result.call_id)) {
-        this.cards.get(message.result.call_id).showResult(message.result);
+  /** Gives the cards a run drew from live events (`runCards`) the full stored results (images and
+   * all): those of the messages after the last user message, matched in the order the calls came. */
+  applyStoredResults(messages, runCards) {
+    const lastPrompt = messages.findLastIndex((message) => message.role === "user");
+    const seen = new Map(); // call id -> how many calls with that id so far
+    for (const message of messages.slice(lastPrompt + 1)) {
+      for (const call of message.tool_calls ?? []) seen.set(call.id, (seen.get(call.id) ?? 0) + 1);
+      if (message.role === "tool" && message.result) {
+        const nth = (seen.get(message.result.call_id) ?? 1) - 1;
+        runCards.nth(message.result.call_id, nth)?.showResult(message.result);
       }
     }
   }
 
   showStoredResult(message) {
-    const card = this.cards.get(message.result?.call_id);
+    const card = this.turnCards.latest(message.result?.call_id);
     if (card) {
       if (wasDeclined(message.result)) card.setState("declined");
       else if (wasCancelled(message.result)) card.setState("cancelled");
@@ -76,6 +87,7 @@ export class Transcript {
   /** `attachments`: stored parts ({uri, ...}) or resources being sent ({server, uri}). */
   addUserMessage(text, attachments = []) {
     this.container.querySelector(".empty-state")?.remove();
+    this.turnCards = new CallCards(); // a new turn: its calls' ids may repeat the last turn's
     const bubble = el(
       "div",
       { class: "message user", dataset: { testid: "user-message" } },
@@ -88,30 +100,32 @@ export class Transcript {
           el("p", { class: "attachment muted", dataset: { testid: "user-attachment" } }, `📎 ${part.uri ?? part.type}`),
         ),
       ),
+      text && this.onEdit && messageActions([
+        ["Edit", "edit-message", () => this.onEdit(text)],
+        ["Retry", "retry-message", () => this.onRetry(text)],
+      ]),
     );
     this.container.append(bubble);
     return bubble;
   }
 
   startAssistantTurn() {
-    const turn = new AssistantTurn();
+    const turn = new AssistantTurn({ copyable: Boolean(this.onEdit) });
     this.container.append(turn.element);
     return turn;
   }
 
-  createCard(call, server) {
+  /** A new card for `call`, kept in `turnCards` (the turn's or a live run's) as its id's latest. */
+  createCard(call, server, turnCards) {
     const card = new ToolCard({ call, server, onDecision: (approved) => this.onDecision(call.id, approved) });
-    this.cards.set(call.id, card);
+    this.cards.add(card);
+    turnCards.add(call.id, card);
     return card;
   }
 
-  /** A server's question, shown in the card of the call waiting on it. */
-  askForServer(event) {
-    this.cardFor(event.call_id)?.askForServer(event, (answer) => this.onServerAnswer(event.request_id, answer));
-  }
-
-  cardFor(callId) {
-    return this.cards.get(callId) ?? null;
+  /** A server's question, shown in `card` (that of the call waiting on it). */
+  askForServer(card, event) {
+    card?.askForServer(event, (answer) => this.onServerAnswer(event.request_id, answer));
   }
 
   addNotice(text, kind = "info") {
@@ -121,17 +135,65 @@ export class Transcript {
   }
 }
 
+/** A row of small buttons under a message: [label, testid, onClick(button)]. */
+function messageActions(actions) {
+  return el(
+    "div",
+    { class: "message-actions" },
+    actions.map(([label, testid, onClick]) => {
+      const button = el("button", { type: "button", class: "message-action", dataset: { testid } }, label);
+      button.addEventListener("click", () => onClick(button));
+      return button;
+    }),
+  );
+}
+
+/** One turn's (or one live run's) tool cards by call id, in the order they were drawn. */
+export class CallCards {
+  constructor() {
+    this.byId = new Map();
+  }
+
+  add(callId, card) {
+    const cards = this.byId.get(callId) ?? [];
+    cards.push(card);
+    this.byId.set(callId, cards);
+  }
+
+  /** The latest card of call `callId` (a later step may reuse an id: its events are the latest). */
+  latest(callId) {
+    return this.byId.get(callId)?.at(-1) ?? null;
+  }
+
+  nth(callId, index) {
+    return this.byId.get(callId)?.[index] ?? null;
+  }
+}
+
 /** One answer from the agent, possibly over several model steps with tool calls in between. */
 export class AssistantTurn {
-  constructor() {
+  constructor({ copyable = false } = {}) {
     this.body = el("div", { class: "message-body" });
     this.element = el(
       "div",
       { class: "message assistant", dataset: { testid: "assistant-message" } },
       el("div", { class: "message-author" }, "Assistant"),
       this.body,
+      copyable && messageActions([["Copy", "copy-answer", (button) => this.copy(button)]]),
     );
     this.lastSegment = null;
+  }
+
+  /** Copies the turn's answer text (its Markdown source, as the model wrote it). */
+  async copy(button) {
+    const text = [...this.body.querySelectorAll(".answer-text")].map((segment) => segment.dataset.source ?? segment.textContent).join("\n\n");
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => (button.textContent = "Copy"), 1500);
   }
 
   appendText(text) {
@@ -180,6 +242,7 @@ class MarkdownSegment {
 
   append(text) {
     this.text += text;
+    this.element.dataset.source = this.text;
     if (this.renderPending) return;
     this.renderPending = true;
     requestAnimationFrame(() => {
