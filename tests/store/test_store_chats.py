@@ -85,3 +85,20 @@ def test_unknown_chats_raise_with_a_hint(store: Store) -> None:
         store.get_chat(404)
     with pytest.raises(ChatNotFoundError):
         store.delete_chat(404)
+
+
+def test_a_search_finds_title_or_message_text_and_takes_wildcards_literally(store: Store) -> None:
+    plain = store.create_chat(agent="default", title="Plans for Paris")
+    store.append_message(plain.id, UserMessage(content="What is 100% sure about the trip?"))
+    other = store.create_chat(agent="default", title="Groceries")
+    store.append_message(other.id, UserMessage(content="milk_and_eggs"))
+
+    def found(text: str) -> list[int]:
+        return [chat.id for chat in store.list_chats(containing=text)]
+
+    assert found("paris") == [plain.id]
+    assert found("100%") == [plain.id]
+    assert found("%") == [plain.id]  # a literal percent sign, not "anything"
+    assert found("_and_") == [other.id]
+    assert found("k_a") == [other.id]
+    assert found("x_y") == []

@@ -242,9 +242,11 @@ class Store:
         title or any message holds that text (case-insensitive)."""
         query = _chat_summaries().order_by(ChatRow.updated_at.desc(), ChatRow.id.desc())
         if containing:
-            pattern = f"%{containing}%"
-            in_messages = select(MessageRow.chat_id).where(MessageRow.content.ilike(pattern))
-            query = query.where(or_(ChatRow.title.ilike(pattern), ChatRow.id.in_(in_messages)))
+            # The text as written: `%` and `_` in it are no wildcards.
+            literal = containing.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            pattern = f"%{literal}%"
+            in_messages = select(MessageRow.chat_id).where(MessageRow.content.ilike(pattern, escape="\\"))
+            query = query.where(or_(ChatRow.title.ilike(pattern, escape="\\"), ChatRow.id.in_(in_messages)))
         if agent is not None:
             query = query.where(ChatRow.agent == agent)
         if user_id is not None:

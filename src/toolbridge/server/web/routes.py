@@ -106,15 +106,16 @@ async def list_agents(request: Request) -> list[dict[str, Any]]:
 async def list_chats(
     request: Request,
     limit: Annotated[int, Query(ge=1, le=MAX_CHATS_LISTED)] = 100,
-    q: Annotated[str | None, Query(max_length=200, description="Only chats whose title has this.")] = None,
+    q: Annotated[
+        str | None, Query(max_length=200, description="Only chats whose title or messages have this.")
+    ] = None,
 ) -> list[dict[str, Any]]:
     state = ServerState.of(request)
     caller = caller_of(request)
     mine = None if caller.admin else caller.user_id
-    wanted = MAX_CHATS_LISTED if q else limit  # a search looks through them all, then keeps `limit`
-    chats = await anyio.to_thread.run_sync(lambda: state.store.list_chats(limit=wanted, user_id=mine))
-    if q:
-        chats = [chat for chat in chats if q.casefold() in (chat.title or "").casefold()][:limit]
+    chats = await anyio.to_thread.run_sync(
+        lambda: state.store.list_chats(limit=limit, user_id=mine, containing=q or None)
+    )
     last_runs = await anyio.to_thread.run_sync(state.chats.ledger.last_of, [chat.id for chat in chats])
     return [{**_chat_json(chat), "last_run": _run_json(last_runs.get(chat.id))} for chat in chats]
 
