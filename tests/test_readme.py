@@ -118,6 +118,7 @@ def runnable(line: str) -> str | None:
 def scratch(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A working directory whose config picks the demo model, and an environment that stays inside it."""
     (tmp_path / "toolbridge.json").write_text(json.dumps({"default_model": "demo"}))
+    (tmp_path / "notes.txt").write_text("Meeting moved to 3 pm.\n")  # the file the pages' examples attach
     shim = tmp_path / "bin"
     shim.mkdir()
     toolbridge = shim / "toolbridge"  # this checkout's toolbridge, whatever is installed on PATH

@@ -7,6 +7,7 @@ point (the entry point, Ctrl-C), with their own config and database under tmp_pa
 
 from __future__ import annotations
 
+import base64
 import importlib.metadata
 import json
 import os
@@ -548,3 +549,51 @@ def test_the_command_line_imports_only_what_the_command_it_runs_needs() -> None:
     ]
     assert imported == after_version == "[]"
     assert commands == "[]", "--version loads no command"
+
+
+# A 1x1 PNG.
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+@pytest.mark.slow
+def test_attachments_go_with_the_question_as_an_image_and_a_text_file(tmp_path: Path) -> None:
+    (tmp_path / "pixel.png").write_bytes(PIXEL)
+    (tmp_path / "notes.txt").write_text("Meeting moved to 3 pm.", encoding="utf-8")
+
+    def sees_both(request: Any) -> bool:
+        user = next(message for message in request.messages if message["role"] == "user")
+        said = json.dumps(user["content"])
+        return (
+            "data:image/png;base64," + base64.b64encode(PIXEL).decode() in said
+            and "Meeting moved to 3 pm." in said
+            and "What do these say?" in said
+        )
+
+    with ScriptedModelServer([Turn.text("A pixel and a meeting note.").expecting(sees_both)]) as model:
+        config = write_config(
+            tmp_path,
+            {
+                "models": {
+                    "m": {"provider": "openai", "base_url": model.base_url, "model": "m", "api_key": "t"}
+                }
+            },
+        )
+        done = toolbridge(
+            tmp_path,
+            "ask",
+            "-a",
+            "pixel.png",
+            "-a",
+            "notes.txt",
+            "--config",
+            str(config),
+            "What do these say?",
+        )
+        problems = model.script_problems()
+    assert done.returncode == 0, done.stderr
+    assert problems == []
+    missing = toolbridge(tmp_path, "ask", "-a", "nowhere.pdf", "--config", str(config), "Hi")
+    assert missing.returncode == 1
+    assert "-a nowhere.pdf: cannot read it (No such file or directory)" in missing.stderr

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import base64
+import mimetypes
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
 from toolbridge.cli._common import fail
+from toolbridge.types import AudioPart, ContentPart, ImagePart, ResourcePart
 
 AgentOption = Annotated[
     str | None,
-    typer.Option("--agent", "-a", help="Agent from the config's 'agents' section (default: default)."),
+    typer.Option("--agent", help="Agent from the config's 'agents' section (default: default)."),
 ]
 ModelOption = Annotated[
     str | None,
@@ -42,6 +46,50 @@ ModelOptionsOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+AttachmentOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--attachment",
+        "-a",
+        metavar="FILE",
+        help="A file to send with the question: an image, audio or a text file (repeat for more).",
+        show_default=False,
+    ),
+]
+
+MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
+"""What one file may weigh: more than a model's API takes in one request anyway."""
+
+
+def read_attachments(paths: Sequence[Path] | None) -> list[ContentPart]:
+    """`-a` files as content parts: images and audio as themselves, text as an embedded resource (named
+    by its file URI). Anything else, or a file that cannot be read, exits saying which and why."""
+    parts: list[ContentPart] = []
+    for path in paths or []:
+        try:
+            size = path.stat().st_size
+            if size > MAX_ATTACHMENT_BYTES:
+                fail(f"-a {path}: {size:,} bytes is more than the {MAX_ATTACHMENT_BYTES:,} a file may have")
+            data = path.read_bytes()
+        except OSError as error:
+            fail(f"-a {path}: cannot read it ({error.strerror or error}); give a file that exists")
+        mime, _ = mimetypes.guess_type(path.name)
+        if mime is not None and mime.startswith("image/"):
+            parts.append(ImagePart(data=base64.b64encode(data).decode(), mime_type=mime))
+        elif mime is not None and mime.startswith("audio/"):
+            parts.append(AudioPart(data=base64.b64encode(data).decode(), mime_type=mime))
+        else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                fail(
+                    f"-a {path}: not an image, audio or UTF-8 text ({mime or 'unknown type'}); attach one of those"
+                )
+            uri = path.resolve().as_uri()
+            parts.append(ResourcePart(uri=uri, mime_type=mime or "text/plain", text=text))
+    return parts
 
 
 class PairedOptions(TyperCommand):

@@ -12,6 +12,7 @@ import typer
 
 from toolbridge.cli._agent_options import (
     AgentOption,
+    AttachmentOption,
     ContinueOption,
     ModelOption,
     ModelOptionsOption,
@@ -19,6 +20,7 @@ from toolbridge.cli._agent_options import (
     SystemOption,
     YesOption,
     model_options,
+    read_attachments,
 )
 from toolbridge.cli._common import (
     ConfigOption,
@@ -53,6 +55,7 @@ def ask(
     agent: AgentOption = None,
     model: ModelOption = None,
     option: ModelOptionsOption = None,
+    attachment: AttachmentOption = None,
     system: SystemOption = None,
     yes: YesOption = False,
     config: ConfigOption = None,
@@ -63,9 +66,10 @@ def ask(
     """Ask once and print the answer; tool calls are shown as they run. `--json` prints the events.
 
     The question and its answer are kept as a chat (`toolbridge history`) when the store is installed;
-    `-c` asks in the last chat, with what was said before."""
+    `-c` asks in the last chat, with what was said before; `-a FILE` sends a file with the question."""
     setup_logging(verbose)
     settings = model_options(option)
+    attachments = read_attachments(attachment)
     prompt = read_question(question)
     loaded = load(config)
     start_tracing(loaded, command="toolbridge ask")
@@ -91,7 +95,7 @@ def ask(
             model_settings=settings,
         ) as session:
             warn_unavailable(session.connect_servers())
-            result = session.turn(prompt)
+            result = session.turn(prompt, attachments=attachments)
     except ToolbridgeError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
