@@ -12,6 +12,8 @@ a loaded machine and only spent on failure.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -23,7 +25,7 @@ import anyio
 import httpx
 import pytest
 import sqlalchemy
-from replicas import READY_TIMEOUT, Fleet, Replica, start_replica, start_replicas
+from replicas import READY_TIMEOUT, Fleet, Replica, start_replica, start_replicas, wait_for
 from server_helpers import EventReader, Gate, write_config
 
 from toolbridge.config.model import ServerConfig
@@ -36,6 +38,8 @@ pytestmark = pytest.mark.slow
 NO_APPROVAL = {"default": {"approval": {"tools": {"wait_for_release": "never"}}}}
 LEASE = {"run_lease": 3.0}
 """Short, so a killed replica's run is taken over soon; not so short that a loaded machine misses renewals."""
+TAKEN_FROM_ME = "was taken over or marked interrupted by another replica"
+"""What a replica logs when it finds that another one took its run over (it stalled past its lease)."""
 STREAM_TIMEOUT = 120.0
 """Seconds an event stream may stay silent: a lease must run out and the other replica's keeper notice,
 on a machine busy with everything else (the streams' keep-alive comments come every 15 s)."""
@@ -182,6 +186,36 @@ def test_a_taken_over_run_stopped_while_its_task_is_followed_cancels_the_task_at
     with job.fleet.store() as store:
         (record,) = RunLedger.of(store).of_chat(job.chat)
         assert (record.id, record.status) == (job.run, "cancelled")
+
+
+def test_a_replica_that_stalled_while_its_run_was_taken_over_leaves_the_task_and_the_run_to_the_other(
+    task_run: StartTaskRun,
+) -> None:
+    """d234669: a stalled replica (SIGSTOP: alive, but renewing nothing) whose run another replica took
+    over wakes up, sees it lost the run and stops following the task without cancelling it at its
+    server, writing nothing more of the run; the other replica finishes it with the task's result."""
+    job = task_run(
+        "stall", Turn.text("Done despite the stall.", expect=answers_tool_result("released stall"))
+    )
+    os.kill(job.a.pid, signal.SIGSTOP)
+    try:
+        resumed = job.stream_b.until("run_resumed")[-1]
+        assert resumed["task_ids"] == [job.started["task_id"]]
+    finally:
+        os.kill(job.a.pid, signal.SIGCONT)
+    wait_for(lambda: TAKEN_FROM_ME in job.a.stderr(), "the stalled replica to notice it lost the run")
+    job.a.stop()  # its run's stopping is over: whatever it did to the task is done
+    assert call_task_server(job.tasks.url, "release", "stall") == "released stall; started 1 time(s)"
+    seen = job.stream_b.until("final")
+
+    assert seen[-1]["result"]["output"] == "Done despite the stall."
+    assert [e["type"] for e in seen if e["type"] in {"run_interrupted", "run_error"}] == []
+    with job.fleet.store() as store:
+        (record,) = RunLedger.of(store).of_chat(job.chat)
+        assert (record.status, f":{job.b.pid}:" in record.replica) == ("completed", True)
+        kept = store.get_messages(job.chat)
+    assert [m.role for m in kept] == ["user", "assistant", "tool", "assistant"]
+    assert kept[2].result.text == "released stall"  # type: ignore[union-attr]
 
 
 @contextmanager
