@@ -188,6 +188,27 @@ def test_a_taken_over_run_stopped_while_its_task_is_followed_cancels_the_task_at
         assert (record.id, record.status) == (job.run, "cancelled")
 
 
+def stop_holding_no_run(replica: Replica, db_url: str) -> None:
+    """SIGSTOP `replica` at a moment it holds no lock on the runs (it renews and writes events in short
+    transactions): stopped inside one, it would keep its run's row locked, and the other replicas pass
+    a locked run by until its owner wakes up."""
+    engine = sqlalchemy.create_engine(db_url)
+    held = sqlalchemy.text(
+        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE c.relname = 'runs' AND n.nspname = current_schema() AND l.pid <> pg_backend_pid()"
+    )
+    try:
+        while True:  # bounded by the test's timeout; a transaction of the other replica ends by itself
+            os.kill(replica.pid, signal.SIGSTOP)
+            with engine.connect() as connection:
+                if connection.execute(held).scalar() == 0:
+                    return
+            os.kill(replica.pid, signal.SIGCONT)
+    finally:
+        engine.dispose()
+
+
 def test_a_replica_that_stalled_while_its_run_was_taken_over_leaves_the_task_and_the_run_to_the_other(
     task_run: StartTaskRun,
 ) -> None:
@@ -197,7 +218,7 @@ def test_a_replica_that_stalled_while_its_run_was_taken_over_leaves_the_task_and
     job = task_run(
         "stall", Turn.text("Done despite the stall.", expect=answers_tool_result("released stall"))
     )
-    os.kill(job.a.pid, signal.SIGSTOP)
+    stop_holding_no_run(job.a, job.fleet.db_url)
     try:
         resumed = job.stream_b.until("run_resumed")[-1]
         assert resumed["task_ids"] == [job.started["task_id"]]
