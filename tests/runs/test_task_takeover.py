@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import sqlalchemy
 
 from postgres_schemas import create_schema, drop_schema, schema_url
 from toolbridge.agent import MessageAddedEvent
@@ -77,3 +78,31 @@ def test_a_dead_replicas_run_waiting_for_a_task_is_taken_over_once_and_the_other
     assert ledger.renew("b", ["waiting"], lease=30) == {"waiting"}  # b owns it now
     last = json.loads(ledger.events_after(waiting, 0)[-1].data)
     assert (last["type"], last["replica"], last["task_ids"]) == ("run_resumed", "b", ["t-1"])
+
+
+def test_a_run_locked_by_a_replica_stalled_mid_write_is_skipped_not_waited_for() -> None:
+    """A replica stopped (a pause, a frozen VM) inside a transaction that writes its run's events keeps
+    the run's row locked: the others' keepers pass it by and take it over or reap it once it is free,
+    instead of waiting, which stalled their own renewals too."""
+    schema = create_schema("takeover_locked")
+    try:
+        with Store(schema_url(schema)) as store:
+            ledger = RunLedger.of(store)
+            waiting, plain = store.create_chat().id, store.create_chat().id
+            ledger.claim("waiting", waiting, replica="stalled", lease=1)
+            ledger.append("waiting", waiting, [task_started_event("waiting", TASK)])
+            ledger.claim("plain", plain, replica="stalled", lease=1)
+            later = utcnow() + timedelta(seconds=5)
+            engine = sqlalchemy.create_engine(schema_url(schema))
+            try:
+                with engine.begin() as stalled:  # as `append` holds it while it writes
+                    stalled.execute(sqlalchemy.text("SELECT id FROM runs FOR SHARE"))
+                    assert ledger.take_over_tasks("b", lease=30, now=later) == []
+                    assert ledger.reap(later) == []
+            finally:
+                engine.dispose()
+            (taken,) = ledger.take_over_tasks("b", lease=30, now=later)
+            assert taken.run_id == "waiting"
+            assert [event.run_id for event in ledger.reap(later)] == ["plain"]
+    finally:
+        drop_schema(schema)

@@ -14,7 +14,8 @@ Tools:
 - `greet(name)`: never a task; `times_run(label)` neither: how often `slow_compute(label=...)` started.
 - `wait_for_release(tag)`: a task that ends (`released <tag>`) once `release(tag)` (not a task) is
   called, whichever client calls it: a test decides when a task finishes (after killing its client);
-  `was_cancelled(tag)` says whether it was cancelled instead.
+  `was_cancelled(tag)` says whether it was cancelled instead; `was_followed(tag)` (not a task) whether
+  a client polled it (`tasks/get`), waiting for that.
 
 Run: python tests/servers/tasks_server.py [--transport stdio|http] [--port N]
 """
@@ -113,7 +114,10 @@ JOBS: dict[str, Job] = {}
 CURRENT_JOB: contextvars.ContextVar[Job | None] = contextvars.ContextVar("current_job", default=None)
 cancelled: dict[str, anyio.Event] = {}
 released: dict[str, anyio.Event] = {}
+followed: dict[str, anyio.Event] = {}
 runs: dict[str, int] = {}
+job_tags: dict[str, str] = {}
+"""The tag of each `wait_for_release` task, by task id."""
 
 
 class TaskRef(mcp.RequestParams):
@@ -149,6 +153,8 @@ def _job(ctx: ServerRequestContext[Any, Any], params: TaskRef | TaskAnswers) -> 
 
 async def _get(ctx: ServerRequestContext[Any, Any], params: TaskRef) -> HandlerResult:
     job = _job(ctx, params)
+    if job.task_id in job_tags:
+        followed.setdefault(job_tags[job.task_id], anyio.Event()).set()
     body = {"resultType": "complete", **job.envelope()}
     if job.status == "input_required":
         body["inputRequests"] = dict(job.pending)
@@ -272,6 +278,7 @@ async def wait_for_release(tag: str) -> str:
     runs[tag] = runs.get(tag, 0) + 1
     job = CURRENT_JOB.get()
     if job is not None:
+        job_tags[job.task_id] = tag
         job.report(f"waiting for {tag}")
     try:
         with anyio.fail_after(600):
@@ -280,6 +287,16 @@ async def wait_for_release(tag: str) -> str:
         cancelled.setdefault(tag, anyio.Event()).set()
         raise
     return f"released {tag}"
+
+
+@server.tool()
+async def was_followed(tag: str, wait_ms: int = 60_000) -> bool:
+    """Whether a client polled the `wait_for_release(tag)` task (its caller has its handle), waiting up
+    to `wait_ms` for that."""
+    event = followed.setdefault(tag, anyio.Event())
+    with anyio.move_on_after(wait_ms / 1000):
+        await event.wait()
+    return event.is_set()
 
 
 @server.tool()

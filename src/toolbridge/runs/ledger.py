@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from sqlalchemy import delete, func, insert, or_, select, text, update
+from sqlalchemy import ColumnElement, Select, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -465,7 +465,7 @@ class RunLedger:
             with self._write() as session:
                 won = session.scalar(
                     update(RunRow)
-                    .where(RunRow.id == run_id, *expired)
+                    .where(RunRow.id.in_(_unlocked(RunRow.id == run_id, *expired)))
                     .values(replica=replica, lease_until=utcnow() + timedelta(seconds=lease))
                     .returning(RunRow.id)
                 )
@@ -489,7 +489,7 @@ class RunLedger:
         with self._write() as session:
             reaped = session.execute(
                 update(RunRow)
-                .where(*expired)
+                .where(RunRow.id.in_(_unlocked(*expired)))
                 .values(status="interrupted", ended_at=now)
                 .returning(RunRow.id, RunRow.chat_id)
             ).all()
@@ -498,6 +498,14 @@ class RunLedger:
                 event = {"type": "run_interrupted", "run_id": run_id, "message": INTERRUPTED_MESSAGE}
                 written += self._insert_events(session, chat_id, run_id, [json.dumps(event)])
             return written
+
+
+def _unlocked(*conditions: ColumnElement[bool]) -> Select[str]:
+    """The runs matching `conditions` that no other transaction holds (PostgreSQL; SQLite has one
+    writer): a replica stalled in the middle of writing a run's events keeps its row locked, and waiting
+    for it would stall every other replica's keeper too (renewals included). Such a run is left for the
+    next round."""
+    return select(RunRow.id).where(*conditions).with_for_update(skip_locked=True)
 
 
 def _record(row: RunRow) -> RunRecord:

@@ -11,13 +11,13 @@ such run to the replica asking, which follows the tasks and continues the run's 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolbridge.mcp.tasks import TaskHandle
 
-__all__ = ["TASK_STARTED", "TakenRun", "task_started_event", "unfinished_tasks"]
+__all__ = ["TASK_STARTED", "TakenRun", "TaskStarts", "task_started_event", "unfinished_tasks"]
 
 TASK_STARTED = "task_started"
 RUN_RESUMED = "run_resumed"
@@ -48,6 +48,36 @@ def task_started_event(run_id: str, handle: TaskHandle) -> str:
             "poll_ms": handle.poll_ms,
         }
     )
+
+
+@dataclass
+class TaskStarts:
+    """A run's `task_started` events, each published only once its call's assistant message is stored.
+
+    The tool runs (and its server makes the task) while the recorder still writes the message that
+    asks for it; a replica taking the run over follows only the tasks of calls in the stored chat, so
+    a `task_started` stored before its call would be taken over and then dropped, and the model asked
+    again without the task's result."""
+
+    run_id: str
+    publish: Callable[[str], None]
+    _stored: set[str] = field(default_factory=set)
+    _held: dict[str, str] = field(default_factory=dict)
+
+    def started(self, handle: TaskHandle) -> None:
+        event = task_started_event(self.run_id, handle)
+        if handle.call_id in self._stored:
+            self.publish(event)
+        else:
+            self._held[handle.call_id] = event
+
+    def calls_stored(self, call_ids: Iterable[str]) -> None:
+        """The message asking for these calls is stored (and its `message_added` event published)."""
+        for call_id in call_ids:
+            self._stored.add(call_id)
+            held = self._held.pop(call_id, None)
+            if held is not None:
+                self.publish(held)
 
 
 def run_resumed_event(run_id: str, replica: str, tasks: Iterable[TaskHandle]) -> str:

@@ -36,6 +36,7 @@ from toolbridge.agent import (
     ApprovalRequest,
     ApprovalRequestedEvent,
     FinalEvent,
+    MessageAddedEvent,
     ToolCallFinishedEvent,
     ToolCallStartedEvent,
 )
@@ -58,7 +59,7 @@ from toolbridge.runs.ledger import (
 from toolbridge.runs.notifier import RunNotifier
 from toolbridge.runs.recorder import RunRecorder
 from toolbridge.runs.resume import ResumeError, resume_turn
-from toolbridge.runs.takeover import TakenRun, task_started_event
+from toolbridge.runs.takeover import TakenRun, TaskStarts
 from toolbridge.runs.writer import EventWriter
 from toolbridge.server._access import Caller
 from toolbridge.server._agents import AgentCatalog
@@ -69,7 +70,7 @@ from toolbridge.server._settings import ServerSettings
 from toolbridge.server.web.opening import Opening
 from toolbridge.store import ChatNotFoundError, ChatSummary, Store, StoreError
 from toolbridge.telemetry import set_log_context
-from toolbridge.types import Message, UserMessage
+from toolbridge.types import AssistantMessage, Message, UserMessage
 
 __all__ = ["ChatHub"]
 
@@ -405,9 +406,11 @@ class ChatHub:
 
         # Each task a server makes of one of the run's calls is stored with it: another replica follows
         # the task should this one die (`toolbridge.runs.takeover`).
+        starts = TaskStarts(run_id, channel.publish)
+
         def record(task: TaskHandle) -> None:
             channel.tasks.append(task)
-            channel.publish(task_started_event(run_id, task))
+            starts.started(task)
 
         record_tasks(record)
         try:
@@ -432,6 +435,10 @@ class ChatHub:
                                 status = _status_of(event)
                             else:
                                 channel.publish(event.model_dump_json())
+                            if isinstance(event, MessageAddedEvent) and isinstance(
+                                event.message, AssistantMessage
+                            ):
+                                starts.calls_stored(call.id for call in event.message.tool_calls)
                             # After publishing: a server's question waits for its call's card to be shown.
                             self._track_call(channel, event)
                 except ResumeError as error:  # a taken-over run whose task's server is gone: said as it is
