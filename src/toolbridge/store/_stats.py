@@ -14,6 +14,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from toolbridge.store._errors import StoreError
 from toolbridge.store._records import ToolStats
 from toolbridge.store._schema import ToolCallRow
+from toolbridge.types import QUALIFIER
 
 __all__ = ["calls_of", "parse_since", "percentile", "tool_stats"]
 
@@ -62,7 +63,7 @@ def tool_key() -> tuple[ColumnElement[str], InstrumentedAttribute[str]]:
     (`time__get_current_time` on server `time`) counts as the tool's bare name, so one tool is one row
     however it was called."""
     tool, server = ToolCallRow.tool, ToolCallRow.server
-    prefix = server + "__"
+    prefix = server + QUALIFIER
     qualified = func.substr(tool, 1, func.length(prefix)) == prefix
     bare = func.substr(tool, func.length(prefix) + 1)
     name: ColumnElement[str] = case((qualified, bare), else_=tool).label("tool_name")
