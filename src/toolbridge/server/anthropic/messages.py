@@ -58,7 +58,7 @@ from toolbridge.server.anthropic.wire import (
     stop_reason,
     tool_input_json,
 )
-from toolbridge.server.openai.agent_answer import start_answer
+from toolbridge.server.openai.agent_answer import ApiRequest, start_answer
 from toolbridge.server.openai.passthrough import Answered, Answerer, MeteredAnswer, Shown
 from toolbridge.types import ToolCall
 
@@ -90,12 +90,14 @@ async def messages(request: Request) -> Response:
             state,
             caller,
             meter,
-            name=body.model,
-            messages=conversation,
-            client_tools=tools,
-            settings=settings,
-            run_id=reply_id,
-            param="messages",
+            ApiRequest(
+                body.model,
+                conversation,
+                tools,
+                settings,
+                run_id=reply_id,
+                param="messages",
+            ),
         )
     except ApiError as error:
         await meter.close()

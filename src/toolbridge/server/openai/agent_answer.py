@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from toolbridge.agent import (
     AgentEvent,
@@ -46,56 +47,43 @@ _FINISH_REASONS = {
 }
 
 
-async def start_answer(
-    state: ServerState,
-    caller: Caller,
-    meter: RunMeter,
-    *,
-    name: str,
-    messages: Sequence[Message],
-    client_tools: Sequence[ToolSpec],
-    settings: ModelSettings,
-    run_id: str,
-    param: str,
-) -> Answerer:
-    """The answer to a request read from any API: a pass-through when `name` names a model, else the
-    agent's run (`start_agent`), its model's tokens charged to `meter`."""
-    model = await state.catalog.pass_through_model(name)
+@dataclass(frozen=True)
+class ApiRequest:
+    """A request to any of the APIs, read into our terms."""
+
+    name: str
+    """The `model` it names: a model of the config (pass-through) or an agent."""
+    messages: Sequence[Message]
+    client_tools: Sequence[ToolSpec]
+    settings: ModelSettings
+    run_id: str
+    """The response's id, the run's id in log lines."""
+    param: str
+    """The request's conversation field, for errors (`messages`, `input`)."""
+
+
+async def start_answer(state: ServerState, caller: Caller, meter: RunMeter, request: ApiRequest) -> Answerer:
+    """The answer to `request`: a pass-through when it names a model, else the agent's run
+    (`start_agent`), its model's tokens charged to `meter`."""
+    model = await state.catalog.pass_through_model(request.name)
     if model is None:
-        return await start_agent(
-            state,
-            caller,
-            meter,
-            name=name,
-            messages=messages,
-            client_tools=client_tools,
-            settings=settings,
-            run_id=run_id,
-            param=param,
-        )
+        return await start_agent(state, caller, meter, request)
     calling = tool_calling_model(MeteredModel(model, meter))
     await calling.prepare()
-    request = ModelRequest(messages=list(messages), tools=list(client_tools), settings=settings)
-    return PassThrough(calling, request, repair_retries=state.settings.repair_retries)
+    asked = ModelRequest(
+        messages=list(request.messages), tools=list(request.client_tools), settings=request.settings
+    )
+    return PassThrough(calling, asked, repair_retries=state.settings.repair_retries)
 
 
 async def start_agent(
-    state: ServerState,
-    caller: Caller,
-    meter: RunMeter,
-    *,
-    name: str,
-    messages: Sequence[Message],
-    client_tools: Sequence[ToolSpec],
-    settings: ModelSettings,
-    run_id: str,
-    param: str,
+    state: ServerState, caller: Caller, meter: RunMeter, request: ApiRequest
 ) -> AgentAnswer:
-    """The run of the agent `name` on the client's conversation (`messages`, read from its API), ready
-    to be answered. The conversation ends with the user's prompt, or with results of the client's tools
-    that resume a paused run; the client's system text is added to the agent's instructions. `param`
-    names the request's conversation field in errors."""
-    instructions, history, prompt, attachments = _split(messages, param)
+    """The run of the agent `request` names on the client's conversation, ready to be answered. The
+    conversation ends with the user's prompt, or with results of the client's tools that resume a paused
+    run; the client's system text is added to the agent's instructions."""
+    name, settings = request.name, request.settings
+    instructions, history, prompt, attachments = _split(request.messages, request.param)
     history = restore_steps(history)
     if prompt is None:
         check_resumable(history)
@@ -119,9 +107,9 @@ async def start_agent(
         cache_scope=f"request {uuid.uuid4().hex}",
         user_id=caller.user_id,
     )
-    external = [tool.model_copy(update={"source": CLIENT_SOURCE}) for tool in client_tools]
+    external = [tool.model_copy(update={"source": CLIENT_SOURCE}) for tool in request.client_tools]
     events = agent.stream(prompt, history=history, attachments=attachments, external_tools=external)
-    return AgentAnswer(events, run_id, show_activity=state.settings.tool_activity)
+    return AgentAnswer(events, request.run_id, show_activity=state.settings.tool_activity)
 
 
 def _split(

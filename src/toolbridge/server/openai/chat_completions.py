@@ -24,7 +24,7 @@ from toolbridge.server._event_stream import EventStreamResponse
 from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import RunMeter
 from toolbridge.server._state import ServerState
-from toolbridge.server.openai.agent_answer import start_answer
+from toolbridge.server.openai.agent_answer import ApiRequest, start_answer
 from toolbridge.server.openai.passthrough import (
     Answerer,
     MeteredAnswer,
@@ -76,12 +76,14 @@ async def chat_completions(request: Request) -> Response:
             state,
             caller,
             meter,
-            name=body.model,
-            messages=client_messages(body),
-            client_tools=tools,
-            settings=client_settings(body, tools),
-            run_id=ids.id,
-            param="messages",
+            ApiRequest(
+                body.model,
+                client_messages(body),
+                tools,
+                client_settings(body, tools),
+                run_id=ids.id,
+                param="messages",
+            ),
         )
     except BaseException:
         await meter.close()

@@ -60,7 +60,7 @@ from toolbridge.server._event_stream import EventSink, EventStreamResponse
 from toolbridge.server._limits import RUN_HOLD
 from toolbridge.server._metering import RunMeter
 from toolbridge.server._state import ServerState
-from toolbridge.server.openai.agent_answer import start_answer
+from toolbridge.server.openai.agent_answer import ApiRequest, start_answer
 from toolbridge.server.openai.passthrough import Answered, Answerer, DeltaSink, MeteredAnswer, Shown
 from toolbridge.server.openai.responses_wire import ResponsesRequest, read_input, read_settings, read_tools
 from toolbridge.store.responses import KEPT_FOR
@@ -85,12 +85,14 @@ async def responses(request: Request) -> Response:
             state,
             caller,
             meter,
-            name=body.model,
-            messages=conversation,
-            client_tools=tools,
-            settings=settings,
-            run_id=response_id,
-            param="input",
+            ApiRequest(
+                body.model,
+                conversation,
+                tools,
+                settings,
+                run_id=response_id,
+                param="input",
+            ),
         )
     except BaseException:
         await meter.close()
