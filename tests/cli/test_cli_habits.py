@@ -11,6 +11,7 @@ import base64
 import importlib.metadata
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -33,6 +34,7 @@ from cli.cli_helpers import (
     toolbridge_process,
     write_config,
 )
+from cli.terminal import Terminal
 from toolbridge.cli.commands import app
 from toolbridge.config.model import ServerConfig
 from toolbridge.testing import ScriptedModelServer, Turn
@@ -597,3 +599,30 @@ def test_attachments_go_with_the_question_as_an_image_and_a_text_file(tmp_path: 
     missing = toolbridge(tmp_path, "ask", "-a", "nowhere.pdf", "--config", str(config), "Hi")
     assert missing.returncode == 1
     assert "-a nowhere.pdf: cannot read it (No such file or directory)" in missing.stderr
+
+
+@pytest.mark.slow
+def test_chat_starts_its_servers_once_not_per_question(tmp_path: Path) -> None:
+    started = tmp_path / "started.log"
+    basic = Path(__file__).resolve().parents[1] / "servers" / "basic.py"
+    launch = f"echo started >> {shlex.quote(str(started))}; exec {shlex.quote(sys.executable)} {shlex.quote(str(basic))}"
+    config = write_config(tmp_path, {"mcpServers": {"basic": {"command": "sh", "args": ["-c", launch]}}})
+    command = [
+        *TOOLBRIDGE,
+        "chat",
+        "--model",
+        "demo",
+        "--config",
+        str(config),
+        "--db",
+        str(tmp_path / "t.db"),
+    ]
+    with Terminal(command, env={**os.environ, "NO_COLOR": "1"}, cwd=tmp_path) as terminal:
+        for question in ("What is 15 + 27?", "What is 2 + 3?"):
+            terminal.expect("you>")
+            terminal.type(question)
+        terminal.expect("5")
+        terminal.expect("you>")
+        terminal.type("/exit")
+        assert terminal.wait() == 0
+    assert started.read_text().splitlines() == ["started"]
