@@ -145,16 +145,7 @@ class ToolRunner:
 
     def _progress_reporter(self, step: int, call: ToolCall, server: str | None) -> ProgressHandler:
         async def report(progress: ToolProgress) -> None:
-            event = ToolCallProgressEvent(
-                step=step,
-                call_id=call.id,
-                name=call.name,
-                server=server,
-                progress=progress.progress,
-                total=progress.total,
-                message=progress.message,
-                percent=progress.percent,
-            )
+            event = ToolCallProgressEvent.of(step, call, server, progress)
             # Told from the server session's task: a report racing the run's end finds the stream closed.
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await self._send(event)

@@ -15,12 +15,15 @@ final         always last, carries the `RunResult`
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolbridge.agent.result import RunResult
 from toolbridge.types import Message, RunToolMode, ToolCall, ToolErrorKind, ToolMode, Usage
+
+if TYPE_CHECKING:
+    from toolbridge.mcp.progress import ToolProgress
 
 __all__ = [
     "AgentEvent",
@@ -120,6 +123,22 @@ class ToolCallProgressEvent(_Event):
     message: str | None = None
     percent: int | None = None
     """Whole percent done, when the server gave a total."""
+
+    @classmethod
+    def of(
+        cls, step: int, call: ToolCall, server: str | None, progress: ToolProgress
+    ) -> ToolCallProgressEvent:
+        """The event of `progress` reported on `call`, running on `server`."""
+        return cls(
+            step=step,
+            call_id=call.id,
+            name=call.name,
+            server=server,
+            progress=progress.progress,
+            total=progress.total,
+            message=progress.message,
+            percent=progress.percent,
+        )
 
 
 class ToolCallFinishedEvent(_Event):

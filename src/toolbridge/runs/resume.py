@@ -151,16 +151,7 @@ async def follow_tasks(
 
 def _progress(call: ToolCall, server: str, publish: Publish) -> ProgressHandler:
     async def report(progress: ToolProgress) -> None:
-        event = ToolCallProgressEvent(
-            step=0,
-            call_id=call.id,
-            name=call.name,
-            server=server,
-            progress=progress.progress,
-            total=progress.total,
-            message=progress.message,
-            percent=progress.percent,
-        )
+        event = ToolCallProgressEvent.of(0, call, server, progress)
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             publish(event.model_dump_json())
 

@@ -185,8 +185,7 @@ class _Reply:
         )
 
     async def whole(self) -> dict[str, Any]:
-        shown = Shown()
-        answered = await self._answer(shown)
+        answered, shown = await self._answer(None)
         output: list[Any] = []
         if shown.reasoning:
             output.append(_reasoning(shown.reasoning))
@@ -217,7 +216,7 @@ class _Reply:
                 await items.text(key == "reasoning_content", text)
 
         try:
-            answered = await self._answer(show)
+            answered, _ = await self._answer(show)
         except ApiError as error:
             if not started:
                 raise
@@ -230,14 +229,15 @@ class _Reply:
         done = self._response(items.done, "completed", answered.usage)
         await items.event(ResponseCompletedEvent, response=done)
 
-    async def _answer(self, show: DeltaSink) -> Answered:
-        """The answer, shown through `show`, and stored (before the client hears it is done, so the
-        next request can name it)."""
+    async def _answer(self, show: DeltaSink | None) -> tuple[Answered, Shown]:
+        """The answer and what it showed, shown through `show` as it comes, and stored (before the client
+        hears it is done, so the next request can name it)."""
         shown = Shown()
 
         async def noting(delta: dict[str, str]) -> None:
             await shown(delta)
-            await show(delta)
+            if show is not None:
+                await show(delta)
 
         try:
             answered = await self._answerer.answer(noting)
@@ -246,7 +246,7 @@ class _Reply:
         if self._keep is not None:
             reply = AssistantMessage(content=shown.text, reasoning=shown.reasoning, tool_calls=answered.calls)
             await self._keep(reply)
-        return answered
+        return answered, shown
 
 
 class _Items:
