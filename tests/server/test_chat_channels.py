@@ -31,7 +31,7 @@ def hub(server: RunningServer) -> ChatHub:
 def wait_for_no_live_chats(server: RunningServer) -> frozenset[int]:
     """The chats still live once every stream has closed server-side (it notices a hang-up soon after)."""
     deadline = time.monotonic() + DEADLINE
-    while (live := hub(server).live_chats) and time.monotonic() < deadline:
+    while (live := hub(server).live.chat_ids) and time.monotonic() < deadline:
         time.sleep(0.02)
     return live
 
@@ -59,10 +59,10 @@ def test_chats_run_and_streamed_leave_nothing_behind(tmp_path: Path) -> None:
         assert (
             http.post(f"/api/chats/{chat_ids[0]}/approvals/nope", json={"approved": True}).status_code == 404
         )
-        assert hub(server).live_chats == frozenset()
+        assert hub(server).live.chat_ids == frozenset()
         # A kept chat comes back to life as before.
         with EventReader(http, chat_ids[0]):
-            assert hub(server).live_chats == {chat_ids[0]}
+            assert hub(server).live.chat_ids == {chat_ids[0]}
 
 
 @pytest.mark.anyio

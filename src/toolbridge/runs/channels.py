@@ -1,20 +1,24 @@
-"""One chat's live side on a replica: its run in progress, open event streams and what waits in the run
-(approvals, servers' questions). `ChatHub` keeps one per chat only while it is not idle."""
+"""A chat's live side on a replica: its run in progress, open event streams and what waits in the run
+(approvals, servers' questions). `LiveChats` keeps one per chat only while it is not idle."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import anyio
 
-from toolbridge.agent import AgentStream
-from toolbridge.mcp.tasks import TaskHandle
+from toolbridge.agent import AgentEvent, AgentStream, ToolCallFinishedEvent, ToolCallStartedEvent
+from toolbridge.mcp.tasks import TaskHandle, hand_over
 from toolbridge.runs.feed import ChatFeed
-from toolbridge.runs.ledger import RunEvent, RunSignal
+from toolbridge.runs.ledger import EventsNotice, Notice, RunEvent, RunSignal
 from toolbridge.runs.writer import EventWriter
 
-__all__ = ["Channel", "PendingApproval"]
+__all__ = ["Channel", "LiveChats", "PendingApproval"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -106,3 +110,127 @@ class Channel:
     def idle(self) -> bool:
         """Nothing lives here: no run, stream, pending approval or question (the chat's history is stored)."""
         return self.run_id is None and not (self.feed.followers or self.approvals or self.questions)
+
+
+class LiveChats:
+    """The channels of the chats this replica holds live state for, and what changes in their runs."""
+
+    def __init__(self) -> None:
+        self._channels: dict[int, Channel] = {}
+        self.calls_changed = anyio.Event()
+        """Set (and replaced) when a chat's run starts a call, and when a run ends."""
+
+    def open(self, chat_id: int) -> Channel:
+        """The chat's channel, kept until `release` finds it idle: for what registers a run or a stream."""
+        return self._channels.setdefault(chat_id, Channel())
+
+    def peek(self, chat_id: int) -> Channel:
+        """The chat's channel when it has one, else an empty one that is not kept (only to read)."""
+        return self._channels.get(chat_id) or Channel()
+
+    def release(self, chat_id: int, channel: Channel) -> None:
+        # Dropped once idle, or a long-running server would keep one for every chat ever touched.
+        if channel.idle and self._channels.get(chat_id) is channel:
+            del self._channels[chat_id]
+
+    @property
+    def chat_ids(self) -> frozenset[int]:
+        """The chats with live state here (a run, an event stream, a pending question)."""
+        return frozenset(self._channels)
+
+    def items(self) -> list[tuple[int, Channel]]:
+        return list(self._channels.items())
+
+    def heard(self, notice: Notice | None) -> None:
+        """Another replica stored events (None: this one may have missed some): the streams read them."""
+        if isinstance(notice, EventsNotice):
+            channel = self._channels.get(notice.chat_id)
+            if channel is not None:
+                channel.feed.notice(notice.last)
+        elif notice is None:
+            for channel in self._channels.values():
+                channel.feed.notice(None)
+
+    # -- runs, as the keeper sees them ----------------------------------------------------------------
+
+    def owned_runs(self) -> list[str]:
+        # Claimed ones only: a run whose claim is not yet committed has no lease to renew, and must not be
+        # taken for one another replica reaped.
+        return [channel.run_id for channel in self._channels.values() if channel.run_id and channel.claimed]
+
+    def owning(self, run_id: str) -> Channel | None:
+        return next((c for c in self._channels.values() if c.run_id == run_id), None)
+
+    def apply_signal(self, signal: RunSignal) -> None:
+        channel = self.owning(signal.run_id)
+        if channel is None:
+            return
+        if signal.kind == "cancel":
+            if channel.cancel():
+                logger.info("run %s cancelled from another replica", signal.run_id)
+        elif signal.kind == "answer":
+            take = channel.questions.get(signal.call_id or "")
+            if take is not None:
+                take(signal)
+        elif signal.call_id is not None:
+            channel.decide(signal.call_id, signal.kind == "approve")
+
+    def run_lost(self, run_id: str) -> None:
+        channel = self.owning(run_id)
+        if channel is not None:
+            hand_over(task.task_id for task in channel.tasks)  # the replica that took the run follows them
+            channel.lost = True
+            if channel.writer is not None:
+                channel.writer.disown()
+            channel.cancel()
+
+    def running(self) -> int:
+        """How many chats' runs are in progress."""
+        return sum(channel.run_id is not None for channel in self._channels.values())
+
+    def close_streams(self) -> None:
+        """End every open event stream (the server is stopping): open pages must not hold up its exit."""
+        for channel in self._channels.values():
+            for follower in list(channel.feed.followers):
+                follower.close()
+
+    # -- calls in flight ------------------------------------------------------------------------------
+
+    def track_call(self, channel: Channel, event: AgentEvent) -> None:
+        if isinstance(event, ToolCallStartedEvent):
+            channel.calls[event.call.id] = event.server
+            self.changed()
+        elif isinstance(event, ToolCallFinishedEvent):
+            channel.calls.pop(event.call_id, None)
+
+    def changed(self) -> None:
+        self.calls_changed.set()
+        self.calls_changed = anyio.Event()
+
+    async def call_shown(self, chat_id: int, call_id: str) -> bool:
+        """Wait until the chat's run has published the start of call `call_id` (the server may ask
+        before the agent's event reaches the page); False when the run is over."""
+        channel = self.peek(chat_id)
+        while call_id not in channel.calls:
+            if channel.run_id is None:
+                return False
+            await self.calls_changed.wait()
+        return True
+
+    @contextmanager
+    def expecting_answer(
+        self, chat_id: int, request_id: str, take: Callable[[RunSignal], None]
+    ) -> Iterator[None]:
+        """While inside, an `answer` signal another replica leaves for server request `request_id` of
+        the chat's run here is handed to `take`."""
+        channel = self.open(chat_id)
+        channel.questions[request_id] = take
+        try:
+            yield
+        finally:
+            channel.questions.pop(request_id, None)
+            self.release(chat_id, channel)
+
+    def publish(self, chat_id: int, data: str) -> None:
+        """Send an event of the server's own (not the agent's) to the chat's event streams."""
+        self.peek(chat_id).publish(data)

@@ -157,7 +157,7 @@ class _GracefulServer(uvicorn.Server):
         self._app.state.shutting_down = True
         state = getattr(self._app.state, "toolbridge", None)
         if state is not None:
-            state.chats.close_streams()
+            state.chats.live.close_streams()
         await super().shutdown(sockets=sockets)
         # A clean stop on SIGTERM exits 0 instead of dying of the signal uvicorn would raise again.
         self._captured_signals = [sig for sig in self._captured_signals if sig != signal.SIGTERM]

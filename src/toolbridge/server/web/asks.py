@@ -127,7 +127,7 @@ class WebAsker:
             return
         chat_id, call_id = asked
         event = {"type": "server_request_completed", "server": server, "elicitation_id": elicitation_id}
-        self.hub.publish(chat_id, json.dumps({**event, "call_id": call_id}))
+        self.hub.live.publish(chat_id, json.dumps({**event, "call_id": call_id}))
 
     async def answer(
         self, chat_id: int, request_id: str, action: Action, content: dict[str, Any] | None
@@ -182,15 +182,15 @@ class WebAsker:
         event = {"type": "server_request", "request_id": request_id, **where, "server": server, **details}
         timed_out = False
         try:
-            with self.hub.expecting_answer(chat_id, request_id, partial(self._take_answer, question)):
-                self.hub.publish(chat_id, json.dumps(event))
+            with self.hub.live.expecting_answer(chat_id, request_id, partial(self._take_answer, question)):
+                self.hub.live.publish(chat_id, json.dumps(event))
                 with anyio.move_on_after(self._timeout) as waiting:
                     await question.answered.wait()
                 timed_out = waiting.cancelled_caught
         finally:
             del self._questions[request_id]
             answered = {"type": "server_request_answered", "request_id": request_id, **where}
-            self.hub.publish(chat_id, json.dumps({**answered, "action": question.action}))
+            self.hub.live.publish(chat_id, json.dumps({**answered, "action": question.action}))
             if opening is not None and question.action != "accept" and opening.refused is None:
                 # Also when the read is cut off (the server's own timeout) while the question waits.
                 opening.refused = _refusal(server, details, question, self._timeout, timed_out)
@@ -214,7 +214,7 @@ class WebAsker:
             raise NobodyToAsk(f"toolbridge serve has nobody to ask ({_why_nobody(call)})")
         shown = False
         with anyio.move_on_after(self._timeout):
-            shown = await self.hub.call_shown(chat_id, call.call_id)
+            shown = await self.hub.live.call_shown(chat_id, call.call_id)
         if not shown:
             raise NobodyToAsk(
                 f"toolbridge serve has nobody to ask (the chat's call {call.call_id!r} has ended)"

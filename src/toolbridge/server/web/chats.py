@@ -19,8 +19,7 @@ import os
 import secrets
 import socket
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from datetime import UTC, datetime
 
@@ -30,27 +29,22 @@ from anyio.abc import TaskGroup
 from toolbridge.agent import (
     Agent,
     AgentDefinition,
-    AgentEvent,
     AgentStream,
     ApprovalDecidedEvent,
     ApprovalRequest,
     ApprovalRequestedEvent,
     FinalEvent,
     MessageAddedEvent,
-    ToolCallFinishedEvent,
-    ToolCallStartedEvent,
 )
 from toolbridge.agent.transcript import well_formed
 from toolbridge.errors import ToolbridgeError
-from toolbridge.mcp.tasks import TaskHandle, hand_over, record_tasks
+from toolbridge.mcp.tasks import TaskHandle, record_tasks
 from toolbridge.models import Model
-from toolbridge.runs.channels import Channel
+from toolbridge.runs.channels import Channel, LiveChats
 from toolbridge.runs.feed import Follower, follow_events
 from toolbridge.runs.keeper import RunKeeper
 from toolbridge.runs.ledger import (
     INTERRUPTED_MESSAGE,
-    EventsNotice,
-    Notice,
     RunConflictError,
     RunLedger,
     RunSignal,
@@ -113,16 +107,15 @@ class ChatHub:
         self._ledger = RunLedger.of(store)
         self._settings = settings
         self._runs = runs
-        self._channels: dict[int, Channel] = {}
+        self.live = LiveChats()
+        """The chats this replica holds live state for."""
         self.replica = _replica_name()
         """This process among the replicas sharing the database."""
         self._notifier = RunNotifier(store.url, self._ledger.channel)
-        self._notifier.add(self._heard)
+        self._notifier.add(self.live.heard)
         self._keeper = RunKeeper(
             self._ledger, self._notifier, self, replica=self.replica, lease=settings.run_lease
         )
-        self.calls_changed = anyio.Event()
-        """Set (and replaced) when a chat's run starts a call."""
 
     async def start(self) -> None:
         """Hear other replicas and keep leases from now on (in the server's task group)."""
@@ -144,68 +137,19 @@ class ChatHub:
         if not self._notifier.listening.is_set():
             logger.warning("not hearing other replicas yet: their runs' events reach this one late")
 
-    def _channel(self, chat_id: int) -> Channel:
-        """The chat's channel, kept until `_release` finds it idle: for what registers a run or a stream."""
-        return self._channels.setdefault(chat_id, Channel())
-
-    def _peek(self, chat_id: int) -> Channel:
-        """The chat's channel when it has one, else an empty one that is not kept (only to read)."""
-        return self._channels.get(chat_id) or Channel()
-
-    def _release(self, chat_id: int, channel: Channel) -> None:
-        # Dropped once idle, or a long-running server would keep one for every chat ever touched.
-        if channel.idle and self._channels.get(chat_id) is channel:
-            del self._channels[chat_id]
-
-    @property
-    def live_chats(self) -> frozenset[int]:
-        """The chats this replica holds live state for (a run, an event stream, a pending question)."""
-        return frozenset(self._channels)
-
-    def _heard(self, notice: Notice | None) -> None:
-        if isinstance(notice, EventsNotice):
-            channel = self._channels.get(notice.chat_id)
-            if channel is not None:
-                channel.feed.notice(notice.last)
-        elif notice is None:
-            for channel in self._channels.values():
-                channel.feed.notice(None)
-
     # -- OwnedRuns, for the keeper -------------------------------------------------------------------
 
     def owned_runs(self) -> list[str]:
-        # Claimed ones only: a run whose claim is not yet committed has no lease to renew, and must not be
-        # taken for one another replica reaped.
-        return [channel.run_id for channel in self._channels.values() if channel.run_id and channel.claimed]
-
-    def _owning(self, run_id: str) -> Channel | None:
-        return next((c for c in self._channels.values() if c.run_id == run_id), None)
+        return self.live.owned_runs()
 
     def apply_signal(self, signal: RunSignal) -> None:
-        channel = self._owning(signal.run_id)
-        if channel is None:
-            return
-        if signal.kind == "cancel":
-            if channel.cancel():
-                logger.info("run %s cancelled from another replica", signal.run_id)
-        elif signal.kind == "answer":
-            take = channel.questions.get(signal.call_id or "")
-            if take is not None:
-                take(signal)
-        elif signal.call_id is not None:
-            channel.decide(signal.call_id, signal.kind == "approve")
+        self.live.apply_signal(signal)
 
     def run_lost(self, run_id: str) -> None:
-        channel = self._owning(run_id)
-        if channel is not None:
-            hand_over(task.task_id for task in channel.tasks)  # the replica that took the run follows them
-            channel.lost = True
-            if channel.writer is not None:
-                channel.writer.disown()
-            channel.cancel()
+        self.live.run_lost(run_id)
 
     def take_over(self, taken: TakenRun) -> None:
-        channel = self._channel(taken.chat_id)
+        channel = self.live.open(taken.chat_id)
         if channel.run_id is not None:
             if channel.lost and channel.run_id == taken.run_id:  # back from a stall, it stops: then resume
                 self._runs.start_soon(self._take_over_once_stopped, taken)
@@ -226,30 +170,20 @@ class ChatHub:
         )
 
     async def _take_over_once_stopped(self, taken: TakenRun) -> None:
-        while self._peek(taken.chat_id).run_id == taken.run_id:
-            await self.calls_changed.wait()  # also set when a run ends
+        while self.live.peek(taken.chat_id).run_id == taken.run_id:
+            await self.live.calls_changed.wait()  # also set when a run ends
         self.take_over(taken)
 
     # -- the server's life ----------------------------------------------------------------------------
 
-    def close_streams(self) -> None:
-        """End every open event stream (the server is stopping): open pages must not hold up its exit."""
-        for channel in self._channels.values():
-            for follower in list(channel.feed.followers):
-                follower.close()
-
-    def running(self) -> int:
-        """How many chats' runs are in progress."""
-        return sum(channel.run_id is not None for channel in self._channels.values())
-
     async def finish_runs(self, grace: float) -> None:
         """Let the runs in progress finish within `grace` seconds, then interrupt the rest (what they
         completed stays stored; they end `interrupted`) and wait for them to end (the server stops)."""
-        if grace > 0 and self.running():
-            logger.warning("waiting up to %.0f s for %d run(s) to finish", grace, self.running())
+        if grace > 0 and self.live.running():
+            logger.warning("waiting up to %.0f s for %d run(s) to finish", grace, self.live.running())
         with anyio.move_on_after(grace):
             await self._all_runs_ended()
-        for chat_id, channel in self._channels.items():
+        for chat_id, channel in self.live.items():
             if channel.stream is not None:
                 logger.warning(
                     "interrupting run %s of chat %d: the server is stopping", channel.run_id, chat_id
@@ -260,8 +194,8 @@ class ChatHub:
             await self._all_runs_ended()
 
     async def _all_runs_ended(self) -> None:
-        while self.running():
-            await self.calls_changed.wait()  # also set when a run ends
+        while self.live.running():
+            await self.live.calls_changed.wait()  # also set when a run ends
 
     # -- runs -----------------------------------------------------------------------------------------
 
@@ -287,11 +221,11 @@ class ChatHub:
     async def _start_run(self, chat: ChatSummary, opening: Opening, content: str, meter: RunMeter) -> str:
         """Start the chat's run, which closes `meter` when it ends."""
         chat_id = chat.id
-        channel = self._channel(chat_id)
+        channel = self.live.open(chat_id)
         while channel.ending:
             logger.debug("chat %d: the next run waits for run %s's last events", chat_id, channel.run_id)
-            await self.calls_changed.wait()  # set once they are written (`_run_over`)
-            channel = self._channel(chat_id)
+            await self.live.calls_changed.wait()  # set once they are written (`_run_over`)
+            channel = self.live.open(chat_id)
         if channel.run_id is not None:
             raise ApiError(409, str(RunConflictError(chat_id, channel.run_id)))
         run_id = channel.run_id = uuid.uuid4().hex
@@ -299,7 +233,7 @@ class ChatHub:
             definition, model, history = await self._set_up(chat, channel, run_id, opening, content)
         except BaseException as error:
             channel.run_over()
-            self._release(chat_id, channel)
+            self.live.release(chat_id, channel)
             if isinstance(error, RunConflictError):
                 raise ApiError(409, str(error)) from None
             # Also when cancelled during the claim: its transaction may have committed all the same.
@@ -440,7 +374,7 @@ class ChatHub:
                             ):
                                 starts.calls_stored(call.id for call in event.message.tool_calls)
                             # After publishing: a server's question waits for its call's card to be shown.
-                            self._track_call(channel, event)
+                            self.live.track_call(channel, event)
                 except ResumeError as error:  # a taken-over run whose task's server is gone: said as it is
                     logger.error("run %s failed: %s", run_id, error)
                     last = [json.dumps({"type": "run_error", "run_id": run_id, "message": str(error)})]
@@ -468,8 +402,8 @@ class ChatHub:
 
     def _run_over(self, chat_id: int, channel: Channel) -> None:
         channel.run_over()
-        self._release(chat_id, channel)
-        self._calls_changed()
+        self.live.release(chat_id, channel)
+        self.live.changed()
 
     async def _wait_for_answer(self, channel: Channel, request: ApprovalRequest) -> bool:
         pending = channel.pending(request.call.id)
@@ -480,7 +414,7 @@ class ChatHub:
 
     async def answer(self, chat: ChatSummary, call_id: str, approved: bool) -> None:
         chat_id = chat.id
-        channel = self._peek(chat_id)
+        channel = self.live.peek(chat_id)
         if channel.decide(call_id, approved):
             return
         missing = ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
@@ -494,62 +428,23 @@ class ChatHub:
         ):
             raise missing
 
-    def _track_call(self, channel: Channel, event: AgentEvent) -> None:
-        if isinstance(event, ToolCallStartedEvent):
-            channel.calls[event.call.id] = event.server
-            self._calls_changed()
-        elif isinstance(event, ToolCallFinishedEvent):
-            channel.calls.pop(event.call_id, None)
-
-    def _calls_changed(self) -> None:
-        self.calls_changed.set()
-        self.calls_changed = anyio.Event()
-
-    async def call_shown(self, chat_id: int, call_id: str) -> bool:
-        """Wait until the chat's run has published the start of call `call_id` (the server may ask
-        before the agent's event reaches the page); False when the run is over."""
-        channel = self._peek(chat_id)
-        while call_id not in channel.calls:
-            if channel.run_id is None:
-                return False
-            await self.calls_changed.wait()
-        return True
-
     @property
     def ledger(self) -> RunLedger:
         """The runs every replica on the database shares."""
         return self._ledger
 
-    @contextmanager
-    def expecting_answer(
-        self, chat_id: int, request_id: str, take: Callable[[RunSignal], None]
-    ) -> Iterator[None]:
-        """While inside, an `answer` signal another replica leaves for server request `request_id` of
-        the chat's run here is handed to `take`."""
-        channel = self._channel(chat_id)
-        channel.questions[request_id] = take
-        try:
-            yield
-        finally:
-            channel.questions.pop(request_id, None)
-            self._release(chat_id, channel)
-
     async def run_elsewhere(self, chat_id: int) -> str | None:
         """The id of the chat's run in progress when another replica runs it."""
-        if self._peek(chat_id).run_id is not None:
+        if self.live.peek(chat_id).run_id is not None:
             return None  # here: this replica knows what waits in it
         run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
         return run.id if run is not None and run.replica != self.replica else None
-
-    def publish(self, chat_id: int, data: str) -> None:
-        """Send an event of the server's own (not the agent's) to the chat's event streams."""
-        self._peek(chat_id).publish(data)
 
     async def cancel(self, chat: ChatSummary) -> None:
         """Stop the chat's run, on whichever replica it runs: its stream and running tools are
         cancelled, and it ends `cancelled`."""
         chat_id = chat.id
-        if self._peek(chat_id).cancel():
+        if self.live.peek(chat_id).cancel():
             return
         run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
         if (
@@ -576,7 +471,7 @@ class ChatHub:
         """The chat's events as SSE text, until the client leaves; comments keep an idle stream open.
         From after `last_event_id` when given, else from the start of the chat's run in progress."""
         chat_id = chat.id
-        channel = self._channel(chat_id)
+        channel = self.live.open(chat_id)
         follower = Follower()
         channel.feed.add(follower)  # before the stream reads where to start: nothing falls between
         return self._followed(channel, follower, chat_id, last_event_id)
@@ -591,7 +486,7 @@ class ChatHub:
                 yield frame
         finally:
             channel.feed.discard(follower)
-            self._release(chat_id, channel)
+            self.live.release(chat_id, channel)
 
 
 def _status_of(event: FinalEvent) -> RunStatus:
