@@ -78,6 +78,29 @@ def test_ask_continue_asks_in_the_last_chat(tmp_path: Path) -> None:
     assert again.stdout.strip() == "Ann."
 
 
+def test_ask_continue_goes_on_with_the_chats_model_and_history_says_which_answered(tmp_path: Path) -> None:
+    two = {"models": {"quick": {"provider": "demo"}, "other": {"provider": "demo"}}, "default_model": "quick"}
+    config = str(write_config(tmp_path, two))
+    db = str(tmp_path / "chats.db")
+    first = toolbridge(tmp_path, "ask", "-m", "other", "--config", config, "--db", db, "Hi")
+    assert first.returncode == 0, first.stderr
+    again = toolbridge(tmp_path, "ask", "-c", "--config", config, "--db", db, "And again")  # no -m
+    assert again.returncode == 0, again.stderr
+    switched = toolbridge(tmp_path, "ask", "-c", "-m", "quick", "--config", config, "--db", db, "Now you")
+    assert switched.returncode == 0, switched.stderr
+
+    listed = toolbridge(tmp_path, "history", "--json", "--db", db, "--config", config)
+    (chat,) = json.loads(listed.stdout)
+    assert (chat["model"], chat["answered_by"]) == ("quick", "quick")
+    shown = toolbridge(tmp_path, "history", "show", str(chat["id"]), "--json", "--db", db, "--config", config)
+    messages = json.loads(shown.stdout)["messages"]
+    answers = [message.get("model") for message in messages if message["role"] == "assistant"]
+    assert answers == ["other", "other", "quick"]
+    assert all("model" not in message for message in messages if message["role"] == "user")
+    table = toolbridge(tmp_path, "history", "--db", db, "--config", config)
+    assert "model" in table.stdout and "quick" in table.stdout
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("question_argument", [[], ["-"]])
 def test_ask_reads_the_question_from_stdin(tmp_path: Path, question_argument: list[str]) -> None:

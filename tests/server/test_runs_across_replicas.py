@@ -46,7 +46,7 @@ def test_a_run_started_on_one_replica_is_streamed_approved_and_cancelled_on_othe
         with EventReader(on_b, chat_id) as stream_b:
             run_id = on_a.post(f"/api/chats/{chat_id}/messages", json={"content": "6 * 7?"}).json()["run_id"]
             before = stream_b.until("approval_requested")
-            assert before[0] == {"type": "run_started", "run_id": run_id}
+            assert before[0] == {"type": "run_started", "run_id": run_id, "model": "scripted"}
             requested_id = stream_b.last_id
             assert requested_id is not None
 
@@ -89,7 +89,7 @@ def test_a_run_started_on_one_replica_is_streamed_approved_and_cancelled_on_othe
         with EventReader(on_c, chat_id) as stream_c:
             second = on_a.post(f"/api/chats/{chat_id}/messages", json={"content": "Again?"}).json()["run_id"]
             assert gate.arrived.wait(WAIT)
-            assert stream_c.next() == {"type": "run_started", "run_id": second}
+            assert stream_c.next() == {"type": "run_started", "run_id": second, "model": "scripted"}
             assert on_b.post(f"/api/chats/{chat_id}/cancel").status_code == 204
             cancelled = stream_c.until("final")
             assert cancelled[-1]["result"]["stop_reason"] == "cancelled"
@@ -122,7 +122,7 @@ def test_a_stream_opened_mid_run_replays_it_from_its_start_on_any_replica(tmp_pa
             for replica in (b, c):
                 with EventReader(replica.http(), chat_id) as late:
                     assert [late.next() for _ in seen] == seen
-            assert seen[0] == {"type": "run_started", "run_id": run_id}
+            assert seen[0] == {"type": "run_started", "run_id": run_id, "model": "scripted"}
             bad = b.http().get(f"/api/chats/{chat_id}/events", headers={"Last-Event-ID": "yesterday"})
             assert bad.status_code == 400
             assert "Last-Event-ID" in bad.json()["error"]["message"]

@@ -48,7 +48,11 @@ def test_three_replicas_share_runs_and_a_killed_owners_run_ends_interrupted(tmp_
         chat = on_a.post("/api/chats", json={}).json()["id"]
         with EventReader(on_b, chat) as stream_b:
             run = on_a.post(f"/api/chats/{chat}/messages", json={"content": "6 * 7?"}).json()["run_id"]
-            assert stream_b.until("approval_requested")[0] == {"type": "run_started", "run_id": run}
+            assert stream_b.until("approval_requested")[0] == {
+                "type": "run_started",
+                "run_id": run,
+                "model": "scripted",
+            }
             assert (
                 on_c.post(f"/api/chats/{chat}/approvals/call_ok", json={"approved": True}).status_code == 204
             )

@@ -56,7 +56,7 @@ def post_held_up_by(
 def test_a_run_cancelled_from_another_replica_while_it_is_set_up_stops_as_it_starts(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="toolbridge.server.web.chats")
+    caplog.set_level(logging.INFO, logger="toolbridge.runs.channels")  # where signals reach a run
     with ScriptedModelServer([]) as model, postgres_schema("runs") as url, ExitStack() as stack:
         a, b = two_servers(tmp_path, model, url, stack)
         on_a, on_b = a.http(), b.http()
@@ -87,7 +87,7 @@ def test_a_run_cancelled_from_another_replica_while_it_is_set_up_stops_as_it_sta
             assert started[0].status_code == 202, started[0].text
             events = stream_b.until("final")
 
-    assert events[0] == {"type": "run_started", "run_id": started[0].json()["run_id"]}
+    assert events[0] == {"type": "run_started", "run_id": started[0].json()["run_id"], "model": "scripted"}
     assert events[-1]["result"]["stop_reason"] == "cancelled"  # the model was never asked
 
 

@@ -36,7 +36,7 @@ def test_a_chat_runs_streams_its_events_and_stores_every_message(tmp_path: Path)
         created = http.post("/api/chats", json={"agent": "default"})
         assert created.status_code == 201
         chat = created.json()
-        assert set(chat) == {"id", "title", "agent", "message_count", "updated_at"}
+        assert set(chat) == {"id", "title", "agent", "model", "answered_by", "message_count", "updated_at"}
         assert chat["agent"] == "default"
         assert chat["message_count"] == 0
 
@@ -48,7 +48,7 @@ def test_a_chat_runs_streams_its_events_and_stores_every_message(tmp_path: Path)
         messages = http.get(f"/api/chats/{chat['id']}/messages").json()
         chats = http.get("/api/chats").json()
 
-    assert run_events[0] == {"type": "run_started", "run_id": posted.json()["run_id"]}
+    assert run_events[0] == {"type": "run_started", "run_id": posted.json()["run_id"], "model": "scripted"}
     assert types(run_events) == [
         "run_started",
         "message_added",
@@ -112,7 +112,7 @@ def test_approval_round_trip_late_joiner_and_busy_chat(tmp_path: Path) -> None:
             with EventReader(server.http(), chat_id) as late:
                 replayed = [late.next() for _ in before]
             assert replayed == before
-            assert replayed[0] == {"type": "run_started", "run_id": run_id}
+            assert replayed[0] == {"type": "run_started", "run_id": run_id, "model": "scripted"}
 
             assert (
                 http.post(f"/api/chats/{chat_id}/approvals/call_unknown", json={"approved": True}).status_code

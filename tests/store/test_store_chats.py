@@ -102,3 +102,34 @@ def test_a_search_finds_title_or_message_text_and_takes_wildcards_literally(stor
     assert found("_and_") == [other.id]
     assert found("k_a") == [other.id]
     assert found("x_y") == []
+
+
+def test_a_chat_keeps_its_model_and_which_model_wrote_each_answer(store: Store, db_url: str) -> None:
+    chat = store.create_chat(agent="helper", model="fast")
+    assert chat.model == "fast"
+    store.append_message(chat.id, UserMessage(content="Hi"), model="fast")  # only answers say who wrote them
+    store.append_message(chat.id, AssistantMessage(content="Hello."), model="fast")
+    assert store.set_chat_model(chat.id, "careful").model == "careful"
+    store.append_message(chat.id, AssistantMessage(content="Hello again."), model="careful")
+    store.append_message(chat.id, UserMessage(content="And?"))
+    with Store(db_url) as reopened:
+        stored = reopened.get_stored_messages(chat.id)
+        (listed,) = reopened.list_chats()
+    assert [entry.model for entry in stored] == [None, "fast", "careful", None]
+    assert (listed.model, listed.answered_by) == ("careful", "careful")
+    assert store.set_chat_model(chat.id, None).model is None  # back to its agent's
+    assert store.get_chat(chat.id).answered_by == "careful"
+    with pytest.raises(ChatNotFoundError):
+        store.set_chat_model(chat.id + 1, "fast")
+
+
+def test_tools_allowed_for_a_chat_stay_with_that_chat(store: Store) -> None:
+    chat, other = store.create_chat(), store.create_chat()
+    assert store.allowed_tools(chat.id) == frozenset()
+    store.allow_tool(chat.id, "files__delete")
+    store.allow_tool(chat.id, "files__delete")  # allowed once is enough
+    store.allow_tool(chat.id, "excel__write")
+    assert store.allowed_tools(chat.id) == {"files__delete", "excel__write"}
+    assert store.allowed_tools(other.id) == frozenset()
+    with pytest.raises(ChatNotFoundError):
+        store.allow_tool(other.id + 1, "files__delete")

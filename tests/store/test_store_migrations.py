@@ -30,7 +30,7 @@ def test_a_fresh_file_is_migrated_to_head(tmp_path: Path) -> None:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         (version,) = db.execute("SELECT version_num FROM alembic_version").fetchone()
     assert {"agents", "chats", "messages", "tool_calls", "users", "api_keys", "alembic_version"} <= tables
-    assert version == head_revision() == "0008_stored_responses"
+    assert version == head_revision() == "0009_chat_models"
 
 
 def test_the_head_revision_read_from_the_file_names_is_alembics() -> None:

@@ -69,6 +69,8 @@ class TerminalSession:
         self._config = config
         self._agent_name = agent
         self._model_name = model
+        self._model_stored = False
+        """The chat's stored model is `_model_name` already."""
         self._approve_everything = approve_everything
         self._instructions = instructions
         self._model_settings = dict(model_settings or {})
@@ -177,6 +179,7 @@ class TerminalSession:
         assert self._portal is not None
         model = resolve_model(name, self._config)
         previous, self.agent.model = self.agent.model, model
+        self._model_name, self._model_stored = name, False
         self._portal.call(previous.aclose)
 
     def set_roots(self, folders: list[str]) -> list[str]:
@@ -194,7 +197,7 @@ class TerminalSession:
         """Start over: the next turn opens a new stored chat with no history."""
         self.history = []
         self._waiting_opening = []
-        self.chat_id = None
+        self.chat_id, self._model_stored = None, False
 
     @property
     def agent(self) -> Agent:
@@ -270,10 +273,20 @@ class TerminalSession:
         store = self.store
         if store is None:
             return None
+        # --model or /model: the chat goes on with it (`ask -c`, `chat --resume`).
+        chosen = None if self._model_stored else self._model_name
         if self.chat_id is None:
-            chat = await anyio.to_thread.run_sync(lambda: store.create_chat(agent=self.agent.definition.name))
+            agent_name = self.agent.definition.name
+            chat = await anyio.to_thread.run_sync(lambda: store.create_chat(agent=agent_name, model=chosen))
             self.chat_id = chat.id
-        return RunRecorder(store, chat_id=self.chat_id, written=len(self.history))
+        elif chosen is not None:
+            chat_id = self.chat_id
+            await anyio.to_thread.run_sync(lambda: store.set_chat_model(chat_id, chosen))
+        self._model_stored = True
+        return self._recorder_of(store, self.chat_id)
+
+    def _recorder_of(self, store: Store, chat_id: int) -> RunRecorder:
+        return RunRecorder(store, chat_id=chat_id, written=len(self.history), model=self.agent.model.name)
 
     async def _store_opening(self, opening: Sequence[Message]) -> RunRecorder:
         store, chat_id = self.store, self.chat_id
@@ -285,7 +298,7 @@ class TerminalSession:
                 store.append_message(chat_id, message)
 
         await anyio.to_thread.run_sync(append)
-        return RunRecorder(store, chat_id=chat_id, written=len(self.history))
+        return self._recorder_of(store, chat_id)
 
     async def _cancel_turn(self) -> None:
         if self._current is not None:

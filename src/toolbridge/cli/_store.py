@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 
@@ -62,17 +62,24 @@ def open_history(db: str | None, config: Path | None) -> Store | None:
     return open_store(db, config)
 
 
+class Continued(NamedTuple):
+    chat_id: int | None
+    """None: a new chat."""
+    agent: str | None
+    model: str | None
+
+
 def chat_to_continue(
-    store: Store, chat_id: int | None, agent: str | None, *, or_new: bool = False
-) -> tuple[int | None, str | None]:
-    """The chat to continue (`chat_id`, or the latest) and the agent to continue it with (the chat's own
-    unless --agent says). With no chat stored yet: `or_new` starts one (`ask -c`, as `llm -c` does, with
-    a note), else the command fails."""
+    store: Store, chat_id: int | None, agent: str | None, model: str | None, *, or_new: bool = False
+) -> Continued:
+    """The chat to continue (`chat_id`, or the latest) and the agent and model to continue it with (the
+    chat's own unless --agent or --model says). With no chat stored yet: `or_new` starts one (`ask -c`,
+    as `llm -c` does, with a note), else the command fails."""
     if chat_id is None:
         latest = store.list_chats(limit=1)
         if not latest and or_new:
             stderr.print("note: no earlier chat to continue; this starts one", markup=False)
-            return None, agent
+            return Continued(None, agent, model)
         if not latest:
             fail(
                 "there is no stored chat to continue yet; start one with `toolbridge ask` or `toolbridge chat`."
@@ -80,7 +87,7 @@ def chat_to_continue(
         chat = latest[0]
     else:
         chat = store.get_chat(chat_id)
-    return chat.id, agent or chat.agent
+    return Continued(chat.id, agent or chat.agent, model or chat.model)
 
 
 def when(moment: datetime) -> str:

@@ -78,10 +78,10 @@ def ask(
     from toolbridge.cli._session import TerminalSession  # the agent stack: only when asking
 
     try:
-        continued, agent = (
-            chat_to_continue(store, None, agent, or_new=True)
+        continued, agent, model = (
+            chat_to_continue(store, None, agent, model, or_new=True)
             if continue_ and store is not None
-            else (None, agent)
+            else (None, agent, model)
         )
         with TerminalSession(
             loaded,

@@ -78,8 +78,10 @@ def chat(
     from toolbridge.cli._session import TerminalSession  # the agent stack: only when chatting
 
     try:
-        resumed, agent = (
-            chat_to_continue(store, chat_id, agent) if resume and store is not None else (None, agent)
+        resumed, agent, model = (
+            chat_to_continue(store, chat_id, agent, model)
+            if resume and store is not None
+            else (None, agent, model)
         )
         with TerminalSession(
             loaded,

@@ -48,7 +48,8 @@ def history(
     config: ConfigOption = None,
     verbose: VerboseOption = False,
 ) -> None:
-    """List stored chats, most recently updated first: id, title, agent, messages, last update."""
+    """List stored chats, most recently updated first: id, title, agent, the model that answered last,
+    messages, last update."""
     setup_logging(verbose)
     if ctx.invoked_subcommand is not None:
         return
@@ -61,12 +62,13 @@ def history(
         found = f"No chat holds {search!r}" if search else "No chats stored yet"
         stdout.print(f"{escape(found)} in {store.safe_url}.")
         return
-    table = Table("id", "title", "agent", "messages", "updated")
+    table = Table("id", "title", "agent", "model", "messages", "updated")
     for chat in chats:
         table.add_row(
             str(chat.id),
             escape(chat.title),
             escape(chat.agent or ""),
+            escape(chat.answered_by or chat.model or ""),
             str(chat.message_count),
             when(chat.updated_at),
         )
@@ -157,12 +159,14 @@ def _message_json(stored: StoredMessage) -> dict[str, Any]:
         "position": stored.position,
         "created_at": stored.created_at.isoformat(),
         **stored.message.model_dump(mode="json"),
+        **({"model": stored.model} if stored.model else {}),
     }
 
 
 def print_message(stored: StoredMessage) -> None:
     message = stored.message
-    stdout.print(f"\n[bold cyan]{message.role}[/] [dim]{when(stored.created_at)}[/]")
+    by = f" [dim]({escape(stored.model)})[/]" if stored.model else ""
+    stdout.print(f"\n[bold cyan]{message.role}[/]{by} [dim]{when(stored.created_at)}[/]")
     if isinstance(message, AssistantMessage):
         if message.reasoning:
             stdout.print(f"[dim italic]{escape(message.reasoning)}[/]")

@@ -10,6 +10,7 @@ The run's tool calls reach the call log through the call pipeline's observer (`C
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
@@ -31,16 +32,20 @@ class RunRecorder:
     Messages before index `written` of the run's transcript are in the store already (the history, and
     the prompt, which is stored before the run starts)."""
 
-    def __init__(self, store: Store, *, chat_id: int, written: int) -> None:
+    def __init__(self, store: Store, *, chat_id: int, written: int, model: str | None = None) -> None:
         self._store = store
         self._chat_id = chat_id
         self._written = written
+        self._model = model
+        """The run's model's name, kept with each answer it writes."""
 
     async def observe(self, event: AgentEvent) -> None:
         if isinstance(event, MessageAddedEvent) and event.index >= self._written:
             self._written = event.index + 1
             try:
-                await anyio.to_thread.run_sync(self._store.append_message, self._chat_id, event.message)
+                await anyio.to_thread.run_sync(
+                    partial(self._store.append_message, self._chat_id, event.message, model=self._model)
+                )
             except StoreError as error:
                 # A finished answer outweighs its record: the run goes on, the store reports itself
                 # degraded (`Store.health()`) and logs the outage once.

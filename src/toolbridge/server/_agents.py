@@ -75,6 +75,10 @@ class AgentCatalog:
             except AgentNotFoundError as error:
                 message = f"{error}. Nor is it a model: {problem}"
                 raise ApiError(404, message, param="model", code="model_not_found") from None
+        return await self.named_model(name)
+
+    async def named_model(self, name: str) -> Model:
+        """The model `name` names (resolved once); a 503 saying why when it cannot be used."""
         async with self._resolving:
             if name not in self._models:
                 try:
@@ -86,11 +90,15 @@ class AgentCatalog:
             return self._models[name]
 
     def model_names(self) -> list[str]:
-        """The config's models, which pass-through requests may name (so may `provider:model`)."""
+        """The config's models: what pass-through requests may name (so may `provider:model`), and
+        what a chat may be switched to."""
         return list(self.config.models)
 
-    async def model_for(self, definition: AgentDefinition) -> Model:
-        """The agent's model, resolved on first use (so one agent's missing key does not stop the server)."""
+    async def model_for(self, definition: AgentDefinition, *, chosen: str | None = None) -> Model:
+        """The agent's model, or the one its chat `chosen`; resolved on first use (so one agent's
+        missing key does not stop the server)."""
+        if chosen is not None:
+            return await self.named_model(chosen)
         agent = self._found.get(definition.name) or CatalogAgent(definition, "built-in")
         async with self._resolving:
             if definition.model not in self._models:

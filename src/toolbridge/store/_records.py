@@ -68,6 +68,10 @@ class ChatSummary(_Record):
     updated_at: datetime
     user_id: int | None = None
     """The user whose chat it is; None without users."""
+    model: str | None = None
+    """The model the chat's runs use; None: its agent's."""
+    answered_by: str | None = None
+    """The model that wrote the chat's latest answer (None before the first, or if not recorded)."""
 
 
 class StoredMessage(_Record):
@@ -77,6 +81,8 @@ class StoredMessage(_Record):
     position: int
     created_at: datetime
     message: Message
+    model: str | None = None
+    """The model that wrote it (assistant messages), as it was named."""
 
 
 class ToolCallLogEntry(_Record):

@@ -106,6 +106,10 @@ class ChatRow(Base):
     user_id: Mapped[int | None] = mapped_column(Integer)
     """Whose chat it is (`users.id`); None for chats made without users, and those of removed users:
     admins'. Not a foreign key: adding one would rebuild this table on SQLite (see migration 0005)."""
+    model: Mapped[str | None] = mapped_column(String(200))
+    """The model its runs use (a name `resolve_model` knows); None: its agent's."""
+    allowed_tools: Mapped[list[str] | None] = mapped_column(JSON)
+    """Tools the user allowed for this chat: their calls run without asking again."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -131,6 +135,9 @@ class MessageRow(Base):
     tool_result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     attachments: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
     """Resources attached to a user message (content parts)."""
+    model: Mapped[str | None] = mapped_column(String(200))
+    """The model that wrote an assistant message, as it was named; None for other messages (and
+    those stored before it was recorded)."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

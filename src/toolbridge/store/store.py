@@ -185,11 +185,16 @@ class Store:
     # -- chats and messages ------------------------------------------------------------------------------
 
     def create_chat(
-        self, *, agent: str | None = None, title: str | None = None, user_id: int | None = None
+        self,
+        *,
+        agent: str | None = None,
+        title: str | None = None,
+        user_id: int | None = None,
+        model: str | None = None,
     ) -> ChatSummary:
         with self.writing() as session:
             title = readable_text(title) if title is not None else None
-            row = ChatRow(agent=agent, title=title, user_id=user_id)
+            row = ChatRow(agent=agent, title=title, user_id=user_id, model=model)
             session.add(row)
             session.flush()
             return ChatSummary(
@@ -200,10 +205,12 @@ class Store:
                 created_at=row.created_at,
                 updated_at=row.updated_at,
                 user_id=user_id,
+                model=model,
             )
 
-    def append_message(self, chat_id: int, message: Message) -> StoredMessage:
-        """Store `message` after the chat's last one, committed before this returns.
+    def append_message(self, chat_id: int, message: Message, *, model: str | None = None) -> StoredMessage:
+        """Store `message` after the chat's last one, committed before this returns; `model`: the
+        model that wrote it (kept for assistant messages).
 
         Concurrent appends to one chat take turns: the chat's row is locked (`FOR UPDATE`; on SQLite the
         write transaction already is) before the last position is read, so no two get the same one.
@@ -214,11 +221,16 @@ class Store:
                 raise ChatNotFoundError(chat_id)
             last = session.scalar(select(func.max(MessageRow.position)).where(MessageRow.chat_id == chat_id))
             row = row_from_message(message, chat_id=chat_id, position=0 if last is None else last + 1)
+            row.model = model if message.role == "assistant" else None
             session.add(row)
             chat.updated_at = utcnow()
             session.flush()
             return StoredMessage(
-                chat_id=chat_id, position=row.position, created_at=row.created_at, message=message
+                chat_id=chat_id,
+                position=row.position,
+                created_at=row.created_at,
+                message=message,
+                model=row.model,
             )
 
     def get_chat(self, chat_id: int) -> ChatSummary:
@@ -263,6 +275,31 @@ class Store:
             chat.title = readable_text(title) if title is not None else None
         return self.get_chat(chat_id)
 
+    def set_chat_model(self, chat_id: int, model: str | None) -> ChatSummary:
+        """Set the model the chat's runs use; None goes back to its agent's."""
+        with self.writing() as session:
+            self._chat_row(session, chat_id).model = model
+        return self.get_chat(chat_id)
+
+    def allow_tool(self, chat_id: int, tool: str) -> None:
+        """Let the chat's calls of `tool` run without asking again."""
+        with self.writing() as session:
+            chat = self._chat_row(session, chat_id, for_update=True)
+            if tool not in (allowed := chat.allowed_tools or []):
+                chat.allowed_tools = [*allowed, tool]
+
+    def allowed_tools(self, chat_id: int) -> frozenset[str]:
+        """The tools allowed for the chat (`allow_tool`)."""
+        with self.reading() as session:
+            return frozenset(self._chat_row(session, chat_id).allowed_tools or ())
+
+    @staticmethod
+    def _chat_row(session: Session, chat_id: int, *, for_update: bool = False) -> ChatRow:
+        chat = session.get(ChatRow, chat_id, with_for_update=for_update)
+        if chat is None:
+            raise ChatNotFoundError(chat_id)
+        return chat
+
     def delete_chat(self, chat_id: int) -> None:
         """Delete the chat and its messages; its tool-call log entries stay, unlinked."""
         with self.writing() as session:
@@ -297,7 +334,11 @@ class Store:
             )
             return [
                 StoredMessage(
-                    chat_id=chat_id, position=r.position, created_at=r.created_at, message=message_from_row(r)
+                    chat_id=chat_id,
+                    position=r.position,
+                    created_at=r.created_at,
+                    message=message_from_row(r),
+                    model=r.model,
                 )
                 for r in rows
             ]
@@ -430,8 +471,9 @@ def _agent_record(row: AgentRow) -> AgentRecord:
     return AgentRecord(definition=definition, created_at=row.created_at, updated_at=row.updated_at)
 
 
-def _chat_summaries() -> Select[ChatRow, int, str | None]:
-    """ChatRow plus its message count and first user message, as correlated subqueries (portable SQL)."""
+def _chat_summaries() -> Select[ChatRow, int, str | None, str | None]:
+    """ChatRow plus its message count, first user message and the model of its latest answer, as
+    correlated subqueries (portable SQL)."""
     count = select(func.count()).where(MessageRow.chat_id == ChatRow.id).correlate(ChatRow).scalar_subquery()
     first_user = (
         select(MessageRow.content)
@@ -441,11 +483,19 @@ def _chat_summaries() -> Select[ChatRow, int, str | None]:
         .correlate(ChatRow)
         .scalar_subquery()
     )
-    return select(ChatRow, count, first_user)
+    answered_by = (
+        select(MessageRow.model)
+        .where(MessageRow.chat_id == ChatRow.id, MessageRow.model.is_not(None))
+        .order_by(MessageRow.position.desc())
+        .limit(1)
+        .correlate(ChatRow)
+        .scalar_subquery()
+    )
+    return select(ChatRow, count, first_user, answered_by)
 
 
-def _chat_summary(found: Row[ChatRow, int, str | None]) -> ChatSummary:
-    chat, message_count, first_user = found
+def _chat_summary(found: Row[ChatRow, int, str | None, str | None]) -> ChatSummary:
+    chat, message_count, first_user, answered_by = found
     title = chat.title or _title_from(first_user or "")
     return ChatSummary(
         id=chat.id,
@@ -455,6 +505,8 @@ def _chat_summary(found: Row[ChatRow, int, str | None]) -> ChatSummary:
         created_at=chat.created_at,
         updated_at=chat.updated_at,
         user_id=chat.user_id,
+        model=chat.model,
+        answered_by=answered_by,
     )
 
 

@@ -243,13 +243,13 @@ class ChatHub:
 
         agent = self._agent(chat, channel, definition, model, meter)
         events = agent.stream(content, history=history, attachments=opening.attachments)
-        recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1)
+        recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1, model=model.name)
 
         async def start() -> tuple[AgentStream, RunRecorder]:
             return events, recorder
 
         channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver, replica=self.replica)
-        channel.publish(json.dumps({"type": "run_started", "run_id": run_id}))
+        channel.publish(json.dumps({"type": "run_started", "run_id": run_id, "model": model.name}))
         self._runs.start_soon(
             self._run, chat_id, channel, run_id, start, meter, name=f"chat {chat_id} run {run_id}"
         )
@@ -280,13 +280,13 @@ class ChatHub:
         chat_id = taken.chat_id
         chat = await anyio.to_thread.run_sync(self._store.get_chat, chat_id)
         definition = await self._catalog.definition(chat.agent or "default", param="agent")
-        model = await self._catalog.model_for(definition)
+        model = await self._catalog.model_for(definition, chosen=chat.model)
         pool = self._catalog.calls.registry.pool
         history = await resume_turn(self._store, pool, definition, taken, channel)
         stream = self._agent(chat, channel, definition, model, meter).stream(
             None, history=well_formed(history)
         )
-        return stream, RunRecorder(self._store, chat_id=chat_id, written=len(history))
+        return stream, RunRecorder(self._store, chat_id=chat_id, written=len(history), model=model.name)
 
     async def _set_up(
         self, chat: ChatSummary, channel: Channel, run_id: str, opening: Opening, content: str
@@ -299,7 +299,7 @@ class ChatHub:
         channel.claimed = True
         definition = await self._catalog.definition(chat.agent or "default", param="agent")
         try:
-            model = await self._catalog.model_for(definition)
+            model = await self._catalog.model_for(definition, chosen=chat.model)
         except ToolbridgeError as error:
             raise ApiError(503, f"agent {definition.name!r} has no usable model: {error}") from error
         history = await anyio.to_thread.run_sync(self._store.get_history, chat.id)

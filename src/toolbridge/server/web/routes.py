@@ -48,6 +48,8 @@ class NewChat(BaseModel):
 
     agent: str = "default"
     title: str | None = None
+    model: str | None = None
+    """One of GET /api/models; None: the agent's."""
 
 
 class NewMessage(BaseModel):
@@ -61,10 +63,14 @@ class NewMessage(BaseModel):
 
 
 class ChatChanges(BaseModel):
+    """What changes: only the fields given."""
+
     model_config = ConfigDict(extra="forbid")
 
-    title: str | None = Field(max_length=500)
+    title: str | None = Field(default=None, max_length=500)
     """The chat's new title; null goes back to its first message."""
+    model: str | None = None
+    """The model its next runs use, one of GET /api/models; null goes back to its agent's."""
 
 
 class ApprovalAnswer(BaseModel):
@@ -84,7 +90,33 @@ class ServerRequestAnswer(BaseModel):
 
 
 def _chat_json(chat: ChatSummary) -> dict[str, Any]:
-    return chat.model_dump(mode="json", include={"id", "title", "agent", "message_count", "updated_at"})
+    return chat.model_dump(
+        mode="json", include={"id", "title", "agent", "model", "answered_by", "message_count", "updated_at"}
+    )
+
+
+def _chosen_model(state: ServerState, name: str | None) -> str | None:
+    """`name` when a chat may use it (the config's models; None: the agent's), else a 422 listing them."""
+    choices = state.catalog.model_names()
+    if name is None or name in choices:
+        return name
+    offered = (
+        ", ".join(choices) or "none: the config has no `models` section, so chats use their agents' models"
+    )
+    raise ApiError(422, f"model {name!r} is not one a chat may use; the choices are {offered}", param="model")
+
+
+@router.get("/models")
+async def list_models(request: Request) -> dict[str, Any]:
+    """The models a chat may be switched to (the config's `models`) and the config's default."""
+    config = ServerState.of(request).catalog.config
+    return {
+        "models": [
+            {"name": name, "provider": entry.provider, "model": entry.model}
+            for name, entry in config.models.items()
+        ],
+        "default": config.default_model,
+    }
 
 
 @router.get("/agents")
@@ -136,18 +168,34 @@ async def create_chat(request: Request) -> dict[str, Any]:
     body = await read_body(request, NewChat)
     state = ServerState.of(request)
     definition = await state.catalog.definition(body.agent, param="agent")
+    model = _chosen_model(state, body.model)
     owner = caller_of(request).user_id
     chat = await anyio.to_thread.run_sync(
-        lambda: state.store.create_chat(agent=definition.name, title=body.title, user_id=owner)
+        lambda: state.store.create_chat(agent=definition.name, title=body.title, user_id=owner, model=model)
     )
     return _chat_json(chat)
 
 
 @chat_router.patch("")
-async def rename_chat(chat: OwnedChat, request: Request) -> dict[str, Any]:
+async def change_chat(chat: OwnedChat, request: Request) -> dict[str, Any]:
+    """Rename the chat, or switch its model (its next run uses it)."""
     body = await read_body(request, ChatChanges)
-    store = ServerState.of(request).store
-    return _chat_json(await anyio.to_thread.run_sync(store.rename_chat, chat.id, body.title))
+    state = ServerState.of(request)
+    store = state.store
+    given = body.model_fields_set
+    if not given:
+        raise ApiError(400, "nothing to change: give a title or a model", param="title")
+    model = _chosen_model(state, body.model) if "model" in given else None
+
+    def change() -> ChatSummary:
+        changed = chat
+        if "title" in given:
+            changed = store.rename_chat(chat.id, body.title)
+        if "model" in given:
+            changed = store.set_chat_model(chat.id, model)
+        return changed
+
+    return _chat_json(await anyio.to_thread.run_sync(change))
 
 
 @chat_router.delete("", status_code=204)
@@ -161,8 +209,12 @@ async def delete_chat(chat: OwnedChat, request: Request) -> Response:
 
 @chat_router.get("/messages")
 async def chat_messages(chat: OwnedChat, request: Request) -> list[dict[str, Any]]:
-    messages = await anyio.to_thread.run_sync(ServerState.of(request).store.get_messages, chat.id)
-    return [message.model_dump(mode="json") for message in messages]
+    stored = await anyio.to_thread.run_sync(ServerState.of(request).store.get_stored_messages, chat.id)
+    # An answer says which model wrote it.
+    return [
+        {**one.message.model_dump(mode="json"), **({"model": one.model} if one.model else {})}
+        for one in stored
+    ]
 
 
 @chat_router.post("/messages", status_code=202)
