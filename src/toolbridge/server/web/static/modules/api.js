@@ -34,12 +34,22 @@ export class Api {
     return this.json("PATCH", `/api/chats/${encodeURIComponent(chatId)}`, { title });
   }
 
+  /** The models a chat may use: {models: [{name, provider, model}], default}. */
+  models() {
+    return this.json("GET", "/api/models");
+  }
+
+  /** `model`: one of `models()`, or null for the chat's agent's. */
+  setChatModel(chatId, model) {
+    return this.json("PATCH", `/api/chats/${encodeURIComponent(chatId)}`, { model });
+  }
+
   deleteChat(chatId) {
     return this.json("DELETE", `/api/chats/${encodeURIComponent(chatId)}`);
   }
 
-  createChat(agent) {
-    return this.json("POST", "/api/chats", { agent });
+  createChat(agent, model = null) {
+    return this.json("POST", "/api/chats", { agent, model });
   }
 
   messages(chatId) {

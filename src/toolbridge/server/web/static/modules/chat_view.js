@@ -8,6 +8,7 @@
 
 import { ComposerContent } from "./composer_content.js";
 import { INTERRUPTED, LiveRun } from "./live_run.js";
+import { ModelPicker } from "./model_picker.js";
 import { openingQuestionAnswered, showOpeningQuestion } from "./opening_question.js";
 import { Transcript } from "./transcript.js";
 
@@ -42,6 +43,7 @@ export class ChatView {
       chips: elements.composerChips,
       reportError,
     });
+    this.models = new ModelPicker({ select: elements.modelSelect, api, reportError });
     this.bindComposer();
   }
 
@@ -57,6 +59,7 @@ export class ChatView {
     const agent = this.selectedAgent();
     this.elements.title.textContent = "New chat";
     this.elements.subtitle.textContent = agent ? `with ${agent.name}` : "";
+    this.models.show(null, agent);
     this.transcript.showEmptyState(agent);
     this.elements.input.focus();
   }
@@ -68,6 +71,7 @@ export class ChatView {
     this.setRunning(false);
     this.elements.title.textContent = chat.title || "New chat";
     this.elements.subtitle.textContent = chat.agent ? `with ${chat.agent}` : "";
+    this.models.show(chat, this.selectedAgent());
     const messages = await this.api.messages(chat.id);
     if (this.chat !== chat) return; // another chat was opened meanwhile
     this.storedMessages = messages;
@@ -91,7 +95,7 @@ export class ChatView {
     this.setRunning(true);
     try {
       if (!this.chat) await this.createChat();
-      await this.streamOpened;
+      await Promise.all([this.streamOpened, this.models.saved]);
       if (!prompt) {
         this.transcript.addUserMessage(text, attachments);
         this.pendingPrompt = text;
@@ -123,7 +127,8 @@ export class ChatView {
 
   async createChat() {
     const agent = this.selectedAgent();
-    this.chat = await this.api.createChat(agent?.name ?? "default");
+    this.chat = await this.api.createChat(agent?.name ?? "default", this.models.chosen);
+    this.models.show(this.chat, agent);
     this.storedMessages = [];
     this.elements.title.textContent = this.chat.title || "New chat";
     this.transcript.clear();

@@ -18,6 +18,7 @@ export class LiveRun {
     this.onPrompt = onPrompt;
     this.onFinished = onFinished;
     this.turn = null;
+    this.model = null;
     this.finished = false;
     this.calls = new CallCards();
   }
@@ -35,6 +36,7 @@ export class LiveRun {
     if (!this.turn) {
       this.turn = this.transcript.startAssistantTurn();
       this.turn.setWorking(!this.finished);
+      if (this.model) this.turn.setModel(this.model);
     }
     return this.turn;
   }
@@ -69,7 +71,9 @@ export class LiveRun {
 }
 
 const HANDLERS = {
-  run_started: () => {},
+  run_started: (run, event) => {
+    run.model = event.model ?? null; // the answer says which model wrote it
+  },
   message_added: (run, event) => {
     if (event.message?.role === "user") run.onPrompt(event.index, event.message);
   },

@@ -50,6 +50,7 @@ export class Transcript {
         turn = null;
       } else if (message.role === "assistant") {
         turn ??= this.startAssistantTurn();
+        if (message.model) turn.setModel(message.model);
         if (message.reasoning) turn.appendReasoning(message.reasoning);
         if (message.content) turn.appendText(message.content);
         for (const call of message.tool_calls ?? []) turn.addToolCard(this.createCard(call, null, this.turnCards));
@@ -174,10 +175,11 @@ export class CallCards {
 export class AssistantTurn {
   constructor({ copyable = false } = {}) {
     this.body = el("div", { class: "message-body" });
+    this.modelLabel = el("span", { class: "answer-model muted", dataset: { testid: "answer-model" }, hidden: true });
     this.element = el(
       "div",
       { class: "message assistant", dataset: { testid: "assistant-message" } },
-      el("div", { class: "message-author" }, "Assistant"),
+      el("div", { class: "message-author" }, "Assistant", this.modelLabel),
       this.body,
       copyable && messageActions([["Copy", "copy-answer", (button) => this.copy(button)]]),
     );
@@ -194,6 +196,12 @@ export class AssistantTurn {
       button.textContent = "Copy failed";
     }
     setTimeout(() => (button.textContent = "Copy"), 1500);
+  }
+
+  /** Which model wrote the answer (the last, when several did). */
+  setModel(name) {
+    this.modelLabel.textContent = ` · ${name}`;
+    this.modelLabel.hidden = false;
   }
 
   appendText(text) {
