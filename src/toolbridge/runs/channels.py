@@ -25,6 +25,8 @@ logger = logging.getLogger(__name__)
 class PendingApproval:
     answered: anyio.Event = field(default_factory=anyio.Event)
     approved: bool = False
+    for_chat: bool = False
+    """Approved with the chat's later calls of the same tool."""
 
 
 @dataclass
@@ -97,12 +99,13 @@ class Channel:
     def pending(self, call_id: str) -> PendingApproval:
         return self.approvals.setdefault(call_id, PendingApproval())
 
-    def decide(self, call_id: str, approved: bool) -> bool:
-        """Answer the call's approval when it waits here for one; False when it does not."""
+    def decide(self, call_id: str, approved: bool, *, for_chat: bool = False) -> bool:
+        """Answer the call's approval when it waits here for one (`for_chat`: and allow its tool for the
+        rest of the chat); False when it does not."""
         pending = self.approvals.get(call_id)
         if pending is None or pending.answered.is_set():
             return False
-        pending.approved = approved
+        pending.approved, pending.for_chat = approved, approved and for_chat
         pending.answered.set()
         return True
 
@@ -173,7 +176,7 @@ class LiveChats:
             if take is not None:
                 take(signal)
         elif signal.call_id is not None:
-            channel.decide(signal.call_id, signal.kind == "approve")
+            channel.decide(signal.call_id, signal.kind != "deny", for_chat=signal.kind == "allow")
 
     def run_lost(self, run_id: str) -> None:
         channel = self.owning(run_id)

@@ -54,7 +54,8 @@ __all__ = [
 ]
 
 RunStatus = Literal["running", "completed", "cancelled", "failed", "interrupted"]
-SignalKind = Literal["cancel", "approve", "deny", "answer"]
+SignalKind = Literal["cancel", "approve", "allow", "deny", "answer"]
+"""`allow`: approve the call, and the chat's later calls of its tool without asking."""
 INTERRUPTED_MESSAGE = "interrupted: the server running it stopped; its completed steps are kept"
 
 Sessions = Callable[[], AbstractContextManager[Session]]

@@ -261,7 +261,7 @@ class ChatHub:
         """The agent of one run of the chat: its approvals wait in `channel`, its tokens go to `meter`."""
 
         async def approve(request: ApprovalRequest) -> bool:
-            return await self._wait_for_answer(channel, request)
+            return await self._wait_for_answer(chat.id, channel, request)
 
         return self._catalog.agent(
             MeteredModel(model, meter),
@@ -405,17 +405,26 @@ class ChatHub:
         self.live.release(chat_id, channel)
         self.live.changed()
 
-    async def _wait_for_answer(self, channel: Channel, request: ApprovalRequest) -> bool:
+    async def _wait_for_answer(self, chat_id: int, channel: Channel, request: ApprovalRequest) -> bool:
+        tool = request.tool.name
+        if tool in await anyio.to_thread.run_sync(self._store.allowed_tools, chat_id):
+            return True  # allowed for this chat earlier (the events still say it was asked and approved)
         pending = channel.pending(request.call.id)
         with anyio.move_on_after(self._settings.approval_timeout):
             await pending.answered.wait()
         channel.approvals.pop(request.call.id, None)
+        if pending.for_chat:
+            await anyio.to_thread.run_sync(self._store.allow_tool, chat_id, tool)
         return pending.approved
 
-    async def answer(self, chat: ChatSummary, call_id: str, approved: bool) -> None:
+    async def answer(
+        self, chat: ChatSummary, call_id: str, approved: bool, *, for_chat: bool = False
+    ) -> None:
+        """Answer a call waiting for approval in the chat's run, on whichever replica it runs; `for_chat`
+        (with `approved`): its tool's later calls in this chat run without asking."""
         chat_id = chat.id
         channel = self.live.peek(chat_id)
-        if channel.decide(call_id, approved):
+        if channel.decide(call_id, approved, for_chat=for_chat):
             return
         missing = ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
         if channel.run_id is not None:
@@ -424,7 +433,10 @@ class ChatHub:
         if run is None or not await anyio.to_thread.run_sync(self._ledger.awaiting_approval, run.id, call_id):
             raise missing
         if not await anyio.to_thread.run_sync(
-            self._ledger.signal, run.id, "approve" if approved else "deny", call_id
+            self._ledger.signal,
+            run.id,
+            "deny" if not approved else "allow" if for_chat else "approve",
+            call_id,
         ):
             raise missing
 

@@ -77,6 +77,8 @@ class ApprovalAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     approved: bool
+    for_chat: bool = False
+    """With `approved`: the chat's later calls of the same tool run without asking."""
 
 
 class ServerRequestAnswer(BaseModel):
@@ -258,7 +260,11 @@ async def chat_events(chat: OwnedChat, request: Request) -> StreamingResponse:
 @chat_router.post("/approvals/{call_id}", status_code=204)
 async def answer_approval(chat: OwnedChat, call_id: str, request: Request) -> Response:
     body = await read_body(request, ApprovalAnswer)
-    await ServerState.of(request).chats.answer(chat, call_id, body.approved)
+    if body.for_chat and not body.approved:
+        raise ApiError(
+            400, "for_chat allows a tool for the chat: send it with approved: true", param="for_chat"
+        )
+    await ServerState.of(request).chats.answer(chat, call_id, body.approved, for_chat=body.for_chat)
     return Response(status_code=204)
 
 

@@ -78,9 +78,10 @@ export class Api {
     return this.json("POST", `/api/chats/${encodeURIComponent(chatId)}/cancel`);
   }
 
-  decideApproval(chatId, callId, approved) {
+  /** `forChat` (with `approved`): the chat's later calls of the same tool run without asking. */
+  decideApproval(chatId, callId, approved, forChat = false) {
     const path = `/api/chats/${encodeURIComponent(chatId)}/approvals/${encodeURIComponent(callId)}`;
-    return this.json("POST", path, { approved });
+    return this.json("POST", path, forChat ? { approved, for_chat: true } : { approved });
   }
 
   answerServerRequest(chatId, requestId, answer) {

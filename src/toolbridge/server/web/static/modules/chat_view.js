@@ -29,7 +29,7 @@ export class ChatView {
     this.liveRun = null;
     this.subscription = null;
     this.transcript = new Transcript(elements.transcript, {
-      onDecision: (callId, approved) => this.api.decideApproval(this.chat.id, callId, approved),
+      onDecision: (callId, approved, forChat) => this.api.decideApproval(this.chat.id, callId, approved, forChat),
       onServerAnswer: (requestId, answer) => this.api.answerServerRequest(this.chat.id, requestId, answer),
       onEdit: (text) => this.editMessage(text),
       onRetry: (text) => this.send(text),

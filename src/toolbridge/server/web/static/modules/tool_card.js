@@ -27,7 +27,8 @@ const ONE_LINE_ARGUMENTS_CHARS = 90;
 const LONG_ARGUMENTS_LINES = 8;
 
 export class ToolCard {
-  /** `onDecision(approved)` sends the user's answer to an approval request; it returns a promise. */
+  /** `onDecision(approved, forChat)` sends the user's answer to an approval request (`forChat`: allow the
+   * tool for the rest of the chat); it returns a promise. */
   constructor({ call, server = null, onDecision = null }) {
     this.call = call;
     this.onDecision = onDecision;
@@ -91,24 +92,31 @@ export class ToolCard {
   requestApproval(reason) {
     this.setState("approval");
     const approve = el("button", { type: "button", class: "button primary", dataset: { testid: "approve-button" } }, "Approve");
+    const allow = el(
+      "button",
+      { type: "button", class: "button", dataset: { testid: "allow-for-chat-button" }, title: `Run ${this.call.name} in this chat from now on without asking` },
+      "Allow for this chat",
+    );
     const deny = el("button", { type: "button", class: "button danger", dataset: { testid: "deny-button" } }, "Deny");
+    const buttons = [approve, allow, deny];
     const status = el("span", { class: "tool-approval-status", role: "status" });
-    const decide = async (approved) => {
-      approve.disabled = deny.disabled = true;
-      status.textContent = approved ? "Approving…" : "Denying…";
+    const decide = async (approved, forChat = false) => {
+      for (const button of buttons) button.disabled = true;
+      status.textContent = forChat ? "Allowing for this chat…" : approved ? "Approving…" : "Denying…";
       try {
-        await this.onDecision?.(approved);
+        await this.onDecision?.(approved, forChat);
       } catch (error) {
         status.textContent = `Could not send the answer: ${error.message}`;
-        approve.disabled = deny.disabled = false;
+        for (const button of buttons) button.disabled = false;
       }
     };
     approve.addEventListener("click", () => decide(true));
+    allow.addEventListener("click", () => decide(true, true));
     deny.addEventListener("click", () => decide(false));
     replaceChildren(
       this.approvalBox,
       el("p", { class: "tool-approval-reason" }, "Run this call? ", el("span", { class: "muted" }, `(${reason})`)),
-      el("div", { class: "tool-approval-actions" }, approve, deny, status),
+      el("div", { class: "tool-approval-actions" }, buttons, status),
     );
   }
 

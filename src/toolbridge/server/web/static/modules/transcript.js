@@ -8,7 +8,7 @@ import { renderMarkdown } from "./markdown.js";
 import { ToolCard } from "./tool_card.js";
 
 export class Transcript {
-  /** `onDecision(callId, approved)` answers an approval request for one of the cards;
+  /** `onDecision(callId, approved, forChat)` answers an approval request for one of the cards;
    * `onServerAnswer(requestId, {action, content})` a server's question shown in one;
    * `onEdit(text)` and `onRetry(text)` a user message's actions (none without them). */
   constructor(container, { onDecision, onServerAnswer, onEdit, onRetry }) {
@@ -118,7 +118,7 @@ export class Transcript {
 
   /** A new card for `call`, kept in `turnCards` (the turn's or a live run's) as its id's latest. */
   createCard(call, server, turnCards) {
-    const card = new ToolCard({ call, server, onDecision: (approved) => this.onDecision(call.id, approved) });
+    const card = new ToolCard({ call, server, onDecision: (approved, forChat) => this.onDecision(call.id, approved, forChat) });
     this.cards.add(card);
     turnCards.add(call.id, card);
     return card;
