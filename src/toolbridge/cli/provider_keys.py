@@ -16,7 +16,17 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from toolbridge.cli._common import JsonOption, errors_reported, fail, print_json, stderr, stdout
+from toolbridge.cli._common import (
+    ConfigOption,
+    JsonOption,
+    VerboseOption,
+    errors_reported,
+    fail,
+    print_json,
+    setup_logging,
+    stderr,
+    stdout,
+)
 from toolbridge.cli.app import app
 from toolbridge.models.provider_keys import (
     known_provider,
@@ -34,6 +44,13 @@ provider_keys_app = typer.Typer(
 )
 app.add_typer(provider_keys_app, name="provider-keys")
 
+
+@provider_keys_app.callback()
+def provider_keys(config: ConfigOption = None, verbose: VerboseOption = False) -> None:
+    """Model providers' API keys stored on this machine."""
+    setup_logging(verbose)
+
+
 ProviderArgument = Annotated[
     str, typer.Argument(metavar="NAME", help=f"The provider: {', '.join(provider_names())}.")
 ]
@@ -43,8 +60,11 @@ ProviderArgument = Annotated[
 def set_key(
     name: ProviderArgument,
     given: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
+    config: ConfigOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Store NAME's API key, typed at a hidden prompt (or piped in: `... | toolbridge provider-keys set NAME`)."""
+    setup_logging(verbose)
     if given:
         fail(
             "give the key at the prompt or on stdin, not on the command line, where it would stay in "
@@ -77,8 +97,9 @@ def _read_key(provider: str) -> str:
 
 
 @provider_keys_app.command("list")
-def list_keys(json: JsonOption = False) -> None:
+def list_keys(json: JsonOption = False, config: ConfigOption = None, verbose: VerboseOption = False) -> None:
     """The providers that have a key here, where each comes from, and its last four characters."""
+    setup_logging(verbose)
     path = provider_keys_file()
     with errors_reported():
         stored = stored_provider_keys()
@@ -110,8 +131,9 @@ def list_keys(json: JsonOption = False) -> None:
 
 
 @provider_keys_app.command("remove")
-def remove_key(name: ProviderArgument) -> None:
+def remove_key(name: ProviderArgument, config: ConfigOption = None, verbose: VerboseOption = False) -> None:
     """Forget the key stored for NAME (an environment variable stays as it is)."""
+    setup_logging(verbose)
     with errors_reported():
         provider = known_provider(name).name
         removed = remove_provider_key(provider)
@@ -121,6 +143,7 @@ def remove_key(name: ProviderArgument) -> None:
 
 
 @provider_keys_app.command("path")
-def path() -> None:
+def path(config: ConfigOption = None, verbose: VerboseOption = False) -> None:
     """Print where the keys are stored (`$TOOLBRIDGE_KEYS_FILE` overrides it)."""
+    setup_logging(verbose)
     stdout.out(str(provider_keys_file()), highlight=False)
