@@ -112,3 +112,31 @@ def test_with_no_model_configured_a_stored_openai_key_picks_openai(
     store_provider_key("openai", STORED)
     model = resolve_model()
     assert (model.profile.name, model.provider.api_key_from) == ("openai", STORED_KEY_SOURCE)  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+async def test_the_stored_key_is_what_the_request_carries(
+    keys_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import httpx2
+
+    from toolbridge.models import ModelRequest, OpenAIChatModel, TextDelta
+    from toolbridge.testing import ScriptedModelServer, Turn
+    from toolbridge.types import UserMessage
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    store_provider_key("openai", STORED)
+    sent: list[str] = []
+
+    async def record(request: httpx2.Request) -> None:
+        sent.append(request.headers["authorization"])
+
+    async with (
+        httpx2.AsyncClient(event_hooks={"request": [record]}) as client,
+        ScriptedModelServer([Turn.text("hello")]) as server,
+    ):
+        provider = Provider("openai", base_url=server.base_url, http_client=client, max_retries=0)
+        model = OpenAIChatModel("gpt-test", provider=provider)
+        async with model.stream(ModelRequest(messages=[UserMessage(content="hi")])) as events:
+            text = "".join([event.text async for event in events if isinstance(event, TextDelta)])
+    assert (text, sent) == ("hello", [f"Bearer {STORED}"])
