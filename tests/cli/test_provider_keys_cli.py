@@ -11,7 +11,17 @@ import pytest
 from cli_helpers import TOOLBRIDGE, environment, in_process, toolbridge
 from terminal import Terminal
 
+from toolbridge.models.provider_profiles import PROFILES
+
 KEY = "sk-test-abcdefghijklmnop-4321"
+
+
+@pytest.fixture(autouse=True)
+def no_provider_keys_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`list` shows the providers' variables too: the developer's own would show up among the rows."""
+    for profile in PROFILES.values():
+        if profile.api_key_env:
+            monkeypatch.delenv(profile.api_key_env, raising=False)
 
 
 def keys_file(tmp_path: Path) -> Path:
