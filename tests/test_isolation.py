@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from toolbridge.cli._history_setting import settings_file
 from toolbridge.config.loader import find_config_file
+from toolbridge.mcp.oauth import default_token_file
+from toolbridge.models.provider_keys import provider_keys_file
 from toolbridge.models.tool_modes import cache_dir
 from toolbridge.store import default_database_url
 
@@ -23,6 +26,8 @@ def test_the_default_places_are_inside_the_temporary_home(away_from_the_user: Pa
     database = Path(default_database_url().removeprefix("sqlite:///"))
     assert database.is_relative_to(away_from_the_user)
     assert cache_dir().is_relative_to(away_from_the_user)
+    for secret_or_setting in (provider_keys_file(), settings_file(), default_token_file()):
+        assert secret_or_setting.is_relative_to(away_from_the_user)
 
 
 @pytest.mark.slow

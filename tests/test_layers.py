@@ -42,6 +42,7 @@ RANK = {name: rank for rank, name in enumerate(ORDER)} | {
     "_values": 0,
     "_request_guard": 0,
     "_token": 0,
+    "_private_file": 0,
     "_http_client": 0,
     "_aiohttp_client": 0,
     "_extras": 0,

@@ -219,7 +219,7 @@ def test_python_snippet_runs(snippet: str, scratch: tuple[Path, dict[str, str]])
 @pytest.mark.parametrize("line", command_lines())
 def test_command_line_names_real_commands_and_options(line: str) -> None:
     words = shlex.split(_BRACKETS.sub(" ", line.split(" | ")[-1]))[1:]
-    command = [word for word in words[:2] if re.fullmatch(r"[a-z]+", word)]
+    command = [word for word in words[:2] if re.fullmatch(r"[a-z][a-z-]*", word)]
     if len(command) == 2 and command[1] not in (
         "show",
         "create",

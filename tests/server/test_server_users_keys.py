@@ -39,14 +39,14 @@ def test_the_cli_adds_lists_and_removes_users_and_keys_stored_hashed(tmp_path: P
     assert len(key) > 40
     users = cli_json(db, "users", "list")
     assert [(u["name"], u["admin"], u["keys"]) for u in users] == [("alice", True, 1)]
-    keys = cli_json(db, "keys", "list")
+    keys = cli_json(db, "access-keys", "list")
     assert [(k["prefix"], k["label"], k["user"], k["last_used_at"]) for k in keys] == [
         (key.split("_")[1], "laptop", "alice", None)
     ]
     # Only the hash is stored: the key's secret is nowhere in the database file.
     assert key.split("_", 2)[2].encode() not in (tmp_path / "toolbridge.db").read_bytes()
-    assert "Revoked key" in cli(db, "keys", "revoke", keys[0]["prefix"])
-    assert cli_json(db, "keys", "list")[0]["revoked_at"] is not None
+    assert "Revoked key" in cli(db, "access-keys", "revoke", keys[0]["prefix"])
+    assert cli_json(db, "access-keys", "list")[0]["revoked_at"] is not None
     assert cli_json(db, "users", "list")[0]["keys"] == 0
     cli(db, "users", "remove", "alice")
     assert cli_json(db, "users", "list") == []
@@ -64,7 +64,7 @@ def test_with_a_user_every_request_needs_a_live_key(tmp_path: Path) -> None:
 
         missing = anonymous.get("/api/chats")
         assert missing.status_code == 401
-        assert "toolbridge keys create" in missing.json()["error"]["message"]
+        assert "toolbridge access-keys create" in missing.json()["error"]["message"]
         wrong = key[:-4] + "AAAA"
         assert anonymous.get("/api/chats", headers=bearer(wrong)).status_code == 401
         assert anonymous.get("/api/chats", headers=bearer("tbk_nonsense")).status_code == 401
@@ -76,10 +76,10 @@ def test_with_a_user_every_request_needs_a_live_key(tmp_path: Path) -> None:
         assert answer.choices[0].message.content == "Hello, alice."
         with pytest.raises(openai.AuthenticationError):
             openai.OpenAI(base_url=f"{server.url}/v1", api_key="sk-wrong", max_retries=0).models.list()
-        assert cli_json(db, "keys", "list")[0]["last_used_at"] is not None
+        assert cli_json(db, "access-keys", "list")[0]["last_used_at"] is not None
 
         prefix = key.split("_")[1]
-        cli(db, "keys", "revoke", prefix)
+        cli(db, "access-keys", "revoke", prefix)
         revoked = anonymous.get("/api/chats", headers=bearer(key))
         assert revoked.status_code == 401
         assert "revoked" in revoked.json()["error"]["message"]
@@ -129,7 +129,7 @@ def test_a_key_is_accepted_when_its_last_use_cannot_be_written(
 
     assert [a.choices[0].message.content for a in answers] == ["Hello, alice.", "Hello again."]
     assert listed.status_code == 200
-    assert cli_json(db_of(tmp_path), "keys", "list")[0]["last_used_at"] is None
+    assert cli_json(db_of(tmp_path), "access-keys", "list")[0]["last_used_at"] is None
     failures = [r for r in caplog.records if "cannot write to the database" in r.getMessage()]
     assert len(failures) == 1  # once per outage, not per request
 

@@ -28,7 +28,7 @@ def add_user(db_url: str, name: str, *, admin: bool = False, label: str | None =
 
 
 def new_key(db_url: str, user: str, *, label: str | None = None) -> str:
-    return cli(db_url, "keys", "create", "--user", user, *(["--name", label] if label else [])).strip()
+    return cli(db_url, "access-keys", "create", "--user", user, *(["--name", label] if label else [])).strip()
 
 
 def bearer(key: str) -> dict[str, str]:

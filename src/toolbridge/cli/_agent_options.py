@@ -48,6 +48,17 @@ ModelOptionsOption = Annotated[
 ]
 
 
+LogOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--log/--no-log",
+        " /-n",
+        help="Store this chat even with `history off` (--log), or not at all (-n/--no-log).",
+        show_default=False,
+    ),
+]
+
+
 AttachmentOption = Annotated[
     list[Path] | None,
     typer.Option(
@@ -58,6 +69,26 @@ AttachmentOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def keeps_chat(log: bool | None, *, continuing: str | None = None) -> bool:
+    """Whether this command stores its chat: `--log` / `--no-log`, else `toolbridge history on|off`.
+    `continuing` names the option that continues a stored chat (`-c`): with history off and neither
+    flag, that is refused, saying how to turn history on."""
+    from toolbridge.cli._history_setting import keeps_chat as setting_says
+    from toolbridge.errors import ToolbridgeError
+
+    try:
+        keep = setting_says(log)
+    except ToolbridgeError as error:
+        fail(str(error))
+    if continuing and log is None and not keep:
+        fail(
+            f"history is off (`toolbridge history off`), so {continuing} has no stored chat to continue: "
+            "turn it on with `toolbridge history on`, or add --log to continue the last chat and store this"
+        )
+    return keep
+
 
 MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024
 """What one file may weigh: more than a model's API takes in one request anyway."""

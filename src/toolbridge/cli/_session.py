@@ -60,8 +60,12 @@ class TerminalSession:
         chat_id: int | None = None,
         instructions: str | None = None,
         model_settings: Mapping[str, Any] | None = None,
+        keep_chat: bool = True,
     ) -> None:
+        """`keep_chat` False: the turns are stored nowhere (`--no-log`, `history off`); a continued chat
+        (`chat_id`) is still read, and tool calls still count in `toolbridge stats`."""
         self.printer = printer
+        self.keep_chat = keep_chat
         self.store = store
         self.chat_id = chat_id
         """The stored chat the turns go to; one is created on the first turn when None."""
@@ -271,7 +275,7 @@ class TerminalSession:
 
     async def _recorder(self) -> RunRecorder | None:
         store = self.store
-        if store is None:
+        if store is None or not self.keep_chat:
             return None
         # --model or /model: the chat goes on with it (`ask -c`, `chat --resume`).
         chosen = None if self._model_stored else self._model_name

@@ -47,6 +47,7 @@ def _main(
 
 
 COMMANDS: dict[str, str] = {
+    "access-keys": "users",
     "agents": "agents",
     "ask": "ask",
     "auth": "auth",
@@ -58,6 +59,7 @@ COMMANDS: dict[str, str] = {
     "models": "models",
     "parse": "parse",
     "prompts": "prompts",
+    "provider-keys": "provider_keys",
     "read": "resources",
     "resources": "resources",
     "serve": "serve",

@@ -14,11 +14,13 @@ from toolbridge.cli._agent_options import (
     AgentOption,
     AttachmentOption,
     ContinueOption,
+    LogOption,
     ModelOption,
     ModelOptionsOption,
     PairedOptions,
     SystemOption,
     YesOption,
+    keeps_chat,
     model_options,
     read_attachments,
 )
@@ -58,6 +60,7 @@ def ask(
     attachment: AttachmentOption = None,
     system: SystemOption = None,
     yes: YesOption = False,
+    log: LogOption = None,
     config: ConfigOption = None,
     db: DbOption = None,
     json: JsonOption = False,
@@ -65,9 +68,11 @@ def ask(
 ) -> None:
     """Ask once and print the answer; tool calls are shown as they run. `--json` prints the events.
 
-    The question and its answer are kept as a chat (`toolbridge history`) when the store is installed;
-    `-c` asks in the last chat, with what was said before; `-a FILE` sends a file with the question."""
+    The question and its answer are kept as a chat (`toolbridge history`) when the store is installed,
+    unless `-n/--no-log` or `toolbridge history off` says not to; `-c` asks in the last chat, with what
+    was said before; `-a FILE` sends a file with the question."""
     setup_logging(verbose)
+    keep = keeps_chat(log, continuing="-c" if continue_ else None)
     settings = model_options(option)
     attachments = read_attachments(attachment)
     prompt = read_question(question)
@@ -93,6 +98,7 @@ def ask(
             chat_id=continued,
             instructions=system,
             model_settings=settings,
+            keep_chat=keep,
         ) as session:
             warn_unavailable(session.connect_servers())
             result = session.turn(prompt, attachments=attachments)

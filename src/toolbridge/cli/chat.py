@@ -12,11 +12,13 @@ from rich.markup import escape
 
 from toolbridge.cli._agent_options import (
     AgentOption,
+    LogOption,
     ModelOption,
     ModelOptionsOption,
     PairedOptions,
     SystemOption,
     YesOption,
+    keeps_chat,
     model_options,
 )
 from toolbridge.cli._common import (
@@ -28,6 +30,7 @@ from toolbridge.cli._common import (
     load,
     setup_logging,
     start_tracing,
+    stderr,
     stdout,
     warn_unavailable,
 )
@@ -59,6 +62,7 @@ def chat(
     option: ModelOptionsOption = None,
     system: SystemOption = None,
     yes: YesOption = False,
+    log: LogOption = None,
     config: ConfigOption = None,
     db: DbOption = None,
     json: JsonOption = False,
@@ -66,11 +70,16 @@ def chat(
 ) -> None:
     """Chat with an agent. Ctrl-C stops an answer; Ctrl-D or /exit ends the chat; /help lists commands.
 
-    Every message is stored as it completes; `toolbridge chat --resume [ID]` continues a chat."""
+    Every message is stored as it completes (not with -n/--no-log or `toolbridge history off`);
+    `toolbridge chat --resume [ID]` continues a chat."""
     setup_logging(verbose)
     settings = model_options(option)
     if chat_id is not None and not resume:
         fail(f"to continue chat {chat_id}, write `toolbridge chat --resume {chat_id}`.")
+    keep = keeps_chat(log, continuing="--resume" if resume else None)
+    if not keep:
+        why = "-n/--no-log" if log is False else "history is off; `toolbridge history on` turns it on"
+        stderr.print(f"note: this chat is not stored ({why})", markup=False)
     loaded = load(config)
     start_tracing(loaded, command="toolbridge chat")
     # Without the store a chat is kept nowhere; resuming one needs it.
@@ -93,6 +102,7 @@ def chat(
             chat_id=resumed,
             instructions=system,
             model_settings=settings,
+            keep_chat=keep,
         ) as session:
             if not json:
                 name = escape(session.agent.definition.name)
@@ -105,7 +115,7 @@ def chat(
                              "Ctrl-C stops an answer, Ctrl-D or /exit quits, /help lists commands.[/]")  # fmt: skip
             warn_unavailable(session.connect_servers())
             _converse(session, json)
-            if session.chat_id is not None and not json:
+            if session.chat_id is not None and keep and not json:
                 hint = resume_command(session.chat_id, db=db, config=config)
                 stdout.print(f"[dim]Saved as chat {session.chat_id}: {escape(hint)}[/]")
     except ToolbridgeError as exc:

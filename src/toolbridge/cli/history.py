@@ -186,3 +186,50 @@ def print_message(stored: StoredMessage) -> None:
 
 def _arguments(arguments: dict[str, Any]) -> str:
     return json_module.dumps(arguments, ensure_ascii=False)
+
+
+@history_app.command("off")
+def history_off(config: ConfigOption = None, verbose: VerboseOption = False) -> None:
+    """Stop storing the chats of `ask` and `chat` (llm's `logs off`); `--log` still stores one."""
+    from toolbridge.cli._history_setting import set_history, settings_file
+
+    setup_logging(verbose)
+    with errors_reported():
+        set_history(False)
+    stderr.print(
+        f"History is off: `ask` and `chat` store no chats from now on (set in {settings_file()}). "
+        "Stored chats stay; `toolbridge history on` turns it back on.",
+        markup=False,
+    )
+
+
+@history_app.command("on")
+def history_on(config: ConfigOption = None, verbose: VerboseOption = False) -> None:
+    """Store the chats of `ask` and `chat` again (the default); `-n/--no-log` still skips one."""
+    from toolbridge.cli._history_setting import set_history
+
+    setup_logging(verbose)
+    with errors_reported():
+        set_history(True)
+    stderr.print("History is on: `ask` and `chat` store their chats.", markup=False)
+
+
+@history_app.command("status")
+def history_status(
+    json: JsonOption = False, db: DbOption = None, config: ConfigOption = None, verbose: VerboseOption = False
+) -> None:
+    """Whether chats are stored, in which database, and how many it holds."""
+    from toolbridge.cli._history_setting import history_is_on, settings_file
+
+    setup_logging(verbose)
+    with errors_reported():
+        on = history_is_on()
+    with open_store(db, config) as store:
+        count = store.count_chats()
+    if json:
+        print_json({"history": "on" if on else "off", "database": store.safe_url, "chats": count,
+                    "settings": str(settings_file())})  # fmt: skip
+        return
+    state = "on: `ask` and `chat` store their chats" if on else "off: `ask` and `chat` store no chats"
+    stdout.print(f"History is {escape(state)}.")
+    stdout.print(f"Database: {escape(store.safe_url)} ({count} chat{'' if count == 1 else 's'})")

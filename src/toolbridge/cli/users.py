@@ -1,6 +1,8 @@
-"""`toolbridge users` and `toolbridge keys`: who may use `toolbridge serve`, and their API keys.
+"""`toolbridge users` and `toolbridge access-keys`: who may use `toolbridge serve`, and their API keys.
 
 Once any user exists, every request to `toolbridge serve` needs a user's key (or the server's token).
+The keys of model providers are another thing: `toolbridge provider-keys`. `toolbridge keys`, the old
+name of `access-keys`, still works (hidden, with a note naming the new one).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from toolbridge.cli._common import (
     errors_reported,
     print_json,
     setup_logging,
+    stderr,
     stdout,
 )
 from toolbridge.cli._store import DbOption, open_store, when
@@ -26,9 +29,13 @@ from toolbridge.cli.app import app
 users_app = typer.Typer(
     help="Users of `toolbridge serve`: add, list, remove. With any user, keys are required."
 )
-keys_app = typer.Typer(help="Users' API keys: create (shown once), list, revoke.")
+keys_app = typer.Typer(
+    help="Access keys of `toolbridge serve`'s users: create (shown once), list, revoke. "
+    "(Model providers' keys: `toolbridge provider-keys`.)"
+)
 app.add_typer(users_app, name="users")
-app.add_typer(keys_app, name="keys")
+app.add_typer(keys_app, name="access-keys")
+app.add_typer(keys_app, name="keys", hidden=True)  # the old name; the callback says which is new
 
 UserArgument = Annotated[str, typer.Argument(metavar="NAME", help="The user's name.")]
 
@@ -80,7 +87,7 @@ def add_user(
         store.users.add(name, admin=admin)
     role = "admin" if admin else "user"
     stdout.print(
-        f"Added {role} {escape(name)}. Give them a key: toolbridge keys create --user {escape(name)}"
+        f"Added {role} {escape(name)}. Give them a key: toolbridge access-keys create --user {escape(name)}"
     )
 
 
@@ -103,7 +110,13 @@ def keys(
     config: ConfigOption = None,
     verbose: VerboseOption = False,
 ) -> None:
-    """List the keys (the same as `keys list`)."""
+    """List the keys (the same as `access-keys list`)."""
+    if ctx.info_name == "keys":
+        stderr.print(
+            "note: `toolbridge keys` is now `toolbridge access-keys` (model providers' keys: "
+            "`toolbridge provider-keys`)",
+            markup=False,
+        )
     if ctx.invoked_subcommand is None:
         list_keys(user=None, json=json, db=db, config=config, verbose=verbose)
 
@@ -124,7 +137,7 @@ def create_key(
     if json:
         print_json({"key": key, **record.model_dump(mode="json")})
         return
-    # The key alone on stdout, so `$(toolbridge keys create ...)` captures it; the note goes to stderr.
+    # The key alone on stdout, so `$(toolbridge access-keys create ...)` captures it; the note goes to stderr.
     stdout.out(key, highlight=False)
     typer.echo(
         f"The key of {user} (prefix {record.prefix}); it is not shown again. "
@@ -149,7 +162,7 @@ def list_keys(
         print_json([key.model_dump(mode="json") for key in found])
         return
     if not found:
-        stdout.print("No keys. Create one with `toolbridge keys create --user NAME`.")
+        stdout.print("No keys. Create one with `toolbridge access-keys create --user NAME`.")
         return
     table = Table("prefix", "label", "user", "created", "last used", "revoked")
     for key in found:
@@ -166,7 +179,9 @@ def list_keys(
 
 @keys_app.command("revoke")
 def revoke_key(
-    prefix: Annotated[str, typer.Argument(metavar="PREFIX", help="The key's prefix (from `keys list`).")],
+    prefix: Annotated[
+        str, typer.Argument(metavar="PREFIX", help="The key's prefix (from `access-keys list`).")
+    ],
     db: DbOption = None,
     config: ConfigOption = None,
     verbose: VerboseOption = False,

@@ -27,6 +27,7 @@ import httpx2
 from pydantic import SecretStr
 
 from toolbridge.errors import ConfigError
+from toolbridge.models.provider_keys import STORED_KEY_SOURCE, stored_provider_key
 from toolbridge.models.provider_profiles import DEFAULT_MAX_RETRIES, ProviderProfile, find_profile
 
 __all__ = ["Provider"]
@@ -35,8 +36,8 @@ __all__ = ["Provider"]
 class Provider:
     """An endpoint of a provider family (`profile`): OpenAI, DeepSeek, a local vLLM, Anthropic, ...
 
-    `base_url` defaults to the profile's; `api_key` to the profile's environment variable (local
-    servers need none). `timeout` is seconds per request; `max_retries` how often the SDK retries a
+    `base_url` defaults to the profile's; `api_key` to the profile's environment variable, then to the
+    key stored with `toolbridge provider-keys set` (local servers need none). `timeout` is seconds per request; `max_retries` how often the SDK retries a
     429, a 5xx or a dropped connection. `http_client`: an `httpx2.AsyncClient` to send requests
     through (proxies, certificates, a custom transport); toolbridge never closes it.
     """
@@ -104,19 +105,27 @@ def _profile(profile: str | ProviderProfile) -> ProviderProfile:
 def _resolve_api_key(
     profile: ProviderProfile, api_key: str | None, api_key_from: str | None, label: str
 ) -> tuple[str, str]:
-    """The key to send, and where it came from in words (for error messages; never the key itself)."""
+    """The key to send, and where it came from in words (for error messages; never the key itself):
+    the config's `api_key`, the profile's environment variable, then the key stored with
+    `toolbridge provider-keys set`."""
     if api_key:
         return api_key, api_key_from or "the configured api_key"
     env = profile.api_key_env
     from_env = os.environ.get(env, "").strip() if env else ""
     if from_env:
         return from_env, f"the {env} environment variable"
+    stored = stored_provider_key(profile.name)
+    if stored:
+        return stored, STORED_KEY_SOURCE
+    store_it = f"`toolbridge provider-keys set {profile.name}`"
     if profile.api_key_required:
         raise ConfigError(
-            f"{label} needs an API key: set the {env} environment variable, or "
-            f'"api_key": "${{{env}}}" in the model\'s config',
+            f"{label} needs an API key: store one with {store_it}, set the {env} environment variable, "
+            f'or write "api_key": "${{{env}}}" in the model\'s config',
             key="api_key",
         )
     # Never leave the key to the SDK: openai's would send $OPENAI_API_KEY to whatever server this is.
-    where = f"the {env} environment variable (optional here)" if env else "the configured api_key"
+    where = (
+        f"the {env} environment variable or {store_it} (optional here)" if env else "the configured api_key"
+    )
     return profile.placeholder_api_key, where

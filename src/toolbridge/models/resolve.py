@@ -13,8 +13,8 @@
 `resolve_model(name, config)` looks `name` up in that order: `demo` (the built-in stand-in), a model named
 in the config, `provider:model` (`openai:gpt-4o-mini`, `ollama:qwen3:8b`, `anthropic:claude-sonnet-4-5`),
 a bare `ollama` (whichever model it has). With no name: `default_model`, the only configured model, then
-`$OPENAI_API_KEY` / `$OPENAI_BASE_URL`, then a local Ollama if one answers. Otherwise a `ConfigError`
-shows how to configure one. The demo is never chosen unless named. From async code use
+`$OPENAI_API_KEY` / `$OPENAI_BASE_URL`, then a key stored for openai (`toolbridge provider-keys set
+openai`), then a local Ollama if one answers. Otherwise a `ConfigError` shows how to configure one. The demo is never chosen unless named. From async code use
 `resolve_model_async`: the probes wait on the network, and must not stop the event loop meanwhile.
 """
 
@@ -33,6 +33,7 @@ from toolbridge.config import Config, ModelConfig
 from toolbridge.errors import ConfigError
 from toolbridge.models.base import Model, ModelSettings
 from toolbridge.models.demo import DemoModel
+from toolbridge.models.provider_keys import stored_provider_key
 from toolbridge.models.provider_profiles import (
     DEFAULT_MAX_RETRIES,
     PROFILES,
@@ -224,6 +225,12 @@ def _model_from_environment() -> Model:
                 api_key_from="the OPENAI_API_KEY environment variable",
             )
         return OpenAIChatModel(model_id or DEFAULT_OPENAI_MODEL, provider="openai")
+    if stored_provider_key("openai"):  # `toolbridge provider-keys set openai`, as `llm keys set openai`
+        require("openai", "openai", "The default model (from the key stored for openai)")
+        from toolbridge.models.openai import OpenAIChatModel
+
+        model_id = os.environ.get("OPENAI_MODEL", "").strip()
+        return OpenAIChatModel(model_id or DEFAULT_OPENAI_MODEL, provider="openai")
     found = find_ollama_model()
     if found is not None:
         return found
@@ -270,7 +277,7 @@ def _first_listed_model(base_url: str, api_key: str) -> str | None:
 
 def no_model_message() -> str:
     """What to do when no model is configured and none was found."""
-    return f"""no model is configured, OPENAI_API_KEY is not set, and no Ollama answers at {ollama_host()}.
+    return f"""no model is configured, no OpenAI key is set or stored, and no Ollama answers at {ollama_host()}.
 Configure a model in one of these ways:
   1. A "models" section in toolbridge.json (in this directory, or the file given with --config):
        {{
@@ -280,8 +287,8 @@ Configure a model in one of these ways:
          "default_model": "fast"
        }}
      providers: {", ".join(provider_names())}
-  2. Environment variables: OPENAI_API_KEY (plus OPENAI_BASE_URL for another OpenAI-compatible server,
-     and OPENAI_MODEL for its model id).
+  2. An OpenAI key: `toolbridge provider-keys set openai` stores one (or set OPENAI_API_KEY; plus
+     OPENAI_BASE_URL for another OpenAI-compatible server, and OPENAI_MODEL for its model id).
   3. A local Ollama: install it, run `ollama pull qwen3`, and keep `ollama serve` running
      (set OLLAMA_HOST if it is not on 127.0.0.1:11434).
   4. Name one each time: --model openai:gpt-4o-mini, --model ollama:qwen3, --model anthropic:claude-sonnet-4-5

@@ -4,7 +4,7 @@ own files, and the per-user request limits.
 - No users and no token: this machine only, everyone is admin (the default).
 - A token (`--token`, `$TOOLBRIDGE_TOKEN`, `server.token`) and no users: the one-person setup; the token
   is required.
-- Users (`toolbridge users add`): every request needs a user's key (`toolbridge keys create`). The token,
+- Users (`toolbridge users add`): every request needs a user's key (`toolbridge access-keys create`). The token,
   when one is set, still works and acts as an admin with no limits (for scripts and emergencies).
   Once a running server has required keys it goes on requiring them, even when the last user is removed
   (it may listen beyond this machine because users existed); a restart with no users follows the rules
@@ -182,13 +182,13 @@ class AccessMiddleware:
             message = (
                 "no users are left, and this server goes on requiring a user's key until it restarts "
                 "(it may listen beyond this machine because users existed): add a user and a key "
-                "(`toolbridge users add NAME`, `toolbridge keys create --user NAME`), use the token, or "
+                "(`toolbridge users add NAME`, `toolbridge access-keys create --user NAME`), use the token, or "
                 "restart the server"
             )
         elif keys_required:
             message = (
                 "missing, wrong or revoked API key: send 'Authorization: Bearer <key>' with a key from "
-                "`toolbridge keys create --user NAME` (for OpenAI clients, use it as the api_key)"
+                "`toolbridge access-keys create --user NAME` (for OpenAI clients, use it as the api_key)"
             )
         elif token is None:  # beyond this machine with neither: `toolbridge serve` refuses to start so
             message = (

@@ -266,6 +266,11 @@ class Store:
         with self.reading() as session:
             return [_chat_summary(found) for found in session.execute(query.limit(limit).offset(offset))]
 
+    def count_chats(self) -> int:
+        """How many chats are stored (every user's)."""
+        with self.reading() as session:
+            return int(session.execute(select(func.count()).select_from(ChatRow)).scalar_one())
+
     def rename_chat(self, chat_id: int, title: str | None) -> ChatSummary:
         """Set the title; None goes back to the first user message."""
         with self.writing() as session:

@@ -72,7 +72,7 @@ class UserExistsError(StoreError):
 class KeyNotFoundError(StoreError):
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
-        super().__init__(f"no key with prefix {prefix!r}; `toolbridge keys list` shows the prefixes")
+        super().__init__(f"no key with prefix {prefix!r}; `toolbridge access-keys list` shows the prefixes")
 
 
 class UserRecord(_Record):

@@ -18,6 +18,8 @@ import platformdirs
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from toolbridge._private_file import write_private_file
+
 __all__ = ["FileTokenStore", "StoredLogin", "TokenStore", "default_token_file"]
 
 TOKEN_FILE_ENV = "TOOLBRIDGE_TOKENS"
@@ -116,12 +118,5 @@ class FileTokenStore:
         return logins
 
     def _write(self, logins: dict[str, StoredLogin]) -> None:
-        path = self.path
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         data = {server: login.model_dump(mode="json", exclude_none=True) for server, login in logins.items()}
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        # Created owner-only from the start: the secrets are never readable by others, not even briefly.
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            json.dump(data, file, indent=1)
-        os.replace(temporary, path)
+        write_private_file(self.path, json.dumps(data, indent=1))

@@ -1,0 +1,32 @@
+"""Writing a file only its owner may read: OAuth sign-ins, providers' API keys, settings beside them.
+
+One writer for all of them, so each secret file gets the same care: the folder is made 0700, the file is
+written to a temporary name created 0600 (never readable by others, not even for a moment) and renamed
+over the old one, so a reader sees the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+__all__ = ["write_private_file"]
+
+
+def write_private_file(path: Path, text: str) -> None:
+    """Replace `path` with `text` (UTF-8), readable and writable by its owner only (mode 0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # A leftover of a crashed writer may have other permissions: O_EXCL makes a new file, with ours.
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
