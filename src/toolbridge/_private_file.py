@@ -8,10 +8,14 @@ over the old one, so a reader sees the old file or the new one, never half of on
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
+from typing import Any
 
-__all__ = ["write_private_file"]
+from toolbridge.errors import ConfigError
+
+__all__ = ["read_private_json", "write_private_file"]
 
 
 def write_private_file(path: Path, text: str) -> None:
@@ -30,3 +34,19 @@ def write_private_file(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+
+
+def read_private_json(path: Path, *, what: str, remedy: str) -> dict[str, Any]:
+    """The JSON object in `path` ({} when there is none). A file that cannot be read, or holds no JSON
+    object, is a ConfigError naming `what` it is and the `remedy`, rather than taken for empty (a write
+    would then lose what it held)."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise ConfigError(f"{what} {path} cannot be read ({reason}); {remedy}") from error
+    if not isinstance(found, dict):
+        raise ConfigError(f"{what} {path} holds no JSON object; {remedy}")
+    return found

@@ -62,3 +62,16 @@ async def test_a_server_that_never_answers_discover_gets_the_handshake_after_one
     # Probed once; the reconnect went straight to the handshake.
     assert requests_seen(log).count("server/discover") == 1
     assert requests_seen(log).count("initialize") == 2
+
+
+async def test_the_same_command_with_other_settings_is_probed_again(
+    stdio_server: StdioServer, tmp_path: Path
+) -> None:
+    # A server remembered as not answering the probe is that command with that environment: started
+    # with other settings it may be another server (and tests of one process must not see each other).
+    logs = [tmp_path / "first.txt", tmp_path / "second.txt"]
+    for log in logs:
+        config = stdio_server("ignores_discover", connect_timeout=5, env={"REQUEST_LOG": str(log)})
+        async with ServerConnection(config) as server:
+            assert (await server.call_tool("echo", {"text": "hi"}, call_id="c")).text == "hi"
+    assert [requests_seen(log)[:2] for log in logs] == [["server/discover", "initialize"]] * 2

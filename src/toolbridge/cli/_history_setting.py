@@ -14,8 +14,7 @@ from typing import Any
 
 import platformdirs
 
-from toolbridge._private_file import write_private_file
-from toolbridge.errors import ConfigError
+from toolbridge._private_file import read_private_json, write_private_file
 
 __all__ = ["SETTINGS_FILE_ENV", "history_is_on", "keeps_chat", "set_history", "settings_file"]
 
@@ -48,17 +47,8 @@ def set_history(on: bool) -> None:
 
 
 def _read() -> dict[str, Any]:
-    path = settings_file()
-    try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise ConfigError(
-            f"the settings file {path} cannot be read ({reason}); fix it, or remove it and run "
-            "`toolbridge history off` again if chats should not be stored"
-        ) from error
-    if not isinstance(settings, dict):
-        raise ConfigError(f"the settings file {path} holds no JSON object; remove it, or fix it")
-    return settings
+    return read_private_json(
+        settings_file(),
+        what="the settings file",
+        remedy="fix it, or remove it and run `toolbridge history off` again if chats should not be stored",
+    )

@@ -38,16 +38,17 @@ CONNECT_MODES: dict[ProtocolChoice, str] = {"auto": "auto", "2025-11-25": "legac
 """The config's `protocol` as the SDK `Client`'s `mode`."""
 
 
-_spoke_handshake: set[tuple[str, ...]] = set()
+_spoke_handshake: set[tuple[object, ...]] = set()
 """Servers that, in this process, did not answer `server/discover` and spoke the 2025-11-25 handshake.
 Reconnects and later pools go straight to `initialize` with them. A server that answered is sent
 `server/discover` again: there it is not a probe but the handshake itself (fresh capabilities, and proof
 that the server is there), one round trip like `initialize`."""
 
 
-def _server_key(config: ServerConfig) -> tuple[str, ...]:
-    # Where the server is, not what it is called: a pool may name the same server differently.
-    return (config.transport, config.describe(), config.cwd or "")
+def _server_key(config: ServerConfig) -> tuple[object, ...]:
+    # Where the server is, not what it is called: a pool may name the same server differently. A stdio
+    # server's environment is part of it (one command may be a different server with other settings).
+    return (config.transport, config.describe(), config.cwd or "", tuple(sorted(config.env.items())))
 
 
 def connect_mode(config: ServerConfig) -> ConnectMode:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import platformdirs
 
-from toolbridge._private_file import write_private_file
+from toolbridge._private_file import read_private_json, write_private_file
 from toolbridge.errors import ConfigError
 from toolbridge.models.provider_profiles import ProviderProfile, find_profile, provider_names
 
@@ -56,22 +56,11 @@ def known_provider(name: str) -> ProviderProfile:
 def stored_provider_keys() -> dict[str, str]:
     """Every stored key by provider name. Raises ConfigError when the file cannot be read, rather than
     acting as if it were empty (a `set` would then write over the keys in it)."""
-    path = provider_keys_file()
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise ConfigError(
-            f"the provider keys file {path} cannot be read ({reason}); fix it, or remove it and store "
-            "the keys again with `toolbridge provider-keys set NAME`"
-        ) from error
-    if not isinstance(raw, dict):
-        raise ConfigError(
-            f"the provider keys file {path} holds no JSON object; remove it and store the keys again "
-            "with `toolbridge provider-keys set NAME`"
-        )
+    raw = read_private_json(
+        provider_keys_file(),
+        what="the provider keys file",
+        remedy="fix it, or remove it and store the keys again with `toolbridge provider-keys set NAME`",
+    )
     return {
         name: key for name, key in raw.items() if name != _NOTE_KEY and isinstance(key, str) and key.strip()
     }
