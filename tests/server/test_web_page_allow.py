@@ -44,6 +44,11 @@ def test_allow_for_this_chat_runs_the_call_and_the_next_one_without_asking(
         allow = first.get_by_test_id("allow-for-chat-button")
         expect(allow).to_have_text("Allow for this chat")
         page.screenshot(path=str(ARTIFACTS / "web-allow-for-chat-1280.png"))
+        page.set_viewport_size({"width": 390, "height": 844})  # on a phone the three buttons fit too
+        expect(page.get_by_test_id("sidebar")).not_to_be_in_viewport()  # the drawer has slid away
+        expect(allow).to_be_in_viewport()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.screenshot(path=str(ARTIFACTS / "web-allow-for-chat-390.png"))
         allow.click()
         expect(first).to_have_attribute("data-state", "done")
         expect(last_answer(page)).to_have_text("Echoed one.")
