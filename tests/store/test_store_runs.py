@@ -20,6 +20,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session
 
 from postgres_schemas import POSTGRES_URL, blocked_by, create_schema, drop_schema, schema_url
+from toolbridge.agent import MessageAddedEvent
 from toolbridge.runs.ledger import (
     EventsNotice,
     Notice,
@@ -30,8 +31,10 @@ from toolbridge.runs.ledger import (
     payload,
 )
 from toolbridge.runs.notifier import RunNotifier
-from toolbridge.store import Store, StoreError
+from toolbridge.runs.recorder import RunRecorder
+from toolbridge.store import RunNotOwnedError, Store, StoreError
 from toolbridge.store._schema import utcnow
+from toolbridge.types import AssistantMessage, UserMessage
 
 WAIT = 10.0
 
@@ -321,3 +324,42 @@ async def test_listeners_hear_their_own_schema_only_and_again_after_the_connecti
             await heard_mine.until(EventsNotice(chat, written[-1].id))
             listening.cancel_scope.cancel()
         assert heard_theirs.notices == [None]  # only its own "listening now": nothing of the other schema
+
+
+def test_a_runs_messages_are_stored_only_while_its_replica_runs_it(store: Store) -> None:
+    chat = store.create_chat().id
+    ledger = RunLedger.of(store)
+    ledger.claim("r1", chat, replica="a", lease=30)
+    store.append_message(chat, UserMessage(content="Hi"))
+    store.append_message(chat, AssistantMessage(content="Working on it."), run_of=("r1", "a"))
+    with store.writing() as session:  # replica b took the run over (a stalled past its lease)
+        session.execute(text("UPDATE runs SET replica = 'b' WHERE id = 'r1'"))
+    with pytest.raises(RunNotOwnedError, match="run r1 is no longer this replica's"):
+        store.append_message(chat, AssistantMessage(content="Stale."), run_of=("r1", "a"))
+    store.append_message(chat, AssistantMessage(content="Done."), run_of=("r1", "b"))
+    ledger.end("r1", "completed", [])
+    with pytest.raises(RunNotOwnedError):  # an ended run takes no more messages
+        store.append_message(chat, AssistantMessage(content="Late."), run_of=("r1", "b"))
+    with pytest.raises(RunNotOwnedError):
+        store.append_message(chat, AssistantMessage(content="Nobody's."), run_of=("r9", "a"))
+    assert [message.content for message in store.get_messages(chat)] == ["Hi", "Working on it.", "Done."]
+
+
+def test_a_recorder_whose_run_was_taken_over_stops_recording_and_says_why(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat = store.create_chat().id
+    RunLedger.of(store).claim("r1", chat, replica="a", lease=30)
+    recorder = RunRecorder(store, chat_id=chat, written=0, run_of=("r1", "a"))
+
+    def added(index: int, text: str) -> MessageAddedEvent:
+        return MessageAddedEvent(step=1, index=index, message=AssistantMessage(content=text))
+
+    anyio.run(recorder.observe, added(0, "Mine."))
+    with store.writing() as session:
+        session.execute(text("UPDATE runs SET replica = 'b' WHERE id = 'r1'"))
+    anyio.run(recorder.observe, added(1, "Stale."))
+    anyio.run(recorder.observe, added(2, "Staler."))
+    assert [message.content for message in store.get_messages(chat)] == ["Mine."]
+    assert caplog.text.count("run r1 is no longer this replica's") == 1
+    assert store.health().state == "ok"  # a run lost is not a store that fails

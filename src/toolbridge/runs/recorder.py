@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from toolbridge.agent import AgentEvent, MessageAddedEvent
-from toolbridge.store._errors import StoreError
+from toolbridge.store._errors import RunNotOwnedError, StoreError
 
 if TYPE_CHECKING:
     from toolbridge.store.store import Store
@@ -32,20 +32,39 @@ class RunRecorder:
     Messages before index `written` of the run's transcript are in the store already (the history, and
     the prompt, which is stored before the run starts)."""
 
-    def __init__(self, store: Store, *, chat_id: int, written: int, model: str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        chat_id: int,
+        written: int,
+        model: str | None = None,
+        run_of: tuple[str, str] | None = None,
+    ) -> None:
         self._store = store
         self._chat_id = chat_id
         self._written = written
         self._model = model
         """The run's model's name, kept with each answer it writes."""
+        self._run_of = run_of
+        """(run id, replica) of a server's run: its messages are stored only while that replica runs it."""
+        self._lost = False
 
     async def observe(self, event: AgentEvent) -> None:
-        if isinstance(event, MessageAddedEvent) and event.index >= self._written:
+        if isinstance(event, MessageAddedEvent) and event.index >= self._written and not self._lost:
             self._written = event.index + 1
+            append = partial(
+                self._store.append_message,
+                self._chat_id,
+                event.message,
+                model=self._model,
+                run_of=self._run_of,
+            )
             try:
-                await anyio.to_thread.run_sync(
-                    partial(self._store.append_message, self._chat_id, event.message, model=self._model)
-                )
+                await anyio.to_thread.run_sync(append)
+            except RunNotOwnedError as error:
+                _log.warning("%s", error)
+                self._lost = True  # nothing more of it: the chat goes on in the other replica's run
             except StoreError as error:
                 # A finished answer outweighs its record: the run goes on, the store reports itself
                 # degraded (`Store.health()`) and logs the outage once.

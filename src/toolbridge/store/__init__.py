@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         AgentNotFoundError,
         ChatNotFoundError,
         InvalidAgentError,
+        RunNotOwnedError,
         SchemaDamagedError,
         StoreError,
     )
@@ -83,6 +84,7 @@ __all__ = [
     "LatencyBucket",
     "LatencyDistribution",
     "ModelUsage",
+    "RunNotOwnedError",
     "SchemaDamagedError",
     "Store",
     "StoreError",
@@ -126,6 +128,7 @@ _HOMES = {
     "LatencyBucket": "_charts",
     "LatencyDistribution": "_charts",
     "ModelUsage": "users",
+    "RunNotOwnedError": "_errors",
     "SchemaDamagedError": "_errors",
     "Store": "store",
     "StoreError": "_errors",

@@ -9,6 +9,7 @@ __all__ = [
     "AgentNotFoundError",
     "ChatNotFoundError",
     "InvalidAgentError",
+    "RunNotOwnedError",
     "SchemaDamagedError",
     "StoreError",
 ]
@@ -41,6 +42,17 @@ class ChatNotFoundError(StoreError):
     def __init__(self, chat_id: int) -> None:
         self.chat_id = chat_id
         super().__init__(f"no chat with id {chat_id}; `toolbridge history` lists chats")
+
+
+class RunNotOwnedError(StoreError):
+    """A run's message was to be stored by a replica that no longer runs it."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(
+            f"run {run_id} is no longer this replica's (it stalled past its lease, and another replica "
+            "took the run over or ended it): its messages are that replica's to store"
+        )
 
 
 class SchemaDamagedError(StoreError):

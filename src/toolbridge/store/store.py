@@ -30,6 +30,7 @@ from toolbridge.store._errors import (
     AgentExistsError,
     AgentNotFoundError,
     ChatNotFoundError,
+    RunNotOwnedError,
     SchemaDamagedError,
     StoreError,
 )
@@ -41,7 +42,7 @@ from toolbridge.store._records import (
     ToolCallLogEntry,
     ToolStats,
 )
-from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, ToolCallRow, utcnow
+from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, RunRow, ToolCallRow, utcnow
 from toolbridge.store._stats import tool_stats
 from toolbridge.store.responses import ResponseArchive
 from toolbridge.store.users import UserDirectory
@@ -208,14 +209,25 @@ class Store:
                 model=model,
             )
 
-    def append_message(self, chat_id: int, message: Message, *, model: str | None = None) -> StoredMessage:
+    def append_message(
+        self,
+        chat_id: int,
+        message: Message,
+        *,
+        model: str | None = None,
+        run_of: tuple[str, str] | None = None,
+    ) -> StoredMessage:
         """Store `message` after the chat's last one, committed before this returns; `model`: the
-        model that wrote it (kept for assistant messages).
+        model that wrote it (kept for assistant messages). `run_of` (run id, replica): only while that
+        replica runs that run, else `RunNotOwnedError` (a replica that stalled past its lease must not
+        write into a chat whose run another replica took over).
 
         Concurrent appends to one chat take turns: the chat's row is locked (`FOR UPDATE`; on SQLite the
         write transaction already is) before the last position is read, so no two get the same one.
         """
         with self.writing() as session:
+            if run_of is not None:
+                _check_run_owner(session, *run_of)
             chat = session.get(ChatRow, chat_id, with_for_update=True)
             if chat is None:
                 raise ChatNotFoundError(chat_id)
@@ -441,6 +453,16 @@ class Store:
 # SQLite's words, and PostgreSQL's SQLSTATEs for an undefined table or column.
 _MISSING_IN_SQLITE = ("no such table", "no such column", "has no column named")
 _MISSING_IN_POSTGRESQL = ("42P01", "42703")
+
+
+def _check_run_owner(session: Session, run_id: str, replica: str) -> None:
+    # Shared-locked until the commit: a takeover (which locks the row to update it) waits for the message
+    # and then sees it in the history, or goes first and this one is refused.
+    owner = session.execute(
+        select(RunRow.replica, RunRow.status).where(RunRow.id == run_id).with_for_update(read=True)
+    ).first()
+    if owner is None or (owner.replica, owner.status) != (replica, "running"):
+        raise RunNotOwnedError(run_id)
 
 
 def _missing_schema_part(error: SQLAlchemyError) -> str | None:

@@ -243,7 +243,13 @@ class ChatHub:
 
         agent = self._agent(chat, channel, definition, model, meter)
         events = agent.stream(content, history=history, attachments=opening.attachments)
-        recorder = RunRecorder(self._store, chat_id=chat_id, written=len(history) + 1, model=model.name)
+        recorder = RunRecorder(
+            self._store,
+            chat_id=chat_id,
+            written=len(history) + 1,
+            model=model.name,
+            run_of=(run_id, self.replica),
+        )
 
         async def start() -> tuple[AgentStream, RunRecorder]:
             return events, recorder
@@ -286,7 +292,14 @@ class ChatHub:
         stream = self._agent(chat, channel, definition, model, meter).stream(
             None, history=well_formed(history)
         )
-        return stream, RunRecorder(self._store, chat_id=chat_id, written=len(history), model=model.name)
+        recorder = RunRecorder(
+            self._store,
+            chat_id=chat_id,
+            written=len(history),
+            model=model.name,
+            run_of=(taken.run_id, self.replica),
+        )
+        return stream, recorder
 
     async def _set_up(
         self, chat: ChatSummary, channel: Channel, run_id: str, opening: Opening, content: str
