@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from browser_helpers import ARTIFACTS, expect_run_over, last_answer, serving, tool_card, web_db_url
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 from users_helpers import add_user, bearer
 
 from toolbridge import __version__
@@ -89,9 +89,15 @@ def test_each_setting_takes_effect_at_once_and_after_a_reload(tmp_path: Path, pa
         expect(card.get_by_test_id("tool-result-body")).to_be_visible()
         expect(card.get_by_test_id("tool-result-body")).to_have_text("42")
 
-        # After a reload: every setting still applies, the stored card open too.
-        page.reload()
+        # After a reload: every setting still applies, the theme before the page's modules have run
+        # (no light flash), the stored card open too.
+        held: list[Route] = []
+        page.route("**/static/app.js", lambda route: held.append(route))
+        page.reload(wait_until="commit")
         expect(page.locator("body")).to_have_css("background-color", DARK_BACKGROUND)
+        assert len(held) == 1
+        held[0].continue_()
+        page.unroute("**/static/app.js")
         expect(tool_card(page, "call_1").get_by_test_id("tool-result-body")).to_be_visible()
         expect(page.get_by_label("Message")).to_have_attribute(
             "placeholder", "Ask something… (Ctrl+Enter sends, Enter starts a new line, / picks a prompt)"

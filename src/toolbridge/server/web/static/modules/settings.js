@@ -1,7 +1,7 @@
 // The page's settings, kept in this browser (localStorage: every tab, and after a reload) and applied
 // the moment they change. The Settings view (settings_view.js) changes them; the rest of the page asks.
 
-const STORAGE_KEY = "toolbridge.settings";
+const STORAGE_KEY = "toolbridge.settings"; // early_theme.js reads the theme from it before the first paint
 
 /** Each setting's choices; the first is the default. `agent` is free: an agent's name, "" for the first. */
 export const CHOICES = {
