@@ -231,7 +231,6 @@ async function refreshStats() {
 
 const settingsView = new SettingsView({
   api,
-  reportError,
   // Chosen as the default: a new chat not yet started takes it now.
   onAgentChange: () => {
     if (chatView.chatId === null) selectDefaultAgent();

@@ -8,9 +8,8 @@ const byId = (id) => document.getElementById(id);
 
 export class SettingsView {
   /** `onAgentChange(name)`: the agent for new chats changed ("" for none). */
-  constructor({ api, reportError, onAgentChange }) {
+  constructor({ api, onAgentChange }) {
     this.api = api;
-    this.reportError = reportError;
     this.form = byId("settings-form");
     byId("send-shortcut").textContent = SEND_SHORTCUT;
     this.form.addEventListener("change", (event) => {
