@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolbridge._version import __version__
 from toolbridge.config.agents import DEFAULT_MAX_RESULT_CHARS
 from toolbridge.errors import ServerError
 from toolbridge.runs.ledger import RunRecord
@@ -313,8 +314,15 @@ async def server_logs(name: str, request: Request) -> list[dict[str, Any]]:
 
 @router.get("/health")
 async def health(request: Request) -> dict[str, Any]:
-    """What is wrong beyond the MCP servers: today, whether the store can be written."""
-    return {"store": ServerState.of(request).store.health().model_dump(mode="json")}
+    """What is wrong beyond the MCP servers (whether the store can be written), and for the page's
+    Settings view which toolbridge answers and who the request was made as (`user` is null without
+    users, or with the server's token)."""
+    caller = caller_of(request)
+    return {
+        "store": ServerState.of(request).store.health().model_dump(mode="json"),
+        "version": __version__,
+        "caller": {"user": caller.name, "admin": caller.admin},
+    }
 
 
 @router.get("/stats")

@@ -1,5 +1,6 @@
 // The page's entry point: wires the views together and routes by the URL's hash
-// (#/ a new chat, #/chats/ID a stored chat, #/servers, #/stats), so a reload lands where the user was.
+// (#/ a new chat, #/chats/ID a stored chat, #/servers, #/stats, #/settings), so a reload lands where the
+// user was.
 
 import { Api } from "./modules/api.js";
 import { ChatList } from "./modules/chat_list.js";
@@ -7,10 +8,15 @@ import { ChatView } from "./modules/chat_view.js";
 import { el, replaceChildren } from "./modules/dom.js";
 import { ServerBanner } from "./modules/server_banner.js";
 import { renderServersPanel } from "./modules/servers_panel.js";
+import { applySettings, readSettings } from "./modules/settings.js";
+import { SettingsView } from "./modules/settings_view.js";
 import { renderStatsPanel } from "./modules/stats_panel.js";
 import { askForToken } from "./modules/token_dialog.js";
 
 const byId = (id) => document.getElementById(id);
+
+applySettings(); // the theme and the message box's hint, before anything is drawn
+window.addEventListener("storage", () => applySettings()); // changed in another tab
 
 const api = new Api({ askForToken });
 const serverBanner = new ServerBanner(byId("server-banner"));
@@ -73,7 +79,12 @@ const chatView = new ChatView({
 
 // -- routing --------------------------------------------------------------------------------------
 
-const VIEWS = { chat: byId("chat-view"), servers: byId("servers-view"), stats: byId("stats-view") };
+const VIEWS = {
+  chat: byId("chat-view"),
+  servers: byId("servers-view"),
+  stats: byId("stats-view"),
+  settings: byId("settings-view"),
+};
 
 function navigate(hash) {
   if (location.hash === hash) route();
@@ -101,6 +112,9 @@ async function route() {
     } else if (section === "stats") {
       showView("stats");
       await refreshStats();
+    } else if (section === "settings") {
+      showView("settings");
+      await settingsView.show(agents);
     } else if (section === "chats" && id) {
       showView("chat");
       rememberChatLink();
@@ -109,6 +123,7 @@ async function route() {
       showView("chat");
       rememberChatLink();
       chatList.setActive(null);
+      if (chatView.chatId !== null) selectDefaultAgent(); // not the last chat's agent
       chatView.showNewChat();
     }
   } catch (error) {
@@ -165,7 +180,14 @@ async function loadAgents() {
     describeSelectedAgent();
     if (chatView.chatId === null) chatView.showNewChat();
   });
+  selectDefaultAgent();
   describeSelectedAgent();
+}
+
+/** The agent new chats start with (Settings), when one is set and usable. */
+function selectDefaultAgent() {
+  const name = readSettings().agent;
+  if (agents.some((agent) => agent.name === name && !agent.problem)) selectAgent(name);
 }
 
 function selectAgent(name) {
@@ -207,6 +229,14 @@ async function checkServers() {
 async function refreshStats() {
   await renderStatsPanel(byId("stats-panel"), api, byId("stats-since").value);
 }
+
+const settingsView = new SettingsView({
+  api,
+  // Chosen as the default: a new chat not yet started takes it now.
+  onAgentChange: () => {
+    if (chatView.chatId === null) selectDefaultAgent();
+  },
+});
 
 // -- errors ---------------------------------------------------------------------------------------
 

@@ -168,6 +168,16 @@ export class Api {
     }
   }
 
+  /** Whether this tab holds a token (or API key) for the server. */
+  hasToken() {
+    return Boolean(sessionStorage.getItem(TOKEN_KEY));
+  }
+
+  /** Drops the tab's token: the next request that needs one asks for it again. */
+  forgetToken() {
+    sessionStorage.removeItem(TOKEN_KEY);
+  }
+
   async tokenFromUser(rejected) {
     this.pendingTokenQuestion ??= this.askForToken(rejected).finally(() => {
       this.pendingTokenQuestion = null;

@@ -10,6 +10,7 @@ import { ComposerContent } from "./composer_content.js";
 import { INTERRUPTED, LiveRun } from "./live_run.js";
 import { ModelPicker } from "./model_picker.js";
 import { openingQuestionAnswered, showOpeningQuestion } from "./opening_question.js";
+import { sendsMessage } from "./settings.js";
 import { Transcript } from "./transcript.js";
 
 const RECONNECT_DELAYS_MS = [500, 1000, 2000, 5000, 10000];
@@ -265,9 +266,10 @@ export class ChatView {
     });
     input.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        const picked = this.content.pickFromMenu(); // Enter in the `/` menu chooses its first prompt
+        if (!picked && !sendsMessage(event)) return; // Settings: Ctrl/Cmd+Enter sends, Enter a new line
         event.preventDefault();
-        if (this.content.pickFromMenu()) return; // Enter in the `/` menu chooses its first prompt
-        form.requestSubmit();
+        if (!picked) form.requestSubmit();
       }
     });
     input.addEventListener("input", () => this.resizeInput());

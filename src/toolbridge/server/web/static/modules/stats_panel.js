@@ -8,8 +8,8 @@ import { foldedText } from "./folded_text.js";
 import { formatDuration, formatPercent, formatRelativeTime } from "./format.js";
 
 const COLUMNS = [
-  { title: "Tool", cell: (row) => el("code", { class: "stats-tool" }, breakableName(row.tool)) },
-  { title: "Server", cell: (row) => row.server ?? "" },
+  { title: "Tool", cell: (row) => el("code", { class: "stats-tool", title: row.tool }, breakableName(row.tool)) },
+  { title: "Server", cell: (row) => el("span", { class: "stats-server", title: row.server }, row.server ?? "") },
   { title: "Calls", numeric: true, cell: callsCell },
   { title: "Success", numeric: true, cell: (row) => formatPercent(row.success_rate) },
   { title: "p50", numeric: true, cell: (row) => formatDuration(row.p50) },

@@ -7,6 +7,7 @@
 import { el, replaceChildren } from "./dom.js";
 import { formatDuration, oneLineJson, prettyJson } from "./format.js";
 import { renderServerQuestion } from "./server_question.js";
+import { toolCardsOpen } from "./settings.js";
 
 const STATE_LABELS = {
   running: "Running…",
@@ -199,8 +200,9 @@ export class ToolCard {
         parts.map(renderContentPart),
       ),
     );
+    const firstShown = this.resultBox.hidden; // after that, the card stays as the user left it
     this.resultBox.hidden = false;
-    this.resultBox.open = wasOpen || this.state === "error";
+    this.resultBox.open = wasOpen || this.state === "error" || (firstShown && toolCardsOpen());
   }
 }
 
@@ -210,7 +212,7 @@ function renderArguments(args) {
   const text = short.length <= ONE_LINE_ARGUMENTS_CHARS ? short : prettyJson(args);
   const pre = el("pre", { class: "tool-arguments", dataset: { testid: "tool-arguments" } }, text);
   if (text.split("\n").length <= LONG_ARGUMENTS_LINES) return pre;
-  return el("details", { class: "tool-arguments-long" }, el("summary", {}, "Arguments"), pre);
+  return el("details", { class: "tool-arguments-long", open: toolCardsOpen() }, el("summary", {}, "Arguments"), pre);
 }
 
 const SAFE_IMAGE = /^image\/[\w.+-]+$/;
