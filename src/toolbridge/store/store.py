@@ -16,21 +16,20 @@ from types import TracebackType
 from typing import Any, Self
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, Engine, Select, delete, func, insert, or_, select, update
-from sqlalchemy.engine import Row
+from sqlalchemy import Connection, Engine, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from toolbridge._values import readable_text
 from toolbridge.config.agents import AgentDefinition
 from toolbridge.store._charts import ToolCharts, tool_charts
+from toolbridge.store._chat_queries import TITLE_LENGTH, chat_summaries, chat_summary, check_run_owner
 from toolbridge.store._convert import message_from_row, row_from_message
 from toolbridge.store._engine import display_url, migrate, open_engine, readiness_problem
 from toolbridge.store._errors import (
     AgentExistsError,
     AgentNotFoundError,
     ChatNotFoundError,
-    RunNotOwnedError,
     SchemaDamagedError,
     StoreError,
 )
@@ -42,7 +41,7 @@ from toolbridge.store._records import (
     ToolCallLogEntry,
     ToolStats,
 )
-from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, RunRow, ToolCallRow, utcnow
+from toolbridge.store._schema import AgentRow, ChatRow, MessageRow, ToolCallRow, utcnow
 from toolbridge.store._stats import tool_stats
 from toolbridge.store.responses import ResponseArchive
 from toolbridge.store.users import UserDirectory
@@ -51,9 +50,6 @@ from toolbridge.types import Message
 __all__ = ["TITLE_LENGTH", "Store"]
 
 _log = logging.getLogger(__name__)
-
-TITLE_LENGTH = 60
-"""Characters of the first user message shown as the title of an untitled chat."""
 
 
 class Store:
@@ -227,7 +223,7 @@ class Store:
         """
         with self.writing() as session:
             if run_of is not None:
-                _check_run_owner(session, *run_of)
+                check_run_owner(session, *run_of)
             chat = session.get(ChatRow, chat_id, with_for_update=True)
             if chat is None:
                 raise ChatNotFoundError(chat_id)
@@ -248,10 +244,10 @@ class Store:
     def get_chat(self, chat_id: int) -> ChatSummary:
         """Raises `ChatNotFoundError`."""
         with self.reading() as session:
-            found = session.execute(_chat_summaries().where(ChatRow.id == chat_id)).first()
+            found = session.execute(chat_summaries().where(ChatRow.id == chat_id)).first()
             if found is None:
                 raise ChatNotFoundError(chat_id)
-            return _chat_summary(found)
+            return chat_summary(found)
 
     def list_chats(
         self,
@@ -264,7 +260,7 @@ class Store:
     ) -> list[ChatSummary]:
         """Most recently updated first; `user_id`: that user's chats only; `containing`: chats whose
         title or any message holds that text (case-insensitive)."""
-        query = _chat_summaries().order_by(ChatRow.updated_at.desc(), ChatRow.id.desc())
+        query = chat_summaries().order_by(ChatRow.updated_at.desc(), ChatRow.id.desc())
         if containing:
             # The text as written: `%` and `_` in it are no wildcards.
             literal = containing.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -276,7 +272,7 @@ class Store:
         if user_id is not None:
             query = query.where(ChatRow.user_id == user_id)
         with self.reading() as session:
-            return [_chat_summary(found) for found in session.execute(query.limit(limit).offset(offset))]
+            return [chat_summary(found) for found in session.execute(query.limit(limit).offset(offset))]
 
     def count_chats(self) -> int:
         """How many chats are stored (every user's)."""
@@ -455,16 +451,6 @@ _MISSING_IN_SQLITE = ("no such table", "no such column", "has no column named")
 _MISSING_IN_POSTGRESQL = ("42P01", "42703")
 
 
-def _check_run_owner(session: Session, run_id: str, replica: str) -> None:
-    # Shared-locked until the commit: a takeover (which locks the row to update it) waits for the message
-    # and then sees it in the history, or goes first and this one is refused.
-    owner = session.execute(
-        select(RunRow.replica, RunRow.status).where(RunRow.id == run_id).with_for_update(read=True)
-    ).first()
-    if owner is None or (owner.replica, owner.status) != (replica, "running"):
-        raise RunNotOwnedError(run_id)
-
-
 def _missing_schema_part(error: SQLAlchemyError) -> str | None:
     """What the schema lacks, if that is why `error` happened (a table dropped while we run)."""
     original = getattr(error, "orig", None)
@@ -496,47 +482,3 @@ def _agent_record(row: AgentRow) -> AgentRecord:
             problem=problem,
         )
     return AgentRecord(definition=definition, created_at=row.created_at, updated_at=row.updated_at)
-
-
-def _chat_summaries() -> Select[ChatRow, int, str | None, str | None]:
-    """ChatRow plus its message count, first user message and the model of its latest answer, as
-    correlated subqueries (portable SQL)."""
-    count = select(func.count()).where(MessageRow.chat_id == ChatRow.id).correlate(ChatRow).scalar_subquery()
-    first_user = (
-        select(MessageRow.content)
-        .where(MessageRow.chat_id == ChatRow.id, MessageRow.role == "user")
-        .order_by(MessageRow.position)
-        .limit(1)
-        .correlate(ChatRow)
-        .scalar_subquery()
-    )
-    answered_by = (
-        select(MessageRow.model)
-        .where(MessageRow.chat_id == ChatRow.id, MessageRow.model.is_not(None))
-        .order_by(MessageRow.position.desc())
-        .limit(1)
-        .correlate(ChatRow)
-        .scalar_subquery()
-    )
-    return select(ChatRow, count, first_user, answered_by)
-
-
-def _chat_summary(found: Row[ChatRow, int, str | None, str | None]) -> ChatSummary:
-    chat, message_count, first_user, answered_by = found
-    title = chat.title or _title_from(first_user or "")
-    return ChatSummary(
-        id=chat.id,
-        title=title,
-        agent=chat.agent,
-        message_count=message_count,
-        created_at=chat.created_at,
-        updated_at=chat.updated_at,
-        user_id=chat.user_id,
-        model=chat.model,
-        answered_by=answered_by,
-    )
-
-
-def _title_from(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
