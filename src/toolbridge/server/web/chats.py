@@ -61,6 +61,7 @@ from toolbridge.server._errors import ApiError, describe_failure
 from toolbridge.server._limits import RUN_HOLD, UsageLimits
 from toolbridge.server._metering import RUN_METER, MeteredModel, RunMeter
 from toolbridge.server._settings import ServerSettings
+from toolbridge.server.web.approvals import ChatApprovals
 from toolbridge.server.web.opening import Opening
 from toolbridge.store import ChatNotFoundError, ChatSummary, Store, StoreError
 from toolbridge.telemetry import set_log_context
@@ -109,6 +110,7 @@ class ChatHub:
         self._runs = runs
         self.live = LiveChats()
         """The chats this replica holds live state for."""
+        self.approvals = ChatApprovals(store, self._ledger, self.live, timeout=settings.approval_timeout)
         self.replica = _replica_name()
         """This process among the replicas sharing the database."""
         self._notifier = RunNotifier(store.url, self._ledger.channel)
@@ -267,7 +269,7 @@ class ChatHub:
         """The agent of one run of the chat: its approvals wait in `channel`, its tokens go to `meter`."""
 
         async def approve(request: ApprovalRequest) -> bool:
-            return await self._wait_for_answer(chat.id, channel, request)
+            return await self.approvals.wait(chat.id, channel, request)
 
         return self._catalog.agent(
             MeteredModel(model, meter),
@@ -417,41 +419,6 @@ class ChatHub:
         channel.run_over()
         self.live.release(chat_id, channel)
         self.live.changed()
-
-    async def _wait_for_answer(self, chat_id: int, channel: Channel, request: ApprovalRequest) -> bool:
-        tool = request.tool.name
-        if tool in await anyio.to_thread.run_sync(self._store.allowed_tools, chat_id):
-            return True  # allowed for this chat earlier (the events still say it was asked and approved)
-        pending = channel.pending(request.call.id)
-        with anyio.move_on_after(self._settings.approval_timeout):
-            await pending.answered.wait()
-        channel.approvals.pop(request.call.id, None)
-        if pending.for_chat:
-            await anyio.to_thread.run_sync(self._store.allow_tool, chat_id, tool)
-        return pending.approved
-
-    async def answer(
-        self, chat: ChatSummary, call_id: str, approved: bool, *, for_chat: bool = False
-    ) -> None:
-        """Answer a call waiting for approval in the chat's run, on whichever replica it runs; `for_chat`
-        (with `approved`): its tool's later calls in this chat run without asking."""
-        chat_id = chat.id
-        channel = self.live.peek(chat_id)
-        if channel.decide(call_id, approved, for_chat=for_chat):
-            return
-        missing = ApiError(404, f"no call {call_id!r} is waiting for approval in chat {chat_id}")
-        if channel.run_id is not None:
-            raise missing  # the run is here, and that call is not waiting
-        run = await anyio.to_thread.run_sync(self._ledger.current, chat_id)
-        if run is None or not await anyio.to_thread.run_sync(self._ledger.awaiting_approval, run.id, call_id):
-            raise missing
-        if not await anyio.to_thread.run_sync(
-            self._ledger.signal,
-            run.id,
-            "deny" if not approved else "allow" if for_chat else "approve",
-            call_id,
-        ):
-            raise missing
 
     @property
     def ledger(self) -> RunLedger:

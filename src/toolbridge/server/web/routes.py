@@ -265,7 +265,7 @@ async def answer_approval(chat: OwnedChat, call_id: str, request: Request) -> Re
         raise ApiError(
             400, "for_chat allows a tool for the chat: send it with approved: true", param="for_chat"
         )
-    await ServerState.of(request).chats.answer(chat, call_id, body.approved, for_chat=body.for_chat)
+    await ServerState.of(request).chats.approvals.answer(chat, call_id, body.approved, for_chat=body.for_chat)
     return Response(status_code=204)
 
 
