@@ -27,6 +27,8 @@ def test_the_model_picked_answers_and_each_answer_names_its_model(tmp_path: Path
                 ["Agent's model (scripted)", "scripted", "stand-in"]
             )
             picker.select_option("stand-in")  # a new chat: created with it
+            page.get_by_test_id("new-chat").click()  # the view drawn again keeps the pick
+            expect(picker).to_have_value("stand-in")
 
             page.get_by_test_id("composer-input").fill("Hello")
             page.get_by_test_id("send-button").click()

@@ -12,6 +12,7 @@ export class ModelPicker {
     this.agent = null;
     this.models = [];
     this.defaultModel = null;
+    this.forNewChats = ""; // what was picked while no chat was open: kept for the next new chat
     this.saved = Promise.resolve(); // a message sent right after a switch waits for it
     select.addEventListener("change", () => {
       this.saved = this.changed();
@@ -35,7 +36,7 @@ export class ModelPicker {
 
   /** The model a new chat is created with; null: its agent's. */
   get chosen() {
-    return this.select.value || null;
+    return this.forNewChats || null;
   }
 
   render() {
@@ -45,15 +46,20 @@ export class ModelPicker {
       el("option", { value: "" }, `Agent's model (${ownModel})`),
       this.models.map((model) => el("option", { value: model.name }, model.name)),
     );
-    this.select.value = this.chat?.model ?? "";
+    // A re-render (the page routing to a new chat, the agent changed) keeps what was picked.
+    this.select.value = this.chat ? (this.chat.model ?? "") : this.forNewChats;
+    if (this.select.selectedIndex < 0) this.select.value = ""; // a choice the server no longer offers
   }
 
   async changed() {
     const chat = this.chat;
-    if (!chat) return; // a new chat: created with it
+    if (!chat) {
+      this.forNewChats = this.select.value; // the new chat is created with it
+      return;
+    }
     const before = chat.model ?? "";
     try {
-      const changed = await this.api.setChatModel(chat.id, this.chosen);
+      const changed = await this.api.setChatModel(chat.id, this.select.value || null);
       chat.model = changed.model;
     } catch (error) {
       this.select.value = before;
