@@ -57,6 +57,9 @@ def test_a_tool_allowed_for_a_chat_runs_without_asking_again_there(tmp_path: Pat
             first = events.until("final")
             http.post(f"/api/chats/{chat_id}/messages", json={"content": "6 * 9?"})
             second = events.until("final")
+        # Allowed during a run, its next call there is approved at once (its events say so); the chat's
+        # later runs do not ask at all.
+        assert (asked(first), asked(second)) == (["call_2"], [])  # (call_1 was read above)
         for run, results in ((first, ["42", "48"]), (second, ["54"])):
             finished = [
                 (e["is_error"], e["result_preview"]) for e in run if e["type"] == "tool_call_finished"

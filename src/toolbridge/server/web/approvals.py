@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import anyio
 
-from toolbridge.agent import ApprovalRequest
+from toolbridge.agent import AgentDefinition, ApprovalRequest
+from toolbridge.config.tool_rules import ToolRef
 from toolbridge.runs.channels import Channel, LiveChats
 from toolbridge.runs.ledger import RunLedger
 from toolbridge.server._errors import ApiError
@@ -22,11 +23,22 @@ class ChatApprovals:
         self._timeout = timeout
         """Seconds a call waits for its answer before it is declined."""
 
+    async def allowing(self, chat_id: int, definition: AgentDefinition) -> AgentDefinition:
+        """The agent's definition for a run of the chat: the tools allowed for the chat need no approval
+        (their calls run without an approval card)."""
+        allowed = await anyio.to_thread.run_sync(self._store.allowed_tools, chat_id)
+        if not allowed:
+            return definition
+        policy = definition.approval
+        rules = {**policy.tools, **dict.fromkeys(sorted(allowed), "never")}  # a name with its server wins
+        return definition.model_copy(update={"approval": policy.model_copy(update={"tools": rules})})
+
     async def wait(self, chat_id: int, channel: Channel, request: ApprovalRequest) -> bool:
         """Whether the user approves `request` of the chat's run here (declined after the timeout)."""
-        tool = request.tool.name
+        tool = _allowance_key(request)
         if tool in await anyio.to_thread.run_sync(self._store.allowed_tools, chat_id):
-            return True  # allowed for this chat earlier (the events still say it was asked and approved)
+            # Allowed during this run (later runs do not ask): the run's events say it was asked and approved.
+            return True
         pending = channel.pending(request.call.id)
         with anyio.move_on_after(self._timeout):
             await pending.answered.wait()
@@ -57,3 +69,9 @@ class ChatApprovals:
             call_id,
         ):
             raise missing
+
+
+def _allowance_key(request: ApprovalRequest) -> str:
+    """The tool as the chat's allowance names it: with its server (`files:delete`), the approval rule
+    that beats every other one for that tool."""
+    return ToolRef.of(request.tool).qualified_names[0]

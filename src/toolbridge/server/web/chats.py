@@ -288,6 +288,7 @@ class ChatHub:
         chat_id = taken.chat_id
         chat = await anyio.to_thread.run_sync(self._store.get_chat, chat_id)
         definition = await self._catalog.definition(chat.agent or "default", param="agent")
+        definition = await self.approvals.allowing(chat_id, definition)
         model = await self._catalog.model_for(definition, chosen=chat.model)
         pool = self._catalog.calls.registry.pool
         history = await resume_turn(self._store, pool, definition, taken, channel)
@@ -313,6 +314,7 @@ class ChatHub:
         )
         channel.claimed = True
         definition = await self._catalog.definition(chat.agent or "default", param="agent")
+        definition = await self.approvals.allowing(chat.id, definition)
         try:
             model = await self._catalog.model_for(definition, chosen=chat.model)
         except ToolbridgeError as error:
