@@ -161,6 +161,16 @@ def test_expired_leases_are_reaped_once_with_an_event_and_renewed_ones_kept(stor
     assert RunLedger.of(store).get("dead").status == "interrupted"  # type: ignore[union-attr]
 
 
+def test_runs_spared_are_not_reaped_though_their_leases_ran_out(store: Store) -> None:
+    # A SQLite server starting again takes over its runs that wait for a task, and reaps the rest.
+    waiting, idle = store.create_chat().id, store.create_chat().id
+    RunLedger.of(store).claim("waiting", waiting, replica="before", lease=1)
+    RunLedger.of(store).claim("idle", idle, replica="before", lease=1)
+    reaped = RunLedger.of(store).reap(utcnow() + timedelta(seconds=5), sparing={"waiting"})
+    assert [event.run_id for event in reaped] == ["idle"]
+    assert RunLedger.of(store).get("waiting").status == "running"  # type: ignore[union-attr]
+
+
 def test_a_run_reaped_from_an_owner_that_lives_on_takes_no_more_events(store: Store) -> None:
     """A stalled replica's run is reaped and the chat answers again elsewhere: the stalled owner's late
     events must not land after `run_interrupted`, among the next run's."""
