@@ -1,4 +1,5 @@
-"""Appends messages to one chat until it is killed; prints `committed N` after each append returns.
+"""Appends messages to one chat until it is killed; prints `committed N` after each append returns, and
+goes on to the next once a line comes on stdin (so the test knows how far it got when it kills it).
 
     python store_crash_writer.py DB_URL CHAT_ID
 
@@ -51,6 +52,8 @@ def main() -> None:
     while True:
         store.append_message(chat_id, expected_message(position))
         print(f"committed {position}", flush=True)
+        if not sys.stdin.readline():
+            return  # the test is gone
         position += 1
 
 

@@ -34,10 +34,12 @@ def kill_after_commits(db_url: str, chat_id: int, commits: int) -> int:
     """Run the writer until it has reported `commits` more appends, SIGKILL it, return the last position."""
     writer = subprocess.Popen(
         [sys.executable, str(WRITER), db_url, str(chat_id)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert writer.stdin is not None
     assert writer.stdout is not None
     last = -1
     try:
@@ -47,7 +49,9 @@ def kill_after_commits(db_url: str, chat_id: int, commits: int) -> int:
                 f"writer said {line!r}; stderr: {writer.stderr.read() if writer.stderr else ''}"
             )
             last = int(line.split()[1])
-        os.kill(writer.pid, signal.SIGKILL)  # the writer is already busy with the next append
+            writer.stdin.write("next\n")  # one append at a time: it never runs ahead of what was read
+            writer.stdin.flush()
+        os.kill(writer.pid, signal.SIGKILL)  # the writer is at most one append further, maybe inside it
     finally:
         writer.kill()
         writer.communicate()
