@@ -27,6 +27,7 @@ import pytest
 import sqlalchemy
 from replicas import READY_TIMEOUT, Fleet, Replica, start_replica, start_replicas, wait_for
 from server_helpers import EventReader, Gate, write_config
+from users_helpers import add_user, bearer
 
 from toolbridge.config.model import ServerConfig
 from toolbridge.mcp import ServerConnection
@@ -141,6 +142,39 @@ def test_a_task_whose_replica_is_killed_is_followed_by_another_replica_and_the_r
     assert [m.role for m in kept] == ["user", "assistant", "tool", "assistant"]
     assert kept[2].result.text == "released kill"  # type: ignore[union-attr]
     assert kept[3].content == "The job is done."  # type: ignore[union-attr]
+
+
+def test_a_taken_over_run_charges_its_users_tokens_on_the_replica_that_finishes_it(
+    tmp_path: Path, http_server: Callable[..., Any]
+) -> None:
+    tasks = http_server("tasks_server", "streamable-http")
+    turns = [
+        Turn.tool_calls(ToolCallSpec("wait_for_release", {"tag": "paid"}, id="call_paid")).with_usage(10, 5),
+        Turn.text("Done.", expect=answers_tool_result("released paid")).with_usage(100, 20),
+    ]
+    servers = {"tasks": {"url": tasks.url, "timeout": 600}}
+    with (
+        ScriptedModelServer(turns) as model,
+        start_replicas(
+            tmp_path, model, count=2, agents=NO_APPROVAL, server=LEASE, mcp_servers=servers
+        ) as fleet,
+    ):
+        key = add_user(fleet.db_url, "alice")
+        a, b = fleet
+        on_a = a.http(timeout=STREAM_TIMEOUT, headers=bearer(key))
+        on_b = b.http(timeout=STREAM_TIMEOUT, headers=bearer(key))
+        chat = on_a.post("/api/chats", json={}).json()["id"]
+        with EventReader(on_b, chat) as stream_b:
+            on_a.post(f"/api/chats/{chat}/messages", json={"content": "Run the paid job"}).raise_for_status()
+            stream_b.until("task_started")
+            a.kill()
+            stream_b.until("run_resumed")
+            call_task_server(tasks.url, "release", "paid")
+            assert stream_b.until("final")[-1]["result"]["output"] == "Done."
+        with fleet.store() as store:
+            used = store.users.usage(store.users.user_id("alice"))
+    # The first request was charged on a, the second on b, which took the run over.
+    assert (used.input_tokens, used.output_tokens) == (110, 25)
 
 
 def test_a_taken_over_run_whose_task_server_is_gone_too_ends_with_an_error_naming_the_task(

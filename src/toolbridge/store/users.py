@@ -350,6 +350,11 @@ class UserDirectory:
         with self._read() as session:
             return _user(session, name).id
 
+    def name_of(self, user_id: int) -> str | None:
+        """The name of user `user_id`; None once they were removed."""
+        with self._read() as session:
+            return session.scalar(select(UserRow.name).where(UserRow.id == user_id))
+
 
 def _user(session: Session, name: str) -> UserRow:
     user = session.scalar(select(UserRow).where(UserRow.name == name))

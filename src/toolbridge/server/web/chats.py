@@ -75,9 +75,9 @@ _LISTEN_TIMEOUT = 10.0
 """How long a starting server waits to hear other replicas before serving anyway (it hears them later)."""
 
 
-Start = Callable[[], Awaitable[tuple[AgentStream, RunRecorder]]]
+Start = Callable[[], Awaitable[tuple[AgentStream, RunRecorder, RunMeter]]]
 """What a run runs: its agent's stream (built once the run is under way: a run taken over follows its
-tasks first) and the recorder of its messages."""
+tasks first), the recorder of its messages and the meter its tokens are charged to (closed when it ends)."""
 
 _INTERRUPT_SECONDS = 10.0
 """How long interrupted runs get to write down what they completed before the server stops anyway."""
@@ -162,13 +162,12 @@ class ChatHub:
         channel.writer = EventWriter(
             self._ledger, run_id, taken.chat_id, channel.deliver, replica=self.replica
         )
-        meter = RunMeter()  # the user's tokens were held when the run started, on the replica that died
 
-        async def start() -> tuple[AgentStream, RunRecorder]:
-            return await self._resume(taken, channel, meter)
+        async def start() -> tuple[AgentStream, RunRecorder, RunMeter]:
+            return await self._resume(taken, channel)
 
         self._runs.start_soon(
-            self._run, taken.chat_id, channel, run_id, start, meter, name=f"chat {taken.chat_id} run {run_id}"
+            self._run, taken.chat_id, channel, run_id, start, name=f"chat {taken.chat_id} run {run_id}"
         )
 
     async def _take_over_once_stopped(self, taken: TakenRun) -> None:
@@ -253,14 +252,12 @@ class ChatHub:
             run_of=(run_id, self.replica),
         )
 
-        async def start() -> tuple[AgentStream, RunRecorder]:
-            return events, recorder
+        async def start() -> tuple[AgentStream, RunRecorder, RunMeter]:
+            return events, recorder, meter
 
         channel.writer = EventWriter(self._ledger, run_id, chat_id, channel.deliver, replica=self.replica)
         channel.publish(json.dumps({"type": "run_started", "run_id": run_id, "model": model.name}))
-        self._runs.start_soon(
-            self._run, chat_id, channel, run_id, start, meter, name=f"chat {chat_id} run {run_id}"
-        )
+        self._runs.start_soon(self._run, chat_id, channel, run_id, start, name=f"chat {chat_id} run {run_id}")
         return run_id
 
     def _agent(
@@ -280,18 +277,21 @@ class ChatHub:
             user_id=chat.user_id,
         )
 
-    async def _resume(
-        self, taken: TakenRun, channel: Channel, meter: RunMeter
-    ) -> tuple[AgentStream, RunRecorder]:
+    async def _resume(self, taken: TakenRun, channel: Channel) -> tuple[AgentStream, RunRecorder, RunMeter]:
         """A taken-over run's start: follow its tasks to their ends, store their results, and continue
         the agent's turn from the stored history. Raises `ResumeError` when a task's server is gone."""
         chat_id = taken.chat_id
         chat = await anyio.to_thread.run_sync(self._store.get_chat, chat_id)
-        definition = await self._catalog.definition(chat.agent or "default", param="agent")
-        definition = await self.approvals.allowing(chat_id, definition)
-        model = await self._catalog.model_for(definition, chosen=chat.model)
-        pool = self._catalog.calls.registry.pool
-        history = await resume_turn(self._store, pool, definition, taken, channel)
+        meter = await self._meter_of(chat)
+        try:
+            definition = await self._catalog.definition(chat.agent or "default", param="agent")
+            definition = await self.approvals.allowing(chat_id, definition)
+            model = await self._catalog.model_for(definition, chosen=chat.model)
+            pool = self._catalog.calls.registry.pool
+            history = await resume_turn(self._store, pool, definition, taken, channel)
+        except BaseException:
+            await meter.close()
+            raise
         stream = self._agent(chat, channel, definition, model, meter).stream(
             None, history=well_formed(history)
         )
@@ -302,7 +302,16 @@ class ChatHub:
             model=model.name,
             run_of=(taken.run_id, self.replica),
         )
-        return stream, recorder
+        return stream, recorder, meter
+
+    async def _meter_of(self, chat: ChatSummary) -> RunMeter:
+        """The account of a taken-over run: its chat's user's, as the run's start was (what the replica
+        that died held for it lapses on its own); a 429 when their day is used up."""
+        if chat.user_id is None:
+            return RunMeter()
+        user_id = chat.user_id
+        name = await anyio.to_thread.run_sync(self._store.users.name_of, user_id)
+        return await RunMeter.open(self.limits, name, user_id, hold=RUN_HOLD)
 
     async def _set_up(
         self, chat: ChatSummary, channel: Channel, run_id: str, opening: Opening, content: str
@@ -343,10 +352,8 @@ class ChatHub:
         channel: Channel,
         run_id: str,
         start: Start,
-        meter: RunMeter,
     ) -> None:
         RUNNING_CHAT.set(chat_id)  # this task's own context: the run's calls inherit it
-        RUN_METER.set(meter)
         set_log_context(chat_id=str(chat_id), run_id=run_id)
         logger.info("run %s of chat %d started", run_id, chat_id)
         writer = channel.writer
@@ -354,6 +361,7 @@ class ChatHub:
         last: list[str] = []
         status: RunStatus = "failed"
         stream: AgentStream | None = None
+        meter: RunMeter | None = None
 
         # Each task a server makes of one of the run's calls is stored with it: another replica follows
         # the task should this one die (`toolbridge.runs.takeover`).
@@ -368,7 +376,8 @@ class ChatHub:
             async with anyio.create_task_group() as writing:
                 writing.start_soon(writer.run)
                 try:
-                    stream, recorder = await start()
+                    stream, recorder, meter = await start()
+                    RUN_METER.set(meter)  # before the stream starts the calls that carry it
                     channel.stream = stream
                     if channel.cancel_pending:
                         stream.cancel()  # cancelled while it was being set up: ends at once, `cancelled`
@@ -415,7 +424,8 @@ class ChatHub:
             with anyio.CancelScope(shield=True), anyio.move_on_after(_INTERRUPT_SECONDS):
                 await writer.end(status, last, before_delivery=lambda: self._run_over(chat_id, channel))
             self._run_over(chat_id, channel)
-            await meter.close()
+            if meter is not None:
+                await meter.close()
 
     def _run_over(self, chat_id: int, channel: Channel) -> None:
         channel.run_over()
