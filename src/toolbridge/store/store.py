@@ -224,9 +224,7 @@ class Store:
         with self.writing() as session:
             if run_of is not None:
                 check_run_owner(session, *run_of)
-            chat = session.get(ChatRow, chat_id, with_for_update=True)
-            if chat is None:
-                raise ChatNotFoundError(chat_id)
+            chat = self._chat_row(session, chat_id, for_update=True)
             last = session.scalar(select(func.max(MessageRow.position)).where(MessageRow.chat_id == chat_id))
             row = row_from_message(message, chat_id=chat_id, position=0 if last is None else last + 1)
             row.model = model if message.role == "assistant" else None
@@ -282,9 +280,7 @@ class Store:
     def rename_chat(self, chat_id: int, title: str | None) -> ChatSummary:
         """Set the title; None goes back to the first user message."""
         with self.writing() as session:
-            chat = session.get(ChatRow, chat_id)
-            if chat is None:
-                raise ChatNotFoundError(chat_id)
+            chat = self._chat_row(session, chat_id)
             chat.title = readable_text(title) if title is not None else None
         return self.get_chat(chat_id)
 
@@ -316,9 +312,7 @@ class Store:
     def delete_chat(self, chat_id: int) -> None:
         """Delete the chat and its messages; its tool-call log entries stay, unlinked."""
         with self.writing() as session:
-            chat = session.get(ChatRow, chat_id)
-            if chat is None:
-                raise ChatNotFoundError(chat_id)
+            chat = self._chat_row(session, chat_id)
             # Explicit rather than relying on ON DELETE, so backends without enforced FKs agree.
             session.execute(delete(MessageRow).where(MessageRow.chat_id == chat_id))
             session.execute(update(ToolCallRow).where(ToolCallRow.chat_id == chat_id).values(chat_id=None))
@@ -340,8 +334,7 @@ class Store:
     def get_stored_messages(self, chat_id: int) -> list[StoredMessage]:
         """The chat's messages with their positions and times. Raises `ChatNotFoundError`."""
         with self.reading() as session:
-            if session.get(ChatRow, chat_id) is None:
-                raise ChatNotFoundError(chat_id)
+            self._chat_row(session, chat_id)
             rows = session.scalars(
                 select(MessageRow).where(MessageRow.chat_id == chat_id).order_by(MessageRow.position)
             )
