@@ -58,6 +58,8 @@ class Channel:
     feed: ChatFeed = field(default_factory=ChatFeed)
     """This replica's open event streams of the chat, and the one read of new rows they share."""
     approvals: dict[str, PendingApproval] = field(default_factory=dict)
+    allowed_tools: set[str] = field(default_factory=set)
+    """Tools allowed for the chat during the run here (those allowed before it need no approval at all)."""
     calls: dict[str, str | None] = field(default_factory=dict)
     """The run's calls in flight: id -> server (which chat a server's question belongs to)."""
     questions: dict[str, Callable[[RunSignal], None]] = field(default_factory=dict)
@@ -92,6 +94,7 @@ class Channel:
         self.run_id, self.stream, self.writer, self.following = None, None, None, None
         self.claimed = self.interrupting = self.cancel_pending = self.ending = self.lost = False
         self.approvals.clear()
+        self.allowed_tools.clear()
         self.questions.clear()
         self.calls.clear()
         self.tasks.clear()

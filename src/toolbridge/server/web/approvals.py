@@ -36,14 +36,16 @@ class ChatApprovals:
     async def wait(self, chat_id: int, channel: Channel, request: ApprovalRequest) -> bool:
         """Whether the user approves `request` of the chat's run here (declined after the timeout)."""
         tool = _allowance_key(request)
-        if tool in await anyio.to_thread.run_sync(self._store.allowed_tools, chat_id):
-            # Allowed during this run (later runs do not ask): the run's events say it was asked and approved.
+        # Allowed earlier in this run: every allowance during it is answered here (another replica's
+        # too, as a signal), so the channel knows them all. Its events say it was asked and approved.
+        if tool in channel.allowed_tools:
             return True
         pending = channel.pending(request.call.id)
         with anyio.move_on_after(self._timeout):
             await pending.answered.wait()
         channel.approvals.pop(request.call.id, None)
         if pending.for_chat:
+            channel.allowed_tools.add(tool)
             await anyio.to_thread.run_sync(self._store.allow_tool, chat_id, tool)
         return pending.approved
 
